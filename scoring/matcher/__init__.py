@@ -1,0 +1,43 @@
+"""Casebook's matcher: scores recorded agent runs against suites of cases.
+
+A pure library (no Django): the web app, the Celery workers and ``manage.py score`` all
+call it. The formats and semantics are those of DESIGN.md §3 and §4.
+
+    suite = load_suite(parse_suite_document(text, "suite.yaml"))
+    report = score(suite.case("delete-if-exists"), load_run(run_dict))
+    report.verdict, report.to_dict()
+
+Invalid suites and runs raise ``InvalidInput``, whose ``problems`` name every bad field.
+"""
+
+from .documents import parse_suite_document
+from .errors import InvalidInput, Problem
+from .jsonvalue import json_equal, parse_json
+from .options import MatchOptions
+from .report import ERROR, FAIL, PASS, PredicateResult, Report
+from .run import Call, Run, TrialNumbering, load_run
+from .scorer import score
+from .suite import Case, ExpectedCall, Suite, load_suite
+
+__all__ = [
+    "ERROR",
+    "FAIL",
+    "PASS",
+    "Call",
+    "Case",
+    "ExpectedCall",
+    "InvalidInput",
+    "MatchOptions",
+    "PredicateResult",
+    "Problem",
+    "Report",
+    "Run",
+    "Suite",
+    "TrialNumbering",
+    "json_equal",
+    "load_run",
+    "load_suite",
+    "parse_json",
+    "parse_suite_document",
+    "score",
+]

@@ -1,0 +1,185 @@
+"""The expected-call predicates of a case: credit recorded calls, explain what was not."""
+
+from __future__ import annotations
+
+from .assignment import credit
+from .expectations import RunView
+from .report import PredicateResult
+from .run import Call
+from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall
+
+
+def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
+    """One predicate per expected call, plus the extra-calls one when the case forbids them."""
+    expected = case.expected_calls
+    calls = view.calls
+    if not expected and not case.forbids_extra_calls:
+        return []
+    by_name = view.name_index()
+    candidates = []
+    for e in expected:
+        matches = e.arguments.matches
+        candidates.append([n for n in by_name.get(e.key, ()) if matches(calls[n].arguments)])
+    assignment = credit(case.slots, candidates, view.run.batch_of)
+
+    results = []
+    explainer = None
+    for e in expected:
+        r = assignment.get(e.index)
+        if r is not None:
+            results.append(e.credited_to(calls[r]))
+            continue
+        explainer = explainer or _Explainer(case, view, candidates, assignment)
+        nearest, detail = explainer.explain(e)
+        results.append(
+            PredicateResult(
+                "expected_call",
+                e.label,
+                False,
+                index=e.index,
+                nearest=nearest.at if nearest else None,
+                detail=detail,
+            )
+        )
+    if case.forbids_extra_calls:
+        results.append(_extra_calls(calls, set(assignment.values())))
+    return results
+
+
+def _extra_calls(calls: tuple[Call, ...], credited: set[int]) -> PredicateResult:
+    extra = [call for n, call in enumerate(calls) if n not in credited]
+    if not extra:
+        return PredicateResult("extra_calls", EXTRA_CALLS_LABEL, True)
+    listed = "; ".join(f"{call.describe()} in batch {call.batch}" for call in extra[:5])
+    more = f" (and {len(extra) - 5} more)" if len(extra) > 5 else ""
+    noun = "call matches" if len(extra) == 1 else "calls match"
+    return PredicateResult(
+        "extra_calls",
+        EXTRA_CALLS_LABEL,
+        False,
+        nearest=extra[0].at,
+        detail=f"{len(extra)} recorded {noun} no expected call: {listed}{more}",
+    )
+
+
+class _Explainer:
+    """Says why an expected call was not credited, and which recorded call to look at."""
+
+    def __init__(self, case: Case, view: RunView, candidates, assignment: dict[int, int]):
+        self.expected = case.expected_calls
+        self.view = view
+        self.calls = view.calls
+        self.candidates = candidates
+        self.assignment = assignment
+        self.owner = {r: slot for slot, r in assignment.items()}
+
+    def explain(self, e: ExpectedCall) -> tuple[Call | None, str]:
+        same_name = self.view.named(e.key)
+        if not same_name:
+            return self._no_call_named(e)
+        if not self.candidates[e.index]:
+            return self._arguments_differ(e, same_name)
+        return self._not_creditable(e)
+
+    def _no_call_named(self, e: ExpectedCall) -> tuple[Call | None, str]:
+        variant = self.view.case_variant(e.name)
+        if variant is not None:
+            return variant, (
+                f"no call of {e.name}; {variant.name} was called in batch {variant.batch}, "
+                "but tool names must match exactly"
+            )
+        return None, f"no call of {e.name}; {self.view.names_called()}"
+
+    def _arguments_differ(self, e: ExpectedCall, same_name: list[Call]) -> tuple[Call, str]:
+        # Nearest: fewest differing arguments, then a call no other expected call took.
+        scored = [
+            (e.arguments.differences(self.calls[n].arguments), n) for n in self.view.indices(e.key)
+        ]
+        differences, n = min(
+            scored, key=lambda pair: (len(pair[0]), pair[1] in self.owner, pair[1])
+        )
+        nearest = self.calls[n]
+        where = f"{e.name} was called in batch {nearest.batch}"
+        if len(same_name) > 1:
+            where = (
+                f"{len(same_name)} calls of {e.name}, none with these arguments; "
+                f"the nearest, in batch {nearest.batch}"
+            )
+        return nearest, f"{where}: {'; '.join(differences)}"
+
+    def _not_creditable(self, e: ExpectedCall) -> tuple[Call, str]:
+        i = e.index
+        first = self.calls[self.candidates[i][0]]
+        if e.depends_on_result and i - 1 not in self.assignment:
+            before = self.expected[i - 1]
+            return first, (
+                f"{e.name} was called in batch {first.batch}, but it depends on the result of "
+                f"#{i - 1} ({before.name}), which was not credited"
+            )
+        taken = []
+        for r in self.candidates[i]:
+            if r in self.owner:
+                taken.append(r)
+                continue
+            reason = self._conflict(e, self.calls[r])
+            if reason is not None:
+                return self.calls[r], reason
+        if taken and len(taken) == len(self.candidates[i]):
+            holders = ", ".join(f"#{self.owner[r]}" for r in taken)
+            call = self.calls[taken[0]]
+            noun = "its matching call" if len(taken) == 1 else f"all {len(taken)} matching calls"
+            return call, (
+                f"{e.name} was called in batch {call.batch}, but {noun} "
+                f"{'is' if len(taken) == 1 else 'are'} credited to {holders}; "
+                "each expected call needs a call of its own"
+            )
+        call = self.calls[next(r for r in self.candidates[i] if r not in self.owner)]
+        return call, (
+            f"{e.name} was called in batch {call.batch}, but no assignment credits it together "
+            "with the expected calls before it"
+        )
+
+    def _batch_of(self, slot: int) -> int:
+        return self.calls[self.assignment[slot]].batch
+
+    def _conflict(self, e: ExpectedCall, call: Call) -> str | None:
+        """The constraint that a free matching call breaks against the credited calls."""
+        i, batch = e.index, call.batch
+        if e.depends_on_result:
+            before, before_batch = self.expected[i - 1], self._batch_of(i - 1)
+            if batch == before_batch:
+                return (
+                    f"{e.name} was called in batch {batch}, the same batch as {before.name} "
+                    f"(#{i - 1}); it depends on #{i - 1}'s result, so it must come in a later batch"
+                )
+            if batch < before_batch:
+                return (
+                    f"{e.name} was called in batch {batch}, before {before.name} (#{i - 1}) in "
+                    f"batch {before_batch}; it depends on #{i - 1}'s result, so it must come "
+                    "in a later batch"
+                )
+        after = i + 1
+        if after in self.assignment and self.expected[after].depends_on_result:
+            after_batch = self._batch_of(after)
+            if after_batch <= batch:
+                return (
+                    f"{e.name} was called in batch {batch}, but {self.expected[after].name} "
+                    f"(#{after}), which depends on its result, was called in batch {after_batch}"
+                )
+        if e.ordered:
+            for j, r in sorted(self.assignment.items()):
+                other = self.expected[j]
+                if not other.ordered:
+                    continue
+                other_batch = self.calls[r].batch
+                if j < i and other_batch > batch:
+                    return (
+                        f"{e.name} was called in batch {batch}, before {other.name} (#{j}) in "
+                        f"batch {other_batch}; both are ordered, so #{j} must not come later"
+                    )
+                if j > i and other_batch < batch:
+                    return (
+                        f"{e.name} was called in batch {batch}, after {other.name} (#{j}) in "
+                        f"batch {other_batch}; both are ordered, so #{i} must not come later"
+                    )
+        return None

@@ -1,0 +1,511 @@
+"""The eleven expectation types (DESIGN.md §3.1 and §4), each validating its own fields.
+
+Expectations look at the flat call log (batches in order, calls in order within a batch)
+and the run's final text and error, through a ``RunView``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .arguments import ArgumentsPattern
+from .fields import FieldReader
+from .jsonvalue import render, shorten, to_decimal
+from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits, last_number
+from .options import MatchOptions
+from .regex import PatternError, compile_pattern
+from .report import PredicateResult
+from .run import Call, Run
+
+# Characters with the Unicode White_Space property. str.strip() would also strip
+# U+001C..U+001F, which are not white space.
+WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+@dataclass(slots=True)  # made per evaluation: not frozen, for speed (see run.py)
+class Outcome:
+    """What a predicate found: whether it holds and, if not, why and where to look."""
+
+    passed: bool
+    detail: str | None = None
+    nearest: tuple[int, int] | None = None
+    error: str | None = None
+
+
+PASSED = Outcome(True)
+
+
+class RunView:
+    """A run as one case sees it: its calls looked up by name under the case's rules."""
+
+    __slots__ = ("_folded", "calls", "options", "run")
+
+    def __init__(self, run: Run, options: MatchOptions):
+        self.run = run
+        self.calls = run.calls
+        self.options = options
+        self._folded: dict[str, list[int]] | None = None
+
+    def name_index(self) -> dict[str, list[int]]:
+        """Tool name (as ``MatchOptions.tool_key`` gives it) → positions of its calls in the
+        flat call log."""
+        if not self.options.ignore_tool_case:
+            return self.run.by_name
+        if self._folded is None:
+            folded: dict[str, list[int]] = {}
+            for name, positions in self.run.by_name.items():
+                folded.setdefault(name.casefold(), []).extend(positions)
+            for positions in folded.values():
+                positions.sort()
+            self._folded = folded
+        return self._folded
+
+    def indices(self, key: str) -> list[int]:
+        """Positions in the flat call log of the calls whose name matches ``key``."""
+        return self.name_index().get(key, [])
+
+    def named(self, key: str) -> list[Call]:
+        """The calls whose name matches ``key``, in order."""
+        calls = self.calls
+        return [calls[n] for n in self.indices(key)]
+
+    def tool_names(self) -> str:
+        """The distinct tool names called, in order of first call."""
+        names = list(self.run.by_name)
+        return ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
+
+    def names_called(self) -> str:
+        if not self.calls:
+            return "the run made no tool calls"
+        return f"the run called {self.tool_names()}"
+
+    def case_variant(self, tool: str) -> Call | None:
+        """A call whose name equals ``tool`` ignoring case only, when names must match exactly."""
+        if self.options.ignore_tool_case:
+            return None
+        folded = tool.casefold()
+        return next((c for c in self.calls if c.name.casefold() == folded), None)
+
+
+def _never_called(view: RunView, tool: str) -> Outcome:
+    variant = view.case_variant(tool)
+    if variant is not None:
+        return Outcome(
+            False,
+            f"{tool} was never called; {variant.name} was (batch {variant.batch}), "
+            "but tool names must match exactly",
+            variant.at,
+        )
+    return Outcome(False, f"{tool} was never called; {view.names_called()}")
+
+
+def _excerpt(text: str) -> str:
+    return render(shorten(text, 120))
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """An assertion about a run. Subclasses declare ``type`` and their fields."""
+
+    type: ClassVar[str]
+    index: int
+    label: str
+    # This expectation's result when it holds: the same for every run, so made once.
+    passed: PredicateResult = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "passed", PredicateResult("expectation", self.label, True, self.index)
+        )
+
+    @classmethod
+    def from_data(cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool):
+        """The expectation, or None when its fields have problems (recorded on ``fields``)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """The label before it is made unique within its case."""
+        raise NotImplementedError
+
+    def evaluate(self, view: RunView) -> Outcome:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class CalledTool(Expectation):
+    type: ClassVar[str] = "called_tool"
+    tool: str
+    key: str
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        tool = fields.string("tool", required=True, nonempty=True)
+        return tool and cls(index, "", tool, options.tool_key(tool))
+
+    def describe(self) -> str:
+        return f"called {self.tool}"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        return PASSED if view.named(self.key) else _never_called(view, self.tool)
+
+
+@dataclass(frozen=True, slots=True)
+class DidNotCallTool(Expectation):
+    type: ClassVar[str] = "did_not_call_tool"
+    tool: str
+    key: str
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        tool = fields.string("tool", required=True, nonempty=True)
+        return tool and cls(index, "", tool, options.tool_key(tool))
+
+    def describe(self) -> str:
+        return f"did not call {self.tool}"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        calls = view.named(self.key)
+        if not calls:
+            return PASSED
+        first = calls[0]
+        return Outcome(
+            False,
+            f"{self.tool} was called {_times(len(calls))}, first in batch {first.batch}: "
+            f"{first.describe()}",
+            first.at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CalledToolWith(Expectation):
+    type: ClassVar[str] = "called_tool_with"
+    tool: str
+    key: str
+    args: Mapping
+    pattern: ArgumentsPattern
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        tool = fields.string("tool", required=True, nonempty=True)
+        args = fields.object("args", required=True)
+        if tool is None or args is None:
+            return None
+        pattern = ArgumentsPattern(args, options, contains=True)
+        return cls(index, "", tool, options.tool_key(tool), args, pattern)
+
+    def describe(self) -> str:
+        if not self.args:
+            return f"called {self.tool} with any arguments"
+        return f"called {self.tool} with {self.pattern.describe()}"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        calls = view.named(self.key)
+        if not calls:
+            return _never_called(view, self.tool)
+        if any(self.pattern.matches(call.arguments) for call in calls):
+            return PASSED
+        # The nearest call is the one with the fewest differing arguments (earliest on ties).
+        nearest = min(calls, key=lambda call: self.pattern.mismatches(call.arguments))
+        differences = self.pattern.differences(nearest.arguments)
+        return Outcome(
+            False,
+            f"no call of {self.tool} has these arguments; nearest, in batch {nearest.batch}: "
+            + "; ".join(differences),
+            nearest.at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallCount(Expectation):
+    type: ClassVar[str] = "tool_call_count"
+    tool: str | None
+    key: str | None
+    min: int | None
+    max: int | None
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        tool = fields.string("tool", nonempty=True)
+        low = fields.integer("min", minimum=0)
+        high = fields.integer("max", minimum=0)
+        if low is not None and high is not None and low > high:
+            fields.problems.add(fields.at("min"), f"min ({low}) is greater than max ({high})")
+            return None
+        return cls(index, "", tool, tool and options.tool_key(tool), low, high)
+
+    def _bounds(self) -> str:
+        low, high = self.min, self.max
+        if low is not None and high is not None:
+            return f"exactly {_times(low)}" if low == high else f"{low} to {high} times"
+        if low is not None:
+            return f"at least {_times(low)}"
+        if high is not None:
+            return f"at most {_times(high)}"
+        return "any number of times"
+
+    def describe(self) -> str:
+        subject = f"called {self.tool}" if self.tool is not None else "made tool calls"
+        return f"{subject} {self._bounds()}"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        count = len(view.named(self.key)) if self.key is not None else len(view.calls)
+        if (self.min is None or count >= self.min) and (self.max is None or count <= self.max):
+            return PASSED
+        subject = self.tool if self.tool is not None else "tools"
+        return Outcome(
+            False,
+            f"{subject} {'was' if self.tool else 'were'} called {_times(count)}; "
+            f"expected {self._bounds()}",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CalledToolsInOrder(Expectation):
+    type: ClassVar[str] = "called_tools_in_order"
+    tools: tuple[str, ...]
+    keys: tuple[str, ...]
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        if "tools" not in fields.data or fields.data["tools"] is None:
+            fields.problems.add(fields.at("tools"), "required")
+            return None
+        tools = tuple(fields.strings("tools", nonempty=True))
+        return cls(index, "", tools, tuple(map(options.tool_key, tools)))
+
+    def describe(self) -> str:
+        return (
+            f"called {', '.join(self.tools)} in order" if self.tools else "called no tools in order"
+        )
+
+    def evaluate(self, view: RunView) -> Outcome:
+        # A subsequence test: taking each wanted name at its first chance is optimal.
+        tool_key = view.options.tool_key
+        found = 0
+        last: Call | None = None
+        for call in view.calls:
+            if found < len(self.keys) and tool_key(call.name) == self.keys[found]:
+                found += 1
+                last = call
+        if found == len(self.keys):
+            return PASSED
+        missing = self.tools[found]
+        calls_of_missing = view.named(self.keys[found])
+        if last is None:  # the first tool was never called
+            return _never_called(view, missing)
+        prefix = ", ".join(self.tools[:found])
+        if not calls_of_missing:
+            return Outcome(
+                False, f"found {prefix} in order, but {missing} was never called", last.at
+            )
+        first = calls_of_missing[0]
+        return Outcome(
+            False,
+            f"found {prefix} in order (up to batch {last.batch}), but no call of {missing} "
+            f"after that; it was called in batch {first.batch}",
+            first.at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NoToolCalls(Expectation):
+    type: ClassVar[str] = "no_tool_calls"
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        return cls(index, "")
+
+    def describe(self) -> str:
+        return "made no tool calls"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        if not view.calls:
+            return PASSED
+        return Outcome(
+            False,
+            f"the run made {_count(len(view.calls), 'tool call')}: {view.tool_names()}",
+            view.calls[0].at,
+        )
+
+
+NO_FINAL_TEXT = Outcome(False, "the run has no final text")
+
+
+@dataclass(frozen=True, slots=True)
+class FinalTextContains(Expectation):
+    type: ClassVar[str] = "final_text_contains"
+    text: str
+    case_insensitive: bool
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        text = fields.string("text", required=True)
+        ignore_case = fields.boolean("case_insensitive")
+        return None if text is None else cls(index, "", text, ignore_case)
+
+    def describe(self) -> str:
+        suffix = " (ignoring case)" if self.case_insensitive else ""
+        return f"final text contains {render(shorten(self.text, 60))}{suffix}"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        final = view.run.final_text
+        if final is None:
+            return NO_FINAL_TEXT
+        if self.case_insensitive:
+            found = self.text.casefold() in final.casefold()
+        else:
+            found = self.text in final
+        if found:
+            return PASSED
+        return Outcome(False, f"the final text does not contain it: {_excerpt(final)}")
+
+
+@dataclass(frozen=True, slots=True)
+class FinalTextEquals(Expectation):
+    type: ClassVar[str] = "final_text_equals"
+    text: str
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        text = fields.string("text", required=True)
+        return None if text is None else cls(index, "", text)
+
+    def describe(self) -> str:
+        return f"final text equals {render(shorten(self.text, 60))}"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        final = view.run.final_text
+        if final is None:
+            return NO_FINAL_TEXT
+        if final.strip(WHITE_SPACE) == self.text.strip(WHITE_SPACE):
+            return PASSED
+        return Outcome(False, f"the final text is {_excerpt(final)}")
+
+
+@dataclass(frozen=True, slots=True)
+class FinalTextMatches(Expectation):
+    type: ClassVar[str] = "final_text_matches"
+    regex: str
+    compiled: Any  # the RE2 pattern, or None when it could not be compiled
+    compile_error: str | None
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        regex = fields.string("regex", required=True)
+        if regex is None:
+            return None
+        try:
+            return cls(index, "", regex, compile_pattern(regex), None)
+        except PatternError as exc:
+            if strict:
+                fields.problems.add(fields.at("regex"), str(exc))
+                return None
+            return cls(index, "", regex, None, str(exc))
+
+    def describe(self) -> str:
+        return f"final text matches /{shorten(self.regex, 60)}/"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        if self.compiled is None:
+            return Outcome(False, error=f"cannot evaluate: {self.compile_error}")
+        final = view.run.final_text
+        if final is None:
+            return NO_FINAL_TEXT
+        if self.compiled.search(final) is not None:
+            return PASSED
+        return Outcome(False, f"the final text does not match: {_excerpt(final)}")
+
+
+@dataclass(frozen=True, slots=True)
+class FinalNumberEquals(Expectation):
+    type: ClassVar[str] = "final_number_equals"
+    value: Any
+    tolerance: Any
+    bounds: Tolerance
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        value = fields.number("value", required=True)
+        tolerance = fields.number("tolerance", default=0)
+        if value is None or tolerance is None:
+            return None
+        if tolerance < 0:
+            fields.problems.add(fields.at("tolerance"), "must not be negative")
+            return None
+        bounds = _tolerance(value, tolerance, fields)
+        return bounds and cls(index, "", value, tolerance, bounds)
+
+    def describe(self) -> str:
+        return f"final number equals {self.bounds.describe()}"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        final = view.run.final_text
+        if final is None:
+            return NO_FINAL_TEXT
+        number = last_number(final)
+        if number is None:
+            return Outcome(False, f"there is no number in the final text: {_excerpt(final)}")
+        if number in self.bounds:
+            return PASSED
+        return Outcome(
+            False,
+            f"the last number in the final text is {number}, expected {self.bounds.describe()}",
+        )
+
+
+def _tolerance(value, tolerance, fields: FieldReader) -> Tolerance | None:
+    if bound_digits(to_decimal(value), to_decimal(tolerance)) > MAX_BOUND_DIGITS:
+        fields.problems.add(
+            fields.at("tolerance"), "value and tolerance are too far apart in magnitude"
+        )
+        return None
+    return Tolerance(value, tolerance)
+
+
+@dataclass(frozen=True, slots=True)
+class NoError(Expectation):
+    type: ClassVar[str] = "no_error"
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        return cls(index, "")
+
+    def describe(self) -> str:
+        return "no run error"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        error = view.run.error
+        if error is None:
+            return PASSED
+        return Outcome(False, f"the run ended with an error: {_excerpt(error)}")
+
+
+EXPECTATION_TYPES: dict[str, type[Expectation]] = {
+    kind.type: kind
+    for kind in (
+        CalledTool,
+        DidNotCallTool,
+        CalledToolWith,
+        ToolCallCount,
+        CalledToolsInOrder,
+        NoToolCalls,
+        FinalTextContains,
+        FinalTextEquals,
+        FinalTextMatches,
+        FinalNumberEquals,
+        NoError,
+    )
+}

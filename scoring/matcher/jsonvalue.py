@@ -1,0 +1,209 @@
+"""JSON values: parsing without losing numbers, equality by JSON meaning, and rendering.
+
+JSON values here are what a JSON parser produces: ``None``, ``bool``, ``int``, ``float``,
+``Decimal`` (numbers a float cannot hold exactly), ``str``, ``list`` and ``dict``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from .errors import InvalidInput
+
+# Number literals a float would round: 16+ digits in a row (big integers, long fractions)
+# or a three-digit exponent. Lines holding one take the exact (slower) parser; the check is
+# on raw bytes, so a long digit run inside a string only costs speed, never correctness.
+_NEEDS_EXACT_NUMBERS = re.compile(rb"[0-9]{16}|[eE][-+]?[0-9]{3}")
+
+_NUMBER_TYPES = (int, float, Decimal)
+_SCALAR_TYPES = frozenset({str, bool, int, float, Decimal, type(None)})
+
+
+class _Missing:
+    """The value of an argument that was not sent (distinct from ``null``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(data: bytes | str) -> Any:
+    """Parse one JSON document; numbers keep their exact written value.
+
+    orjson turns integers beyond 64 bits into floats, so documents with long numbers go
+    through the standard parser with exact ints and ``Decimal`` fractions instead.
+    Raises ``InvalidInput`` with the parser's message (NaN and Infinity are refused).
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    try:
+        if _NEEDS_EXACT_NUMBERS.search(raw):
+            return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+        return orjson.loads(raw)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, ...
+        raise InvalidInput.single(
+            "", f"invalid JSON: {_parser_message(_utf8_error(raw) or exc)}"
+        ) from None
+
+
+def _utf8_error(raw: bytes) -> UnicodeDecodeError | None:
+    """orjson reports bad UTF-8 vaguely; the codec says which byte, where."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc
+    return None
+
+
+_SINGLE_LINE_POSITION = re.compile(r"line 1 column (\d+) \(char \d+\)$")
+
+
+def _parser_message(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    # A one-line document (a JSON-lines record) is located by column alone.
+    return _SINGLE_LINE_POSITION.sub(r"at column \1", str(exc))
+
+
+def is_number(value: Any) -> bool:
+    """True for JSON numbers; booleans are not numbers."""
+    return type(value) in _NUMBER_TYPES
+
+
+def to_decimal(number: int | float | Decimal) -> Decimal:
+    """The exact decimal value of a JSON number; a float is read as its shortest repr."""
+    if type(number) is float:
+        return Decimal(repr(number))
+    return Decimal(number)
+
+
+def is_finite_number(value: Any) -> bool:
+    if type(value) is float:
+        return math.isfinite(value)
+    if type(value) is Decimal:
+        return value.is_finite()
+    return type(value) is int
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality by JSON meaning (DESIGN.md §4).
+
+    Numbers are equal when numerically equal (``2 == 2.0``), exactly; a boolean never
+    equals a number; strings compare code point by code point; arrays element by element;
+    objects by key set and values, in any order.
+    """
+    ta, tb = type(a), type(b)
+    if ta is tb:
+        if ta is dict:
+            if len(a) != len(b):
+                return False
+            for key, value in a.items():
+                other = b.get(key, MISSING)
+                if other is MISSING or not json_equal(value, other):
+                    return False
+            return True
+        if ta is list:
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b, strict=True):  # noqa: SIM110 - a loop is faster than all()
+                if not json_equal(x, y):
+                    return False
+            return True
+        if ta in _SCALAR_TYPES:
+            return a == b  # one scalar type: Python's == is exact here
+    if ta in _NUMBER_TYPES and tb in _NUMBER_TYPES:
+        return to_decimal(a) == to_decimal(b)
+    if isinstance(a, list | tuple):
+        return (
+            isinstance(b, list | tuple)
+            and len(a) == len(b)
+            and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, Mapping):
+        return (
+            isinstance(b, Mapping)
+            and len(a) == len(b)
+            and all(key in b and json_equal(value, b[key]) for key, value in a.items())
+        )
+    return False
+
+
+def has_numbers(value: Any) -> bool:
+    """Whether a number or boolean appears anywhere in ``value``.
+
+    Without them, Python's ``==`` is equality by JSON meaning (it only errs on ``True == 1``
+    and on numbers of mixed types), so matching can use it directly.
+    """
+    t = type(value)
+    if t is str or value is None:
+        return False
+    if isinstance(value, Mapping):
+        return any(has_numbers(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(has_numbers(item) for item in value)
+    return True
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a value, as JSON Schema spells it (``integer`` aside)."""
+    if value is None:
+        return "null"
+    t = type(value)
+    if t is bool:
+        return "boolean"
+    if t in _NUMBER_TYPES:
+        return "number"
+    if t is str:
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return t.__name__
+
+
+def render(value: Any) -> str:
+    """Compact JSON text for a value, for labels and details (non-ASCII kept as is)."""
+    if value is MISSING:
+        return "(absent)"
+    if value is None:
+        return "null"
+    t = type(value)
+    if t is bool:
+        return "true" if value else "false"
+    if t is int or t is Decimal:
+        return str(value)
+    if t is float:
+        return repr(value)
+    if t is str:
+        return orjson.dumps(value).decode()
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(render(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{render(str(k))}: {render(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis, for one-line summaries."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_short(value: Any, limit: int = 60) -> str:
+    return shorten(render(value), limit)

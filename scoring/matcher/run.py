@@ -1,0 +1,208 @@
+"""Recorded runs in the canonical format (DESIGN.md §3.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .errors import InvalidInput, Problems
+from .jsonvalue import is_finite_number, is_number, json_type, render_short
+
+# Calls, runs and reports are made per scored run, so their dataclasses are not frozen:
+# a frozen dataclass pays an object.__setattr__ per field, which was most of the cost of
+# loading a run. Treat them as immutable all the same.
+
+
+@dataclass(slots=True)
+class Call:
+    """One recorded tool call, at ``position`` within batch ``batch``.
+
+    ``arguments`` is None when the agent's arguments could not be parsed as an object;
+    ``arguments_raw`` then holds the text as the agent produced it.
+    """
+
+    name: str
+    arguments: Mapping | None
+    batch: int
+    position: int
+    id: str | int | None = None
+    result: Any = None
+    is_error: bool = False
+    arguments_raw: str | None = None
+
+    @property
+    def at(self) -> tuple[int, int]:
+        """``[batch, position]`` as reports write it."""
+        return (self.batch, self.position)
+
+    def describe(self, limit: int = 80) -> str:
+        """A one-line rendering: ``get_weather(city="Paris")``."""
+        if self.arguments is None:
+            return f"{self.name}(<unparsed arguments>)"
+        args = ", ".join(f"{k}={render_short(v, 40)}" for k, v in self.arguments.items())
+        text = f"{self.name}({args})"
+        return text if len(text) <= limit else text[: limit - 2] + "…)"
+
+
+@dataclass(slots=True)
+class Run:
+    """One agent run: its calls grouped in batches (calls of a batch were emitted together).
+
+    ``calls`` is the flat call log (batches in order, calls in order within a batch) and
+    ``by_name`` maps each tool name to the positions of its calls in that log.
+    """
+
+    case: str
+    batches: tuple[tuple[Call, ...], ...]
+    final_text: str | None = None
+    error: str | None = None
+    trial: int | None = None
+    meta: Mapping = field(default_factory=dict)
+    calls: tuple[Call, ...] = field(init=False, repr=False, compare=False)
+    by_name: dict[str, list[int]] = field(init=False, repr=False, compare=False)
+    batch_of: list[int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.calls = calls = tuple(call for batch in self.batches for call in batch)
+        by_name: dict[str, list[int]] = {}
+        for n, call in enumerate(calls):
+            by_name.setdefault(call.name, []).append(n)
+        self.by_name = by_name
+        self.batch_of = [call.batch for call in calls]
+
+    def with_trial(self, trial: int) -> Run:
+        return replace(self, trial=trial)
+
+
+def load_run(data: Any) -> Run:
+    """Validate one canonical run and return it.
+
+    Raises ``InvalidInput`` naming every bad field (``batches[0][1].name: must be a string``);
+    unknown fields are ignored.
+    """
+    problems = Problems()
+    if not isinstance(data, Mapping):
+        raise InvalidInput.single("", f"a run must be a JSON object, not {json_type(data)}")
+
+    case = data.get("case")
+    if not isinstance(case, str) or not case:
+        problems.add("case", _expected("a non-empty string (the case key)", data, "case"))
+
+    trial = data.get("trial")
+    if trial is not None:
+        if is_number(trial) and is_finite_number(trial) and trial == int(trial) and trial >= 0:
+            trial = int(trial)
+        else:
+            problems.add("trial", "must be a whole number ≥ 0")
+            trial = None
+
+    final_text = data.get("final_text")
+    if final_text is not None and not isinstance(final_text, str):
+        problems.add("final_text", _expected("a string or null", data, "final_text"))
+
+    error = data.get("error")
+    if error is not None and not isinstance(error, str):
+        problems.add("error", _expected("a string or null", data, "error"))
+
+    meta = data.get("meta")
+    if meta is None:
+        meta = {}
+    elif not isinstance(meta, Mapping):
+        problems.add("meta", _expected("an object", data, "meta"))
+
+    raw_batches = data.get("batches")
+    batches: list[tuple[Call, ...]] = []
+    if not isinstance(raw_batches, list):
+        problems.add("batches", _expected("a list of batches (lists of calls)", data, "batches"))
+    else:
+        for b, raw_batch in enumerate(raw_batches):
+            if not isinstance(raw_batch, list):
+                problems.add(
+                    f"batches[{b}]", f"must be a list of calls, not {json_type(raw_batch)}"
+                )
+                continue
+            batches.append(
+                tuple(_load_call(raw, b, p, problems) for p, raw in enumerate(raw_batch))
+            )
+
+    problems.raise_if_any()
+    return Run(
+        case=case,
+        batches=tuple(batches),
+        final_text=final_text,
+        error=error,
+        trial=trial,
+        meta=meta,
+    )
+
+
+def _load_call(raw: Any, batch: int, position: int, problems: Problems) -> Call | None:
+    where = f"batches[{batch}][{position}]"
+    if not isinstance(raw, Mapping):
+        problems.add(where, f"must be a call object, not {json_type(raw)}")
+        return None
+    name = raw.get("name")
+    if not isinstance(name, str):
+        problems.add(f"{where}.name", _expected("a string", raw, "name"))
+    arguments = raw.get("arguments", {})
+    if arguments is not None and not isinstance(arguments, Mapping):
+        problems.add(
+            f"{where}.arguments",
+            _expected("an object (or null, with the text in arguments_raw)", raw, "arguments"),
+        )
+    arguments_raw = raw.get("arguments_raw")
+    if arguments_raw is not None and not isinstance(arguments_raw, str):
+        problems.add(f"{where}.arguments_raw", _expected("a string", raw, "arguments_raw"))
+    call_id = raw.get("id")
+    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
+        problems.add(f"{where}.id", _expected("a string", raw, "id"))
+    is_error = raw.get("is_error")
+    if is_error is not None and not isinstance(is_error, bool):
+        problems.add(f"{where}.is_error", _expected("true or false", raw, "is_error"))
+    return Call(
+        name=name,
+        arguments=arguments,
+        batch=batch,
+        position=position,
+        id=call_id,
+        result=raw.get("result"),
+        is_error=bool(is_error),
+        arguments_raw=arguments_raw,
+    )
+
+
+def _expected(what: str, data: Mapping, key: str) -> str:
+    if key not in data:
+        return f"required: {what}"
+    return f"must be {what}, not {json_type(data[key])}"
+
+
+class TrialNumbering:
+    """Gives each run of a run file its trial number (DESIGN.md §3.2).
+
+    An explicit ``trial`` is kept; where it is absent, a case's runs are numbered 0, 1, 2, …
+    in file order (skipping numbers already taken). A second run of a case with a trial
+    already taken is refused, and the first one stands.
+    """
+
+    __slots__ = ("_seen", "_taken")
+
+    def __init__(self) -> None:
+        self._taken: dict[str, set[int]] = {}
+        self._seen: dict[str, int] = {}
+
+    def number(self, run: Run) -> Run:
+        taken = self._taken.setdefault(run.case, set())
+        if run.trial is None:
+            trial = self._seen.get(run.case, 0)
+            while trial in taken:
+                trial += 1
+            run = run.with_trial(trial)
+        elif run.trial in taken:
+            raise InvalidInput.single(
+                "trial", f"case {run.case!r} already has a run with trial {run.trial}"
+            )
+        taken.add(run.trial)
+        self._seen[run.case] = self._seen.get(run.case, 0) + 1
+        return run

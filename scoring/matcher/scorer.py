@@ -1,0 +1,54 @@
+"""Scoring one run against one case (DESIGN.md §4, "Verdict")."""
+
+from __future__ import annotations
+
+from .calls import assess_expected_calls
+from .expectations import PASSED, RunView
+from .report import ERROR, FAIL, PASS, PredicateResult, Report
+from .run import Run
+from .suite import RUN_LABEL, Case
+
+
+def score(case: Case, run: Run) -> Report:
+    """Score ``run`` against ``case`` and report every predicate.
+
+    The verdict is ``pass`` when the run has no error and every predicate holds, ``error``
+    when some predicate could not be evaluated, and ``fail`` otherwise. A run that ended in
+    an error still has all its other predicates evaluated, so reviewers see everything.
+    """
+    view = RunView(run, case.match)
+    predicates = [_RUN_OK if run.error is None else _run_failed(run.error)]
+    predicates.extend(assess_expected_calls(case, view))
+    for expectation in case.expectations:
+        outcome = expectation.evaluate(view)
+        if outcome is PASSED:
+            predicates.append(expectation.passed)
+            continue
+        predicates.append(
+            PredicateResult(
+                "expectation",
+                expectation.label,
+                outcome.passed,
+                index=expectation.index,
+                nearest=outcome.nearest,
+                detail=outcome.detail if outcome.error is None else outcome.error,
+                error=outcome.error,
+            )
+        )
+    verdict = PASS
+    errors = []
+    for predicate in predicates:
+        if predicate.error is not None:
+            errors.append(f"{predicate.label}: {predicate.error}")
+            verdict = ERROR
+        elif not predicate.passed and verdict == PASS:
+            verdict = FAIL
+    return Report(case.key, run.trial, verdict, predicates, "; ".join(errors) or None)
+
+
+_RUN_OK = PredicateResult("run", RUN_LABEL, True)
+
+
+def _run_failed(error: str) -> PredicateResult:
+    reason = error if len(error) <= 300 else error[:299] + "…"
+    return PredicateResult("run", RUN_LABEL, False, detail=f"the run ended with an error: {reason}")

@@ -1,0 +1,256 @@
+"""Suites and cases (DESIGN.md §3.1): validation with every problem by JSON path, and the
+compiled form the scorer uses."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .arguments import ArgumentsPattern
+from .assignment import Slot
+from .errors import InvalidInput, Problems, field_path
+from .expectations import EXPECTATION_TYPES, Expectation
+from .fields import FieldReader
+from .jsonvalue import json_type, render
+from .options import DEFAULT, MatchOptions, read_match_options
+from .report import PredicateResult
+from .run import Call
+
+SCHEMA = "casebook.suite/1"
+EXTRA_CALLS = ("allow", "forbid")
+
+RUN_LABEL = "run completed without error"
+EXTRA_CALLS_LABEL = "no calls beyond the expected ones"
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedCall:
+    """A tool call the agent should make, compiled for its case's match options."""
+
+    index: int
+    name: str
+    required_args: Mapping
+    ordered: bool
+    depends_on_result: bool
+    exact_args: bool
+    key: str  # the name as compared under the case's tool_names rule
+    arguments: ArgumentsPattern = field(repr=False, compare=False)
+    label: str = ""
+    # Passing results by credited position, made once: most runs credit the same places.
+    _credited: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def credited_to(self, call: Call) -> PredicateResult:
+        """This expected call's passing result, credited to ``call``."""
+        at = (call.batch, call.position)
+        result = self._credited.get(at)
+        if result is None:
+            result = PredicateResult("expected_call", self.label, True, self.index, at)
+            if len(self._credited) < 256:
+                self._credited[at] = result
+        return result
+
+    def describe(self) -> str:
+        """The label before it is made unique: ``f(path="x") [ordered, after result of #0]``."""
+        flags = []
+        if self.ordered:
+            flags.append("ordered")
+        if self.depends_on_result:
+            flags.append(f"after result of #{self.index - 1}")
+        if self.exact_args:
+            flags.append("no other arguments")
+        text = f"{self.name}({self.arguments.describe()})"
+        return f"{text} [{', '.join(flags)}]" if flags else text
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    key: str
+    expected_calls: tuple[ExpectedCall, ...]
+    expectations: tuple[Expectation, ...]
+    match: MatchOptions = DEFAULT
+    extra_calls: str = "allow"
+    title: str = ""
+    prompt: str = ""
+    tags: tuple[str, ...] = ()
+    data: Mapping = field(default_factory=dict, repr=False, compare=False)
+    slots: tuple[Slot, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # What the assignment search needs of each expected call, computed once per case.
+        slots = tuple(Slot(e.ordered, e.depends_on_result) for e in self.expected_calls)
+        object.__setattr__(self, "slots", slots)
+
+    @property
+    def forbids_extra_calls(self) -> bool:
+        return self.extra_calls == "forbid"
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    name: str
+    cases: tuple[Case, ...]
+    description: str = ""
+    match: MatchOptions = DEFAULT
+    data: Mapping = field(default_factory=dict, repr=False, compare=False)
+    by_key: dict[str, Case] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_key", {case.key: case for case in self.cases})
+
+    def case(self, key: str) -> Case | None:
+        return self.by_key.get(key)
+
+
+def load_suite(data: Any, *, strict: bool = True) -> Suite:
+    """Validate a suite document (a parsed JSON or YAML object) and compile it.
+
+    Raises ``InvalidInput`` listing every problem by JSON path. With ``strict=False`` a
+    regex RE2 cannot compile is not refused: the expectation that holds it then evaluates
+    to an error, which is how a stored suite is scored after its rules have tightened.
+    """
+    if not isinstance(data, Mapping):
+        raise InvalidInput.single("", f"a suite must be a JSON object, not {json_type(data)}")
+    problems = Problems()
+    _find_duplicate_keys(data, "", problems)
+    top = FieldReader(data, "", problems)
+    schema = data.get("schema")
+    if schema is not None and schema != SCHEMA:
+        problems.add("schema", f'unsupported schema {render(schema)}; expected "{SCHEMA}"')
+    name = top.string("name", default="")
+    description = top.string("description", default="")
+    match = read_match_options(data, "match", top, problems, DEFAULT)
+    if "cases" not in data:
+        problems.add("cases", "required: a list of cases")
+    cases = []
+    first_seen: dict[str, int] = {}
+    for index, raw in enumerate(top.list("cases")):
+        path = field_path("cases", index)
+        if not isinstance(raw, Mapping):
+            problems.add(path, f"must be a case object, not {json_type(raw)}")
+            continue
+        key = raw.get("key")
+        if isinstance(key, str) and key in first_seen:
+            problems.add(
+                field_path(path, "key"),
+                f"duplicate case key {key!r} (also cases[{first_seen[key]}])",
+            )
+        elif isinstance(key, str):
+            first_seen[key] = index
+        case = _load_case(raw, path, match, problems, strict)
+        if case is not None:
+            cases.append(case)
+    problems.raise_if_any()
+    return Suite(name=name, cases=tuple(cases), description=description, match=match, data=data)
+
+
+def _load_case(
+    data: Mapping, path: str, suite_match: MatchOptions, problems: Problems, strict: bool
+) -> Case | None:
+    fields = FieldReader(data, path, problems)
+    before = len(problems.items)
+    key = fields.string("key", required=True, nonempty=True)
+    title = fields.string("title", default="")
+    prompt = fields.string("prompt", default="")
+    tags = tuple(fields.strings("tags"))
+    match = read_match_options(data, "match", fields, problems, suite_match)
+    extra_calls = fields.choice("extra_calls", EXTRA_CALLS, default="allow")
+
+    expected_calls = []
+    for index, raw in enumerate(fields.list("expected_calls")):
+        call_path = field_path(fields.at("expected_calls"), index)
+        if not isinstance(raw, Mapping):
+            problems.add(call_path, f"must be an object, not {json_type(raw)}")
+            continue
+        expected_calls.append(_load_expected_call(raw, index, call_path, match, problems))
+
+    expectations = []
+    for index, raw in enumerate(fields.list("expectations")):
+        item_path = field_path(fields.at("expectations"), index)
+        if not isinstance(raw, Mapping):
+            problems.add(item_path, f"must be an object, not {json_type(raw)}")
+            continue
+        kind = raw.get("type")
+        cls = EXPECTATION_TYPES.get(kind) if isinstance(kind, str) else None
+        if cls is None:
+            known = ", ".join(EXPECTATION_TYPES)
+            what = "required" if kind is None else f"unknown expectation type {kind!r}"
+            problems.add(field_path(item_path, "type"), f"{what}; one of: {known}")
+            continue
+        expectations.append(
+            cls.from_data(index, FieldReader(raw, item_path, problems), match, strict)
+        )
+
+    if len(problems.items) > before:
+        return None
+    labels = _unique_labels(
+        [(call.describe(), f"#{call.index}") for call in expected_calls]
+        + [(item.describe(), f"expectation #{item.index}") for item in expectations]
+    )
+    call_labels, expectation_labels = labels[: len(expected_calls)], labels[len(expected_calls) :]
+    expected_calls = [
+        replace(call, label=label) for call, label in zip(expected_calls, call_labels, strict=True)
+    ]
+    expectations = [
+        replace(item, label=label)
+        for item, label in zip(expectations, expectation_labels, strict=True)
+    ]
+    return Case(
+        key=key,
+        expected_calls=tuple(expected_calls),
+        expectations=tuple(expectations),
+        match=match,
+        extra_calls=extra_calls,
+        title=title,
+        prompt=prompt,
+        tags=tags,
+        data=data,
+    )
+
+
+def _load_expected_call(
+    data: Mapping, index: int, path: str, match: MatchOptions, problems: Problems
+) -> ExpectedCall:
+    fields = FieldReader(data, path, problems)
+    name = fields.string("name", required=True, nonempty=True) or ""
+    required_args = fields.object("required_args", default={})
+    ordered = fields.boolean("ordered")
+    depends = fields.boolean("depends_on_result")
+    exact_args = fields.boolean("exact_args")
+    if depends and index == 0:
+        problems.add(
+            fields.at("depends_on_result"),
+            "the first expected call has no call before it whose result it could depend on",
+        )
+    return ExpectedCall(
+        index=index,
+        name=name,
+        required_args=required_args,
+        ordered=ordered,
+        depends_on_result=depends,
+        exact_args=exact_args,
+        key=match.tool_key(name),
+        arguments=ArgumentsPattern(required_args, match, contains=False, exact=exact_args),
+    )
+
+
+def _unique_labels(labels: list[tuple[str, str]]) -> list[str]:
+    """Labels made unique within a case: a label that would repeat carries its index.
+
+    The run and extra-calls labels are reserved, so every label in a report is distinct."""
+    counts = Counter(label for label, _ in labels)
+    counts.update((RUN_LABEL, EXTRA_CALLS_LABEL))
+    return [f"{label} ({where})" if counts[label] > 1 else label for label, where in labels]
+
+
+def _find_duplicate_keys(value: Any, path: str, problems: Problems) -> None:
+    """Report objects that named a key twice (the parsers mark them; see ``documents``)."""
+    if isinstance(value, Mapping):
+        for key in getattr(value, "duplicate_keys", ()):
+            problems.add(path, f"duplicate key {key!r}")
+        for key, item in value.items():
+            _find_duplicate_keys(item, field_path(path, key), problems)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _find_duplicate_keys(item, field_path(path, index), problems)
