@@ -1,0 +1,64 @@
+"""Output of ``manage.py score``: the text summary, or the JSON array of reports."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+import orjson
+
+from scoring.junit import failure_text
+from scoring.matcher import ERROR, FAIL, PASS, Report, Suite
+
+
+class SummaryWriter:
+    """One line per run (verdict, case, trial) with its failed predicates, then totals."""
+
+    def __init__(self, out: TextIO, suite: Suite):
+        self.out = out
+        self.suite = suite
+        self.verdicts: Counter[str] = Counter()
+        self.cases_run: set[str] = set()
+
+    def add_report(self, report: Report) -> None:
+        self.verdicts[report.verdict] += 1
+        self.cases_run.add(report.case)
+        trial = f"  trial {report.trial}" if report.trial is not None else ""
+        self.out.write(f"{report.verdict.upper():<6} {report.case}{trial}\n")
+        if report.verdict != PASS:
+            details = failure_text(report).replace("\n", "\n       ")
+            self.out.write(f"       {details}\n")
+
+    def finish(self, invalid_lines: int) -> None:
+        runs = sum(self.verdicts.values())
+        passed = self.verdicts[PASS]
+        rate = f", pass rate {100 * passed / runs:.1f}%" if runs else ""
+        self.out.write(
+            f"\n{runs} run{'s' if runs != 1 else ''} of {len(self.cases_run)} "
+            f"case{'s' if len(self.cases_run) != 1 else ''}: {passed} pass, "
+            f"{self.verdicts[FAIL]} fail, {self.verdicts[ERROR]} error{rate}\n"
+        )
+        missing = [case.key for case in self.suite.cases if case.key not in self.cases_run]
+        if missing:
+            shown = ", ".join(missing[:10]) + (
+                f", and {len(missing) - 10} more" if len(missing) > 10 else ""
+            )
+            self.out.write(f"Cases with no run: {shown}\n")
+        if invalid_lines:
+            self.out.write(f"Invalid input: {invalid_lines} line(s), listed on stderr\n")
+
+
+class JsonArrayWriter:
+    """One JSON array of reports, written as they come (never held in memory)."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.count = 0
+
+    def add_report(self, report: Report) -> None:
+        self.out.write("[\n" if self.count == 0 else ",\n")
+        self.out.write(orjson.dumps(report.to_dict()).decode())
+        self.count += 1
+
+    def finish(self, invalid_lines: int) -> None:
+        self.out.write("\n]\n" if self.count else "[]\n")
