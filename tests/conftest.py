@@ -2,8 +2,6 @@
 
 import pytest
 
-from cases.models import User
-
 
 @pytest.fixture
 def password():
@@ -12,4 +10,6 @@ def password():
 
 @pytest.fixture
 def user(db, password):
+    from cases.models import User  # imported here so matcher tests run without Django
+
     return User.objects.create_user("ada", "ada@example.com", password)

@@ -10,5 +10,5 @@ def detect(line: Mapping) -> bool:
     return "batches" in line
 
 
-def convert(line: Mapping) -> dict:
-    return dict(line)
+def convert(line: Mapping) -> Mapping:
+    return line

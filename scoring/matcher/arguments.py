@@ -8,10 +8,11 @@ recorded value differs, for the report.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import Any
 
 from .errors import field_path
-from .jsonvalue import MISSING, has_numbers, is_number, json_equal, render_short
+from .jsonvalue import MISSING, is_number, json_equal, python_equality_suffices, render_short
 from .options import MatchOptions
 
 
@@ -39,8 +40,7 @@ class Equal(ValuePattern):
 
     def __init__(self, expected: Any):
         self.expected = expected
-        # Strings, nulls and containers of them: Python's == is already JSON equality.
-        self.plain = not has_numbers(expected)
+        self.plain = python_equality_suffices(expected)
 
     def matches(self, value: Any) -> bool:
         if self.plain:
@@ -155,7 +155,7 @@ class ArgumentsPattern:
     (``None``) has no arguments: it matches only a pattern that names none.
     """
 
-    __slots__ = ("checks", "exact", "ignore_case", "items", "keys")
+    __slots__ = ("checks", "exact", "ignore_case", "items", "keys", "plain_lookup", "plain_values")
 
     def __init__(
         self, required: Mapping, options: MatchOptions, *, contains: bool, exact: bool = False
@@ -171,8 +171,15 @@ class ArgumentsPattern:
         self.keys = frozenset(key for _, key, _ in items)
         self.exact = exact
         self.ignore_case = options.ignore_arg_case
-        # The hot path (exact names) compares simple values inline, skipping method calls.
+        # The hot path (exact names) compares simple values inline, skipping method calls;
+        # when every value is plain, one C-level lookup and tuple comparison does it all.
         self.checks = tuple((name, *_fast_check(pattern)) for name, _, pattern in items)
+        self.plain_lookup = None
+        if items and not self.ignore_case and all(how is _PLAIN for _, how, _, _ in self.checks):
+            names = [name for name, _, _ in items]
+            values = tuple(expected for _, _, expected, _ in self.checks)
+            self.plain_lookup = itemgetter(*names)
+            self.plain_values = values if len(values) > 1 else values[0]
 
     def _values(self, arguments: Mapping, name: str, key: str) -> list:
         if not self.ignore_case:
@@ -190,7 +197,13 @@ class ArgumentsPattern:
     def matches(self, arguments: Mapping | None) -> bool:
         if arguments is None:
             return not self.items
-        if self.ignore_case:
+        if self.plain_lookup is not None:
+            try:
+                if self.plain_lookup(arguments) != self.plain_values:
+                    return False
+            except KeyError:  # an argument was not sent
+                return False
+        elif self.ignore_case:
             for name, key, pattern in self.items:
                 values = self._values(arguments, name, key)
                 if not any(map(pattern.matches, values or (MISSING,))):

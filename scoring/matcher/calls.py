@@ -92,13 +92,12 @@ class _Explainer:
 
     def _arguments_differ(self, e: ExpectedCall, same_name: list[Call]) -> tuple[Call, str]:
         # Nearest: fewest differing arguments, then a call no other expected call took.
-        scored = [
-            (e.arguments.differences(self.calls[n].arguments), n) for n in self.view.indices(e.key)
-        ]
-        differences, n = min(
-            scored, key=lambda pair: (len(pair[0]), pair[1] in self.owner, pair[1])
+        n = min(
+            self.view.indices(e.key),
+            key=lambda n: (e.arguments.mismatches(self.calls[n].arguments), n in self.owner, n),
         )
         nearest = self.calls[n]
+        differences = e.arguments.differences(nearest.arguments)
         where = f"{e.name} was called in batch {nearest.batch}"
         if len(same_name) > 1:
             where = (

@@ -15,7 +15,7 @@ from .fields import FieldReader
 from .jsonvalue import render, shorten, to_decimal
 from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits, last_number
 from .options import MatchOptions
-from .regex import PatternError, compile_pattern
+from .regex import Pattern, PatternError, compile_pattern
 from .report import PredicateResult
 from .run import Call, Run
 
@@ -133,8 +133,10 @@ class Expectation:
 
     @classmethod
     def from_data(cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool):
-        """The expectation, or None when its fields have problems (recorded on ``fields``)."""
-        raise NotImplementedError
+        """The expectation, or None when its fields have problems (recorded on ``fields``).
+
+        This default suits the types without fields; the others read theirs."""
+        return cls(index, "")
 
     def describe(self) -> str:
         """The label before it is made unique within its case."""
@@ -145,33 +147,32 @@ class Expectation:
 
 
 @dataclass(frozen=True, slots=True)
-class CalledTool(Expectation):
-    type: ClassVar[str] = "called_tool"
+class _AboutOneTool(Expectation):
+    """An expectation whose only field is ``tool``."""
+
     tool: str
-    key: str
+    key: str  # the name as compared under the case's tool_names rule
 
     @classmethod
     def from_data(cls, index, fields, options, strict):
         tool = fields.string("tool", required=True, nonempty=True)
         return tool and cls(index, "", tool, options.tool_key(tool))
+
+
+@dataclass(frozen=True, slots=True)
+class CalledTool(_AboutOneTool):
+    type: ClassVar[str] = "called_tool"
 
     def describe(self) -> str:
         return f"called {self.tool}"
 
     def evaluate(self, view: RunView) -> Outcome:
-        return PASSED if view.named(self.key) else _never_called(view, self.tool)
+        return PASSED if view.indices(self.key) else _never_called(view, self.tool)
 
 
 @dataclass(frozen=True, slots=True)
-class DidNotCallTool(Expectation):
+class DidNotCallTool(_AboutOneTool):
     type: ClassVar[str] = "did_not_call_tool"
-    tool: str
-    key: str
-
-    @classmethod
-    def from_data(cls, index, fields, options, strict):
-        tool = fields.string("tool", required=True, nonempty=True)
-        return tool and cls(index, "", tool, options.tool_key(tool))
 
     def describe(self) -> str:
         return f"did not call {self.tool}"
@@ -212,13 +213,15 @@ class CalledToolWith(Expectation):
         return f"called {self.tool} with {self.pattern.describe()}"
 
     def evaluate(self, view: RunView) -> Outcome:
-        calls = view.named(self.key)
-        if not calls:
+        positions = view.indices(self.key)
+        if not positions:
             return _never_called(view, self.tool)
-        if any(self.pattern.matches(call.arguments) for call in calls):
-            return PASSED
+        calls, matches = view.calls, self.pattern.matches
+        for n in positions:
+            if matches(calls[n].arguments):
+                return PASSED
         # The nearest call is the one with the fewest differing arguments (earliest on ties).
-        nearest = min(calls, key=lambda call: self.pattern.mismatches(call.arguments))
+        nearest = min(view.named(self.key), key=lambda c: self.pattern.mismatches(c.arguments))
         differences = self.pattern.differences(nearest.arguments)
         return Outcome(
             False,
@@ -293,15 +296,18 @@ class CalledToolsInOrder(Expectation):
 
     def evaluate(self, view: RunView) -> Outcome:
         # A subsequence test: taking each wanted name at its first chance is optimal.
-        tool_key = view.options.tool_key
+        keys = self.keys
+        if not keys:
+            return PASSED
+        fold = view.options.ignore_tool_case
         found = 0
         last: Call | None = None
         for call in view.calls:
-            if found < len(self.keys) and tool_key(call.name) == self.keys[found]:
+            if (call.name.casefold() if fold else call.name) == keys[found]:
                 found += 1
                 last = call
-        if found == len(self.keys):
-            return PASSED
+                if found == len(keys):
+                    return PASSED
         missing = self.tools[found]
         calls_of_missing = view.named(self.keys[found])
         if last is None:  # the first tool was never called
@@ -323,10 +329,6 @@ class CalledToolsInOrder(Expectation):
 @dataclass(frozen=True, slots=True)
 class NoToolCalls(Expectation):
     type: ClassVar[str] = "no_tool_calls"
-
-    @classmethod
-    def from_data(cls, index, fields, options, strict):
-        return cls(index, "")
 
     def describe(self) -> str:
         return "made no tool calls"
@@ -399,7 +401,7 @@ class FinalTextEquals(Expectation):
 class FinalTextMatches(Expectation):
     type: ClassVar[str] = "final_text_matches"
     regex: str
-    compiled: Any  # the RE2 pattern, or None when it could not be compiled
+    compiled: Pattern | None  # None when RE2 could not compile it (a lenient load)
     compile_error: str | None
 
     @classmethod
@@ -424,7 +426,7 @@ class FinalTextMatches(Expectation):
         final = view.run.final_text
         if final is None:
             return NO_FINAL_TEXT
-        if self.compiled.search(final) is not None:
+        if self.compiled.search(final):
             return PASSED
         return Outcome(False, f"the final text does not match: {_excerpt(final)}")
 
@@ -478,10 +480,6 @@ def _tolerance(value, tolerance, fields: FieldReader) -> Tolerance | None:
 @dataclass(frozen=True, slots=True)
 class NoError(Expectation):
     type: ClassVar[str] = "no_error"
-
-    @classmethod
-    def from_data(cls, index, fields, options, strict):
-        return cls(index, "")
 
     def describe(self) -> str:
         return "no run error"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .errors import Problems, field_path
@@ -114,6 +114,15 @@ class FieldReader:
             self._wrong(key, "a list")
             return []
         return value
+
+    def objects(self, key: str, *, what: str = "an object") -> Iterator[tuple[int, str, Mapping]]:
+        """The items of a list of objects, with their index and path; others are problems."""
+        for index, item in enumerate(self.list(key)):
+            where = field_path(self.at(key), index)
+            if isinstance(item, Mapping):
+                yield index, where, item
+            else:
+                self.problems.add(where, f"must be {what}, not {json_type(item)}")
 
     def strings(self, key: str, *, nonempty: bool = False) -> list[str]:
         """A list of strings (each non-empty when asked)."""

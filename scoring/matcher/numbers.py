@@ -24,16 +24,37 @@ _NUMBER = re.compile(
 )
 
 
+# Every character a number can be written with. A number never spans anything else, so
+# scanning can start at the run of these characters around the text's last digit.
+_NUMBER_CHARACTERS = frozenset("0123456789,.eE+-\u2212")
+_DIGIT = re.compile("[0-9]")
+
+
 def last_number(text: str) -> Decimal | None:
     """The last number written in ``text``, exactly as written, or None if there is none."""
-    match = None
-    for match in _NUMBER.finditer(text):  # noqa: B007 - only the last one is wanted
-        pass
-    if match is None:
+    # The last number holds the last digit, and numbers never cross a character outside
+    # _NUMBER_CHARACTERS, so scanning that digit's run finds the same numbers a scan of the
+    # whole text would, in a fraction of the time on long texts.
+    last_digit = _DIGIT.search(text[::-1])
+    if last_digit is None:
         return None
-    sign = "-" if match["sign"] in ("-", "\u2212") else ""
-    mantissa = match["mantissa"].replace(",", "")
-    return Decimal(f"{sign}{mantissa}{match['exponent'] or ''}")
+    start = len(text) - 1 - last_digit.start()
+    while start and text[start - 1] in _NUMBER_CHARACTERS:
+        start -= 1
+    found = _NUMBER.findall(text, start)  # (sign, mantissa, exponent); lookbehind sees text
+    sign, mantissa, exponent = found[-1]
+    sign = "-" if sign in ("-", "\u2212") else ""
+    return Decimal(f"{sign}{mantissa.replace(',', '')}{exponent}")
+
+
+def _last_number_by_full_scan(text: str) -> Decimal | None:
+    """The plain definition, kept for the tests to check the fast one against."""
+    found = _NUMBER.findall(text)
+    if not found:
+        return None
+    sign, mantissa, exponent = found[-1]
+    sign = "-" if sign in ("-", "\u2212") else ""
+    return Decimal(f"{sign}{mantissa.replace(',', '')}{exponent}")
 
 
 # Bounds are computed exactly; a precision this large means value and tolerance are

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import InvalidInput, Problems
-from .jsonvalue import is_finite_number, is_number, json_type, render_short
+from .jsonvalue import MISSING, is_finite_number, is_number, json_type, render_short
 
 # Calls, runs and reports are made per scored run, so their dataclasses are not frozen:
 # a frozen dataclass pays an object.__setattr__ per field, which was most of the cost of
@@ -64,12 +64,21 @@ class Run:
     batch_of: list[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.calls = calls = tuple(call for batch in self.batches for call in batch)
+        calls = []
+        batch_of = []
         by_name: dict[str, list[int]] = {}
-        for n, call in enumerate(calls):
-            by_name.setdefault(call.name, []).append(n)
+        for b, batch in enumerate(self.batches):
+            for call in batch:
+                positions = by_name.get(call.name)
+                if positions is None:
+                    by_name[call.name] = [len(calls)]
+                else:
+                    positions.append(len(calls))
+                calls.append(call)
+                batch_of.append(b)
+        self.calls = tuple(calls)
         self.by_name = by_name
-        self.batch_of = [call.batch for call in calls]
+        self.batch_of = batch_of
 
     def with_trial(self, trial: int) -> Run:
         return replace(self, trial=trial)
@@ -122,22 +131,43 @@ def load_run(data: Any) -> Run:
                     f"batches[{b}]", f"must be a list of calls, not {json_type(raw_batch)}"
                 )
                 continue
-            batches.append(
-                tuple(_load_call(raw, b, p, problems) for p, raw in enumerate(raw_batch))
-            )
+            batch = []
+            for p, raw in enumerate(raw_batch):
+                call = _good_call(raw, b, p)
+                batch.append(call if call is not None else _check_call(raw, b, p, problems))
+            batches.append(tuple(batch))
 
     problems.raise_if_any()
-    return Run(
-        case=case,
-        batches=tuple(batches),
-        final_text=final_text,
-        error=error,
-        trial=trial,
-        meta=meta,
-    )
+    return Run(case, tuple(batches), final_text, error, trial, meta)
 
 
-def _load_call(raw: Any, batch: int, position: int, problems: Problems) -> Call | None:
+def _good_call(raw: Any, batch: int, position: int) -> Call | None:
+    """The call, when ``raw`` is a well-formed call object (the fast path), else None."""
+    if type(raw) is not dict:
+        return None
+    name = raw.get("name")
+    arguments = raw.get("arguments", MISSING)
+    arguments_raw = raw.get("arguments_raw")
+    call_id = raw.get("id")
+    is_error = raw.get("is_error")
+    if (
+        type(name) is str
+        and (arguments is None or arguments is MISSING or type(arguments) is dict)
+        and (arguments_raw is None or type(arguments_raw) is str)
+        and (call_id is None or type(call_id) is str or type(call_id) is int)
+        and (is_error is None or type(is_error) is bool)
+    ):
+        if arguments is MISSING:
+            arguments = {}
+        return Call(
+            name, arguments, batch, position, call_id, raw.get("result"), is_error is True,
+            arguments_raw,
+        )  # fmt: skip
+    return None
+
+
+def _check_call(raw: Any, batch: int, position: int, problems: Problems) -> Call | None:
+    """The call, recording a problem for each bad field (the slow, thorough path)."""
     where = f"batches[{batch}][{position}]"
     if not isinstance(raw, Mapping):
         problems.add(where, f"must be a call object, not {json_type(raw)}")
@@ -161,14 +191,7 @@ def _load_call(raw: Any, batch: int, position: int, problems: Problems) -> Call 
     if is_error is not None and not isinstance(is_error, bool):
         problems.add(f"{where}.is_error", _expected("true or false", raw, "is_error"))
     return Call(
-        name=name,
-        arguments=arguments,
-        batch=batch,
-        position=position,
-        id=call_id,
-        result=raw.get("result"),
-        is_error=bool(is_error),
-        arguments_raw=arguments_raw,
+        name, arguments, batch, position, call_id, raw.get("result"), bool(is_error), arguments_raw
     )
 
 

@@ -19,11 +19,16 @@ def score(case: Case, run: Run) -> Report:
     view = RunView(run, case.match)
     predicates = [_RUN_OK if run.error is None else _run_failed(run.error)]
     predicates.extend(assess_expected_calls(case, view))
+    all_passed = run.error is None and all(p.passed for p in predicates)
+    errors = []
     for expectation in case.expectations:
         outcome = expectation.evaluate(view)
         if outcome is PASSED:
             predicates.append(expectation.passed)
             continue
+        all_passed = False
+        if outcome.error is not None:
+            errors.append(f"{expectation.label}: {outcome.error}")
         predicates.append(
             PredicateResult(
                 "expectation",
@@ -35,14 +40,8 @@ def score(case: Case, run: Run) -> Report:
                 error=outcome.error,
             )
         )
-    verdict = PASS
-    errors = []
-    for predicate in predicates:
-        if predicate.error is not None:
-            errors.append(f"{predicate.label}: {predicate.error}")
-            verdict = ERROR
-        elif not predicate.passed and verdict == PASS:
-            verdict = FAIL
+    # Only expectations can fail to be evaluated (an RE2 pattern from an older suite).
+    verdict = ERROR if errors else PASS if all_passed else FAIL
     return Report(case.key, run.trial, verdict, predicates, "; ".join(errors) or None)
 
 

@@ -13,7 +13,7 @@ from .assignment import Slot
 from .errors import InvalidInput, Problems, field_path
 from .expectations import EXPECTATION_TYPES, Expectation
 from .fields import FieldReader
-from .jsonvalue import json_type, render
+from .jsonvalue import json_type, lone_surrogate_path, render
 from .options import DEFAULT, MatchOptions, read_match_options
 from .report import PredicateResult
 from .run import Call
@@ -113,7 +113,7 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
     if not isinstance(data, Mapping):
         raise InvalidInput.single("", f"a suite must be a JSON object, not {json_type(data)}")
     problems = Problems()
-    _find_duplicate_keys(data, "", problems)
+    _check_text(data, "", problems)
     top = FieldReader(data, "", problems)
     schema = data.get("schema")
     if schema is not None and schema != SCHEMA:
@@ -125,11 +125,7 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
         problems.add("cases", "required: a list of cases")
     cases = []
     first_seen: dict[str, int] = {}
-    for index, raw in enumerate(top.list("cases")):
-        path = field_path("cases", index)
-        if not isinstance(raw, Mapping):
-            problems.add(path, f"must be a case object, not {json_type(raw)}")
-            continue
+    for index, path, raw in top.objects("cases", what="a case object"):
         key = raw.get("key")
         if isinstance(key, str) and key in first_seen:
             problems.add(
@@ -157,20 +153,12 @@ def _load_case(
     match = read_match_options(data, "match", fields, problems, suite_match)
     extra_calls = fields.choice("extra_calls", EXTRA_CALLS, default="allow")
 
-    expected_calls = []
-    for index, raw in enumerate(fields.list("expected_calls")):
-        call_path = field_path(fields.at("expected_calls"), index)
-        if not isinstance(raw, Mapping):
-            problems.add(call_path, f"must be an object, not {json_type(raw)}")
-            continue
-        expected_calls.append(_load_expected_call(raw, index, call_path, match, problems))
-
+    expected_calls = [
+        _load_expected_call(raw, index, call_path, match, problems)
+        for index, call_path, raw in fields.objects("expected_calls")
+    ]
     expectations = []
-    for index, raw in enumerate(fields.list("expectations")):
-        item_path = field_path(fields.at("expectations"), index)
-        if not isinstance(raw, Mapping):
-            problems.add(item_path, f"must be an object, not {json_type(raw)}")
-            continue
+    for index, item_path, raw in fields.objects("expectations"):
         kind = raw.get("type")
         cls = EXPECTATION_TYPES.get(kind) if isinstance(kind, str) else None
         if cls is None:
@@ -244,13 +232,18 @@ def _unique_labels(labels: list[tuple[str, str]]) -> list[str]:
     return [f"{label} ({where})" if counts[label] > 1 else label for label, where in labels]
 
 
-def _find_duplicate_keys(value: Any, path: str, problems: Problems) -> None:
-    """Report objects that named a key twice (the parsers mark them; see ``documents``)."""
-    if isinstance(value, Mapping):
+def _check_text(value: Any, path: str, problems: Problems) -> None:
+    """Report what no field rule sees: objects that named a key twice (the parsers mark
+    them; see ``documents``) and strings that are not valid Unicode."""
+    if isinstance(value, str):
+        if lone_surrogate_path(value) is not None:
+            problems.add(path, "holds a lone surrogate, which is not valid Unicode")
+    elif isinstance(value, Mapping):
         for key in getattr(value, "duplicate_keys", ()):
             problems.add(path, f"duplicate key {key!r}")
         for key, item in value.items():
-            _find_duplicate_keys(item, field_path(path, key), problems)
+            _check_text(key, field_path(path, key), problems)
+            _check_text(item, field_path(path, key), problems)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            _find_duplicate_keys(item, field_path(path, index), problems)
+            _check_text(item, field_path(path, index), problems)

@@ -16,10 +16,14 @@ def satisfies(slots, candidates, batch_of, assignment):
     for i, r in assignment.items():
         if r not in candidates[i]:
             return False
-        if slots[i].depends and (i - 1 not in assignment or batch_of[r] <= batch_of[assignment[i - 1]]):
+        if slots[i].depends and (
+            i - 1 not in assignment or batch_of[r] <= batch_of[assignment[i - 1]]
+        ):
             return False
     ordered = sorted(i for i in assignment if slots[i].ordered)
-    return all(batch_of[assignment[a]] <= batch_of[assignment[b]] for a, b in itertools.pairwise(ordered))
+    return all(
+        batch_of[assignment[a]] <= batch_of[assignment[b]] for a, b in itertools.pairwise(ordered)
+    )
 
 
 def brute_feasible(slots, candidates, batch_of, members):
@@ -91,7 +95,9 @@ def test_adversarial_identical_calls_are_fast():
     for ordered, depends in itertools.product((False, True), repeat=2):
         for count in (39, 41):
             for batches in ([1] * count, [count], [2] * (count // 2) + [1]):
-                slots, candidates, batch_of = identical(40, batches, ordered=ordered, depends=depends)
+                slots, candidates, batch_of = identical(
+                    40, batches, ordered=ordered, depends=depends
+                )
                 start = time.perf_counter()
                 credit(slots, candidates, batch_of)
                 worst = max(worst, time.perf_counter() - start)
@@ -99,7 +105,9 @@ def test_adversarial_identical_calls_are_fast():
 
 
 def test_dependent_chain_with_a_shared_batch_has_no_assignment_and_is_fast():
-    slots, candidates, batch_of = identical(25, [1] * 10 + [2] + [1] * 13, ordered=False, depends=True)
+    slots, candidates, batch_of = identical(
+        25, [1] * 10 + [2] + [1] * 13, ordered=False, depends=True
+    )
     start = time.perf_counter()
     assignment = credit(slots, candidates, batch_of)
     assert time.perf_counter() - start < 0.05
