@@ -16,11 +16,15 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
     if not expected and not case.forbids_extra_calls:
         return []
     by_name = view.name_index()
-    candidates = []
-    for e in expected:
-        matches = e.arguments.matches
-        candidates.append([n for n in by_name.get(e.key, ()) if matches(calls[n].arguments)])
-    assignment = credit(case.slots, candidates, view.run.batch_of)
+    batch_of = view.run.batch_of
+    assignment = _first_fit(expected, by_name, calls, batch_of)
+    candidates = None
+    if assignment is None:  # first fit fell short: search with every matching call
+        candidates = []
+        for e in expected:
+            matches = e.arguments.matches
+            candidates.append([n for n in by_name.get(e.key, ()) if matches(calls[n].arguments)])
+        assignment = credit(case.slots, candidates, batch_of)
 
     results = []
     explainer = None
@@ -44,6 +48,33 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
     if case.forbids_extra_calls:
         results.append(_extra_calls(calls, set(assignment.values())))
     return results
+
+
+def _first_fit(expected, by_name, calls, batch_of) -> dict[int, int] | None:
+    """Each expected call given the first free call that fits, or None if one gets none.
+
+    Most runs pass, and for them first fit succeeds; checking order and freedom before
+    arguments then spares most argument comparisons. A complete assignment is correct
+    however it was found; when first fit falls short, ``credit`` searches properly.
+    """
+    assignment: dict[int, int] = {}
+    used: set[int] = set()
+    last_ordered_batch = 0
+    for e in expected:
+        low = last_ordered_batch if e.ordered else 0
+        if e.depends_on_result:
+            low = max(low, batch_of[assignment[e.index - 1]] + 1)
+        matches = e.arguments.matches
+        for r in by_name.get(e.key, ()):
+            if r not in used and batch_of[r] >= low and matches(calls[r].arguments):
+                break
+        else:
+            return None
+        assignment[e.index] = r
+        used.add(r)
+        if e.ordered:
+            last_ordered_batch = batch_of[r]
+    return assignment
 
 
 def _extra_calls(calls: tuple[Call, ...], credited: set[int]) -> PredicateResult:
