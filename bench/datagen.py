@@ -154,6 +154,48 @@ def realistic_run(rng: random.Random, case: dict, trial: int) -> dict:
     }
 
 
+def _as_matcher(name: str, value):
+    """The same expectation as ``value``, written the way an author using §4.2 would."""
+    if name == "id":
+        return {"$regex": "R[0-9]{4}"}
+    if name == "city":
+        return {"$text": {"value": value.upper(), "ignore": ["case"]}}
+    if name == "count":
+        return {"$one_of": [value, value + 1]}
+    if name == "options":
+        return {"$subset": {"cabin": value["cabin"]}}
+    if name == "passengers":
+        return [
+            {
+                "first_name": {"$type": "string"},
+                "age": {"$approx": {"value": p["age"], "tolerance": 1}},
+            }
+            for p in value
+        ]
+    return value
+
+
+def with_matchers(suite: dict, share: float = 1 / 3, seed: int = 42) -> dict:
+    """The suite with a ``share`` of its expected values written as argument matchers
+    (DESIGN.md §4.2), as an author relaxes the values that vary (ids, names, free text):
+    the same runs pass and fail, so the suites compare the matchers' cost. ``share=1``
+    writes every value as a matcher."""
+    rng = random.Random(seed)
+
+    def relax(args: dict) -> dict:
+        return {k: _as_matcher(k, v) if rng.random() < share else v for k, v in args.items()}
+
+    cases = []
+    for case in suite["cases"]:
+        calls = [{**c, "required_args": relax(c["required_args"])} for c in case["expected_calls"]]
+        expectations = [
+            {**item, "args": relax(item["args"])} if item["type"] == "called_tool_with" else item
+            for item in case["expectations"]
+        ]
+        cases.append({**case, "expected_calls": calls, "expectations": expectations})
+    return {**suite, "name": f"{suite['name']}-matchers", "cases": cases}
+
+
 def realistic_stream(seed: int, n_runs: int, n_cases: int = 50):
     """(suite document, iterator of ``n_runs`` run documents over ``n_cases`` cases); the
     runs are made one at a time, so a large file can be written without holding it."""

@@ -1,10 +1,11 @@
-"""Matcher benchmark: typical throughput, adversarial worst case, and `manage.py score` end to end.
+"""Matcher benchmark: typical throughput (plain and with argument matchers), the adversarial
+worst case, and `manage.py score` end to end.
 
-    python bench/matcher.py            # all three figures
-    python bench/matcher.py --runs 20000 --e2e-runs 100000
+    python bench/matcher.py            # every figure
+    python bench/matcher.py --e2e-runs 0 --seconds 5
 
-Targets (issue #2): ≥ 25,000 typical case-runs per second per core through score(); no
-adversarial case above 50 ms; and the time of `manage.py score --json` on 100,000 runs.
+Targets: ≥ 25,000 typical case-runs per second per core through score() (issue #2); argument
+matchers cost at most 20% of that (issue #3); no adversarial case above 50 ms.
 """
 
 from __future__ import annotations
@@ -25,60 +26,93 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.datagen import adversarial_cases, realistic_pairs, realistic_stream  # noqa: E402
+from bench.datagen import (  # noqa: E402
+    adversarial_cases,
+    realistic_pairs,
+    realistic_stream,
+    with_matchers,
+)
 from scoring.matcher import load_run, load_suite, score  # noqa: E402
+
+ROUNDS = 15
+PLAIN = "score()"
+MATCHERS = "score(), a third of expected values matchers"
+
+
+class Workload:
+    """Typical runs loaded against one suite, ready to be scored again and again."""
+
+    def __init__(self, suite_doc: dict, run_docs: list[dict]):
+        suite = load_suite(suite_doc)
+        self.run_docs = run_docs
+        self.cases = [suite.case(doc["case"]) for doc in run_docs]
+        self.runs = [load_run(doc) for doc in run_docs]
+        self.n_cases = len(suite.cases)
+
+    def score_all(self) -> None:
+        for case, run in zip(self.cases, self.runs, strict=True):
+            score(case, run)
+
+    def load_and_score_all(self) -> None:
+        for case, doc in zip(self.cases, self.run_docs, strict=True):
+            score(case, load_run(doc))
+
+    def describe(self) -> str:
+        reports = [score(case, run) for case, run in zip(self.cases, self.runs, strict=True)]
+        failing = sum(report.verdict != "pass" for report in reports) / len(reports)
+        calls = sum(len(run.calls) for run in self.runs) / len(self.runs)
+        predicates = sum(len(report.predicates) for report in reports) / len(reports)
+        return (
+            f"{len(self.runs):,} runs of {self.n_cases} cases, {calls:.1f} calls and "
+            f"{predicates:.1f} predicates per run on average, {failing:.0%} failing"
+        )
+
+
+def rates(workloads: dict[str, callable], seconds: float, n_items: int) -> dict[str, list]:
+    """Case-runs per second of each workload, in interleaved rounds: a shared machine's speed
+    drifts, and interleaving spreads the drift evenly over the workloads compared."""
+    # The runs held for the loop are frozen out of the cyclic GC, as if streamed: a scorer
+    # holding 10,000 runs would otherwise spend its time in the collector, not scoring.
+    gc.collect()
+    gc.freeze()
+    found: dict[str, list] = {name: [] for name in workloads}
+    for _ in range(ROUNDS):
+        for name, fn in workloads.items():
+            done, start = 0, time.perf_counter()
+            while time.perf_counter() - start < seconds / ROUNDS:
+                fn()
+                done += n_items
+            found[name].append(done / (time.perf_counter() - start))
+    gc.unfreeze()
+    return found
 
 
 def typical(n_runs: int, seconds: float) -> None:
     suite_doc, run_docs = realistic_pairs(seed=2026, n_runs=n_runs)
-    suite = load_suite(suite_doc)
-    pairs = [(suite.case(doc["case"]), load_run(doc)) for doc in run_docs]
-    verdicts = {}
-    for case, run in pairs:
-        verdict = score(case, run).verdict
-        verdicts[verdict] = verdicts.get(verdict, 0) + 1
-
-    def rate(fn) -> tuple[float, float]:
-        """Median and best of five rounds, in case-runs per second (shared machines are noisy)."""
-        # The runs held for the loop are frozen out of the cyclic GC, as if streamed: a
-        # scorer that held 10,000 runs would spend its time in the collector, not scoring.
-        gc.collect()
-        gc.freeze()
-        rounds = []
-        for _ in range(5):
-            done, start = 0, time.perf_counter()
-            while time.perf_counter() - start < seconds / 5:
-                fn()
-                done += len(pairs)
-            rounds.append(done / (time.perf_counter() - start))
-        gc.unfreeze()
-        return statistics.median(rounds), max(rounds)
-
-    def score_all():
-        for case, run in pairs:
-            score(case, run)
-
-    cases = [suite.case(doc["case"]) for doc in run_docs]
-
-    def load_and_score_all():
-        for case, doc in zip(cases, run_docs, strict=True):
-            score(case, load_run(doc))
-
-    scored = rate(score_all)
-    loaded = rate(load_and_score_all)
-    calls = sum(len(run.calls) for _, run in pairs) / len(pairs)
-    predicates = sum(len(score(c, r).predicates) for c, r in pairs[:2000]) / min(2000, len(pairs))
-    print(
-        f"typical: {len(pairs):,} runs of {len(suite.cases)} cases, {calls:.1f} calls and "
-        f"{predicates:.1f} predicates per run on average; verdicts {verdicts}"
+    plain = Workload(suite_doc, run_docs)
+    some_matchers = Workload(with_matchers(suite_doc), run_docs)
+    all_matchers = Workload(with_matchers(suite_doc, share=1), run_docs)
+    print(f"typical: {plain.describe()}")
+    found = rates(
+        {
+            PLAIN: plain.score_all,
+            MATCHERS: some_matchers.score_all,
+            "score(), every expected value a matcher (stress)": all_matchers.score_all,
+            "load_run() + score()": plain.load_and_score_all,
+        },
+        seconds,
+        n_runs,
     )
+    for name, rounds in found.items():
+        print(
+            f"  {name + ':':<50} {statistics.median(rounds):>7,.0f} case-runs/s on one core "
+            f"(median of {ROUNDS} rounds; best {max(rounds):,.0f})"
+        )
+    # Rounds run back to back, so the ratio within a round cancels the machine's drift.
+    ratios = [m / p for m, p in zip(found[MATCHERS], found[PLAIN], strict=True)]
     print(
-        f"  score():              {scored[0]:>8,.0f} case-runs/s on one core "
-        f"(median of 5 rounds; best {scored[1]:,.0f})"
-    )
-    print(
-        f"  load_run() + score(): {loaded[0]:>8,.0f} case-runs/s on one core "
-        f"(median of 5 rounds; best {loaded[1]:,.0f})"
+        f"  argument matchers cost {1 - statistics.median(ratios):.0%} of the throughput "
+        "(median over rounds; target: at most 20%)"
     )
 
 
@@ -111,11 +145,16 @@ def end_to_end(n_runs: int) -> None:
             for doc in run_docs:
                 out.write(orjson.dumps(doc) + b"\n")
         size = runs_path.stat().st_size
-        command = [sys.executable, str(ROOT / "manage.py"), "score", str(suite_path),
-                   str(runs_path), "--json"]  # fmt: skip
+        command = [sys.executable, str(ROOT / "manage.py"), "score", str(suite_path)]
+        command += [str(runs_path), "--json"]
         start = time.perf_counter()
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)  # fmt: skip
+        done = subprocess.run(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
         elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(

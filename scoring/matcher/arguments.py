@@ -1,9 +1,4 @@
-"""Comparing recorded arguments with expected ones (DESIGN.md §4).
-
-An expected value compiles once, per case, into a ``ValuePattern``; patterns answer
-``matches(value)`` fast, and on failure ``difference(value, path)`` says where and how the
-recorded value differs, for the report.
-"""
+"""The arguments an expected call (or a ``called_tool_with``) requires (DESIGN.md §4)."""
 
 from __future__ import annotations
 
@@ -11,139 +6,11 @@ from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
 
-from .errors import field_path
-from .jsonvalue import MISSING, is_number, json_equal, python_equality_suffices, render_short
+from .errors import Problems, field_path
+from .jsonvalue import MISSING
+from .matchers import CONTAINS, EQUAL, PatternCompiler
 from .options import MatchOptions
-
-
-class ValuePattern:
-    """What a recorded value must be. ``value`` is ``MISSING`` for an argument not sent."""
-
-    __slots__ = ()
-
-    def matches(self, value: Any) -> bool:
-        raise NotImplementedError
-
-    def difference(self, value: Any, path: str) -> str:
-        """Why ``value`` does not match, starting with the path where it differs."""
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        """The expected value, short, for labels."""
-        raise NotImplementedError
-
-
-class Equal(ValuePattern):
-    """Equal by JSON meaning, as a whole."""
-
-    __slots__ = ("expected", "plain")
-
-    def __init__(self, expected: Any):
-        self.expected = expected
-        self.plain = python_equality_suffices(expected)
-
-    def matches(self, value: Any) -> bool:
-        if self.plain:
-            return value == self.expected
-        return value is not MISSING and json_equal(self.expected, value)
-
-    def difference(self, value: Any, path: str) -> str:
-        return first_difference(self.expected, value, path)
-
-    def describe(self) -> str:
-        return render_short(self.expected, 40)
-
-
-class Contains(ValuePattern):
-    """An object whose named keys match (recursively); the recorded one may have more keys."""
-
-    __slots__ = ("items",)
-
-    def __init__(self, items: tuple[tuple[str, ValuePattern], ...]):
-        self.items = items
-
-    def matches(self, value: Any) -> bool:
-        if not isinstance(value, Mapping):
-            return False
-        return all(pattern.matches(value.get(key, MISSING)) for key, pattern in self.items)
-
-    def difference(self, value: Any, path: str) -> str:
-        if value is MISSING:
-            return f"{path}: missing (expected {self.describe()})"
-        if not isinstance(value, Mapping):
-            return f"{path}: expected an object, got {render_short(value)}"
-        for key, pattern in self.items:
-            item = value.get(key, MISSING)
-            if not pattern.matches(item):
-                return pattern.difference(item, field_path(path, key))
-        return f"{path}: matches"  # not reached: only called when matches() is false
-
-    def describe(self) -> str:
-        inner = ", ".join(
-            f"{render_short(key)}: {pattern.describe()}" for key, pattern in self.items
-        )
-        return "{" + inner + "}"
-
-
-class NullOrAbsent(ValuePattern):
-    """An expected ``null`` under ``null_args: absent_or_null``."""
-
-    __slots__ = ()
-
-    def matches(self, value: Any) -> bool:
-        return value is MISSING or value is None
-
-    def difference(self, value: Any, path: str) -> str:
-        return f"{path}: expected null or absent, got {render_short(value)}"
-
-    def describe(self) -> str:
-        return "null"
-
-
-def compile_value(expected: Any, *, contains: bool) -> ValuePattern:
-    """The pattern for one expected value: equal as a whole, or (``contains``) a recursive
-    subset where objects may carry more keys at every level."""
-    if contains and isinstance(expected, Mapping):
-        return Contains(
-            tuple((key, compile_value(value, contains=True)) for key, value in expected.items())
-        )
-    return Equal(expected)
-
-
-def first_difference(expected: Any, actual: Any, path: str) -> str:
-    """Where ``actual`` first differs from ``expected`` (equal as a whole), in words."""
-    if actual is MISSING:
-        return f"{path}: missing (expected {render_short(expected)})"
-    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
-        for key, value in expected.items():
-            where = field_path(path, key)
-            if key not in actual:
-                return f"{where}: missing (expected {render_short(value)})"
-            if not json_equal(value, actual[key]):
-                return first_difference(value, actual[key], where)
-        extra = next(key for key in actual if key not in expected)
-        return f"{field_path(path, extra)}: not expected (the object must be equal as a whole)"
-    if isinstance(expected, list | tuple) and isinstance(actual, list | tuple):
-        if len(expected) != len(actual):
-            return f"{path}: expected {len(expected)} items, got {len(actual)}"
-        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
-            if not json_equal(want, got):
-                return first_difference(want, got, field_path(path, index))
-    return f"{path}: expected {render_short(expected)}, got {render_short(actual)}"
-
-
-_PLAIN = "plain"  # Python's == decides (no numbers or booleans inside)
-_SCALAR = "scalar"  # a number: same type and == is a match; otherwise ask the pattern
-_PATTERN = "pattern"  # the pattern decides
-
-
-def _fast_check(pattern: ValuePattern) -> tuple[str, Any, ValuePattern]:
-    if type(pattern) is Equal:
-        if pattern.plain:
-            return _PLAIN, pattern.expected, pattern
-        if is_number(pattern.expected):
-            return _SCALAR, pattern.expected, pattern
-    return _PATTERN, None, pattern
+from .patterns import Equal, ValuePattern
 
 
 class ArgumentsPattern:
@@ -155,31 +22,53 @@ class ArgumentsPattern:
     (``None``) has no arguments: it matches only a pattern that names none.
     """
 
-    __slots__ = ("checks", "exact", "ignore_case", "items", "keys", "plain_lookup", "plain_values")
+    __slots__ = (
+        "checks",
+        "error",
+        "exact",
+        "ignore_case",
+        "items",
+        "keys",
+        "plain_lookup",
+        "plain_values",
+    )
 
     def __init__(
-        self, required: Mapping, options: MatchOptions, *, contains: bool, exact: bool = False
+        self,
+        required: Mapping,
+        options: MatchOptions,
+        *,
+        contains: bool,
+        exact: bool = False,
+        path: str = "",
+        problems: Problems | None = None,
+        strict: bool = True,
     ):
-        items = []
-        for name, value in required.items():
-            if value is None and options.absent_is_null:
-                pattern: ValuePattern = NullOrAbsent()
-            else:
-                pattern = compile_value(value, contains=contains)
-            items.append((name, options.arg_key(name), pattern))
+        compiler = PatternCompiler(
+            options, problems if problems is not None else Problems(), strict=strict
+        )
+        mode = CONTAINS if contains else EQUAL
+        items = [
+            (name, options.arg_key(name), compiler.argument(value, field_path(path, name), mode))
+            for name, value in required.items()
+        ]
+        # Set when a pattern cannot be evaluated (an RE2 pattern refused in a lenient load).
+        self.error = "; ".join(compiler.unavailable) or None
         self.items: tuple[tuple[str, str, ValuePattern], ...] = tuple(items)
         self.keys = frozenset(key for _, key, _ in items)
         self.exact = exact
         self.ignore_case = options.ignore_arg_case
-        # The hot path (exact names) compares simple values inline, skipping method calls;
-        # when every value is plain, one C-level lookup and tuple comparison does it all.
-        self.checks = tuple((name, *_fast_check(pattern)) for name, _, pattern in items)
-        self.plain_lookup = None
-        if items and not self.ignore_case and all(how is _PLAIN for _, how, _, _ in self.checks):
-            names = [name for name, _, _ in items]
-            values = tuple(expected for _, _, expected, _ in self.checks)
-            self.plain_lookup = itemgetter(*names)
-            self.plain_values = values if len(values) > 1 else values[0]
+        # The hot path (exact names): plain values (see Equal.plain) are fetched with one
+        # C-level lookup and compared as a tuple; the other patterns are asked one by one.
+        plain = [(name, p.expected) for name, _, p in items if type(p) is Equal and p.plain]
+        self.plain_lookup = itemgetter(*(name for name, _ in plain)) if plain else None
+        # itemgetter of one name returns the value itself, of several a tuple
+        self.plain_values = tuple(v for _, v in plain) if len(plain) != 1 else plain[0][1]
+        self.checks = tuple(
+            (name, pattern.matches)
+            for name, _, pattern in items
+            if not (type(pattern) is Equal and pattern.plain)
+        )
 
     def _values(self, arguments: Mapping, name: str, key: str) -> list:
         if not self.ignore_case:
@@ -197,26 +86,20 @@ class ArgumentsPattern:
     def matches(self, arguments: Mapping | None) -> bool:
         if arguments is None:
             return not self.items
-        if self.plain_lookup is not None:
-            try:
-                if self.plain_lookup(arguments) != self.plain_values:
-                    return False
-            except KeyError:  # an argument was not sent
-                return False
-        elif self.ignore_case:
+        if self.ignore_case:
             for name, key, pattern in self.items:
                 values = self._values(arguments, name, key)
                 if not any(map(pattern.matches, values or (MISSING,))):
                     return False
         else:
-            for name, how, expected, pattern in self.checks:
-                value = arguments.get(name, MISSING)
-                if how is _PLAIN:
-                    if value != expected:
+            if self.plain_lookup is not None:
+                try:
+                    if self.plain_lookup(arguments) != self.plain_values:
                         return False
-                elif how is _SCALAR and type(value) is type(expected) and value == expected:
-                    continue
-                elif not pattern.matches(value):
+                except KeyError:  # an argument was not sent
+                    return False
+            for name, matches in self.checks:
+                if not matches(arguments.get(name, MISSING)):
                     return False
         return not (self.exact and self._unexpected(arguments))
 

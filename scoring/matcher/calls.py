@@ -33,6 +33,14 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
         if r is not None:
             results.append(e.credited_to(calls[r]))
             continue
+        if e.arguments.error:
+            reason = f"cannot evaluate: {e.arguments.error}"
+            results.append(
+                PredicateResult(
+                    "expected_call", e.label, False, e.index, detail=reason, error=reason
+                )
+            )
+            continue
         explainer = explainer or _Explainer(case, view, candidates, assignment)
         nearest, detail = explainer.explain(e)
         results.append(

@@ -18,13 +18,7 @@ from .options import MatchOptions
 from .regex import Pattern, PatternError, compile_pattern
 from .report import PredicateResult
 from .run import Call, Run
-
-# Characters with the Unicode White_Space property. str.strip() would also strip
-# U+001C..U+001F, which are not white space.
-WHITE_SPACE = (
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
+from .text import WHITE_SPACE
 
 
 @dataclass(slots=True)  # made per evaluation: not frozen, for speed (see run.py)
@@ -131,6 +125,11 @@ class Expectation:
             self, "passed", PredicateResult("expectation", self.label, True, self.index)
         )
 
+    @property
+    def unavailable(self) -> str | None:
+        """Why this expectation cannot be evaluated (a pattern RE2 refused), or None."""
+        return None
+
     @classmethod
     def from_data(cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool):
         """The expectation, or None when its fields have problems (recorded on ``fields``).
@@ -204,8 +203,19 @@ class CalledToolWith(Expectation):
         args = fields.object("args", required=True)
         if tool is None or args is None:
             return None
-        pattern = ArgumentsPattern(args, options, contains=True)
+        pattern = ArgumentsPattern(
+            args,
+            options,
+            contains=True,
+            path=fields.at("args"),
+            problems=fields.problems,
+            strict=strict,
+        )
         return cls(index, "", tool, options.tool_key(tool), args, pattern)
+
+    @property
+    def unavailable(self) -> str | None:
+        return self.pattern.error
 
     def describe(self) -> str:
         if not self.args:
@@ -213,6 +223,8 @@ class CalledToolWith(Expectation):
         return f"called {self.tool} with {self.pattern.describe()}"
 
     def evaluate(self, view: RunView) -> Outcome:
+        if self.pattern.error:
+            return Outcome(False, error=f"cannot evaluate: {self.pattern.error}")
         positions = view.indices(self.key)
         if not positions:
             return _never_called(view, self.tool)
@@ -419,6 +431,10 @@ class FinalTextMatches(Expectation):
 
     def describe(self) -> str:
         return f"final text matches /{shorten(self.regex, 60)}/"
+
+    @property
+    def unavailable(self) -> str | None:
+        return self.compile_error
 
     def evaluate(self, view: RunView) -> Outcome:
         if self.compiled is None:

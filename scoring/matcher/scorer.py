@@ -20,15 +20,12 @@ def score(case: Case, run: Run) -> Report:
     predicates = [_RUN_OK if run.error is None else _run_failed(run.error)]
     predicates.extend(assess_expected_calls(case, view))
     all_passed = run.error is None and all(p.passed for p in predicates)
-    errors = []
     for expectation in case.expectations:
         outcome = expectation.evaluate(view)
         if outcome is PASSED:
             predicates.append(expectation.passed)
             continue
         all_passed = False
-        if outcome.error is not None:
-            errors.append(f"{expectation.label}: {outcome.error}")
         predicates.append(
             PredicateResult(
                 "expectation",
@@ -40,7 +37,9 @@ def score(case: Case, run: Run) -> Report:
                 error=outcome.error,
             )
         )
-    # Only expectations can fail to be evaluated (an RE2 pattern from an older suite).
+    # Only a pattern RE2 refused (a suite stored before its rules tightened) leaves a
+    # predicate unevaluated, and the case knows whether it holds one.
+    errors = [f"{p.label}: {p.error}" for p in predicates if p.error] if case.unevaluable else []
     verdict = ERROR if errors else PASS if all_passed else FAIL
     return Report(case.key, run.trial, verdict, predicates, "; ".join(errors) or None)
 

@@ -76,11 +76,17 @@ class Case:
     tags: tuple[str, ...] = ()
     data: Mapping = field(default_factory=dict, repr=False, compare=False)
     slots: tuple[Slot, ...] = field(init=False, repr=False, compare=False)
+    # Whether some predicate holds a pattern RE2 refused (possible after a lenient load).
+    unevaluable: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # What the assignment search needs of each expected call, computed once per case.
         slots = tuple(Slot(e.ordered, e.depends_on_result) for e in self.expected_calls)
         object.__setattr__(self, "slots", slots)
+        unevaluable = any(e.arguments.error for e in self.expected_calls) or any(
+            e.unavailable for e in self.expectations
+        )
+        object.__setattr__(self, "unevaluable", unevaluable)
 
     @property
     def forbids_extra_calls(self) -> bool:
@@ -154,7 +160,7 @@ def _load_case(
     extra_calls = fields.choice("extra_calls", EXTRA_CALLS, default="allow")
 
     expected_calls = [
-        _load_expected_call(raw, index, call_path, match, problems)
+        _load_expected_call(raw, index, call_path, match, problems, strict)
         for index, call_path, raw in fields.objects("expected_calls")
     ]
     expectations = []
@@ -198,7 +204,7 @@ def _load_case(
 
 
 def _load_expected_call(
-    data: Mapping, index: int, path: str, match: MatchOptions, problems: Problems
+    data: Mapping, index: int, path: str, match: MatchOptions, problems: Problems, strict: bool
 ) -> ExpectedCall:
     fields = FieldReader(data, path, problems)
     name = fields.string("name", required=True, nonempty=True) or ""
@@ -219,7 +225,15 @@ def _load_expected_call(
         depends_on_result=depends,
         exact_args=exact_args,
         key=match.tool_key(name),
-        arguments=ArgumentsPattern(required_args, match, contains=False, exact=exact_args),
+        arguments=ArgumentsPattern(
+            required_args,
+            match,
+            contains=False,
+            exact=exact_args,
+            path=fields.at("required_args"),
+            problems=problems,
+            strict=strict,
+        ),
     )
 
 
