@@ -12,10 +12,10 @@ from typing import Any
 from scoring.matcher import InvalidInput
 from scoring.matcher.jsonvalue import json_type
 
-from . import canonical, openai_chat
+from . import bfcl, canonical, openai_chat
 
 # Detection tries these in order; the first whose ``detect`` accepts the line wins.
-IMPORTERS = {module.NAME: module for module in (canonical, openai_chat)}
+IMPORTERS = {module.NAME: module for module in (canonical, openai_chat, bfcl)}
 FORMAT_NAMES = tuple(IMPORTERS)
 
 

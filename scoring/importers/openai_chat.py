@@ -71,13 +71,15 @@ def _call(call: Any, where: str, results: dict) -> dict:
     if not isinstance(name, str):
         raise InvalidInput.single(f"{where}.function.name", "must be a string")
     out: dict = {"id": call.get("id"), "name": name}
-    out.update(_arguments(function.get("arguments")))
+    out.update(arguments_fields(function.get("arguments")))
     if call.get("id") in results:
         out["result"] = results[call["id"]]
     return out
 
 
-def _arguments(raw: Any) -> dict:
+def arguments_fields(raw: Any) -> dict:
+    """``arguments`` of a call whose arguments came as an object or a JSON string; text
+    that is not a JSON object is kept as ``arguments_raw`` with ``arguments: null``."""
     if isinstance(raw, Mapping):
         return {"arguments": raw}
     if not isinstance(raw, str):
