@@ -1,5 +1,189 @@
+"""Teams, suites and their cases, and the immutable versions every saved change produces.
+
+The rows (Suite, Case, ExpectedCall, Expectation) are the working copy that the editor
+changes; a SuiteVersion is the §3.1 suite file as it stood after one saved change. Scoring
+always uses a version, so later edits never change an old result.
+"""
+
+from django.conf import settings
 from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.urls import reverse
+from django.utils.text import slugify
+
+from .fields import JSONTextField
 
 
 class User(AbstractUser):
     """The project's user model, in place from the first migration so it can grow later."""
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", "viewer"
+    EDITOR = "editor", "editor"
+    ADMIN = "admin", "admin"
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("team", args=[self.slug])
+
+    @staticmethod
+    def unique_slug(name: str) -> str:
+        base = slugify(name)[:90] or "team"
+        slug, n = base, 1
+        while Team.objects.filter(slug=slug).exists():
+            n += 1
+            slug = f"{base}-{n}"
+        return slug
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "user"], name="one_membership_per_team")
+        ]
+        ordering = ["team", "user__username"]
+
+    def __str__(self):
+        return f"{self.user} ({self.role}) in {self.team}"
+
+
+class Visibility(models.TextChoices):
+    TEAM = "team", "team members"
+    EVERYONE = "everyone", "every signed-in user"
+
+
+class Suite(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="suites")
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=200)
+    description = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    visibility = models.CharField(
+        max_length=10, choices=Visibility.choices, default=Visibility.TEAM
+    )
+    # The suite-wide ``match`` of §3.1: an object of options, "lenient", or null (defaults).
+    match = models.JSONField(null=True, blank=True)
+    # Fields of the suite file Casebook does not know, kept for export (§3: preserved).
+    extra = JSONTextField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "slug"], name="suite_slug_unique_in_team")
+        ]
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("suite", args=[self.pk])
+
+    @property
+    def latest_version(self):
+        return self.versions.order_by("-number").first()
+
+
+class Case(models.Model):
+    suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="cases")
+    key = models.CharField(max_length=200)
+    title = models.CharField(max_length=300, blank=True)
+    prompt = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    match = models.JSONField(null=True, blank=True)  # overrides the suite's, key by key
+    extra_calls = models.CharField(max_length=10, default="allow")
+    position = models.PositiveIntegerField(default=0)
+    extra = JSONTextField(default=dict, blank=True)
+    # Bumped by every save: an edit made from an older revision is refused, not merged.
+    revision = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["suite", "key"], name="case_key_unique_in_suite")
+        ]
+        ordering = ["suite", "position", "pk"]
+
+    def __str__(self):
+        return self.key
+
+    def get_absolute_url(self):
+        return reverse("case_edit", args=[self.suite_id, self.pk])
+
+
+class ExpectedCall(models.Model):
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="expected_calls")
+    position = models.PositiveIntegerField()
+    name = models.CharField(max_length=200)
+    required_args = JSONTextField(default=dict, blank=True)
+    ordered = models.BooleanField(default=False)
+    depends_on_result = models.BooleanField(default=False)
+    exact_args = models.BooleanField(default=False)
+    extra = JSONTextField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["case", "position"]
+
+    def __str__(self):
+        return self.name
+
+
+class Expectation(models.Model):
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="expectations")
+    position = models.PositiveIntegerField()
+    type = models.CharField(max_length=40)
+    # The expectation's other fields, as in the suite file (``tool``, ``args``, ``min``...).
+    fields = JSONTextField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["case", "position"]
+
+    def __str__(self):
+        return self.type
+
+
+class SuiteVersion(models.Model):
+    """The suite file (§3.1) as it stood after one saved change; never modified."""
+
+    suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    document = JSONTextField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    message = models.CharField(max_length=300, blank=True)
+    tag = models.CharField(max_length=50, blank=True, help_text="e.g. release")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["suite", "number"], name="version_number_unique")
+        ]
+        ordering = ["suite", "-number"]
+
+    def __str__(self):
+        return f"{self.suite} v{self.number}"
+
+    def get_absolute_url(self):
+        return reverse("suite_version", args=[self.suite_id, self.number])

@@ -117,6 +117,34 @@ def _parser_message(exc: BaseException) -> str:
     return _SINGLE_LINE_POSITION.sub(r"at column \1", str(exc))
 
 
+def dump_json(value: Any) -> bytes:
+    """Compact JSON text for ``value``, keys in their order, numbers exactly as they are.
+
+    ``parse_json`` reads it back to an equal value: a ``Decimal`` is written with all its
+    digits and an integer beyond 64 bits in full, which orjson cannot do, so documents
+    holding one take a slower path.
+    """
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return _dump_exact(value).encode()
+
+
+def _dump_exact(value: Any) -> str:
+    if type(value) is int:  # orjson refuses integers beyond 64 bits
+        return str(value)
+    if type(value) is Decimal:
+        if not value.is_finite():
+            raise TypeError(f"{value} is not a JSON number")
+        return str(value)
+    if isinstance(value, Mapping):
+        items = (f"{_dump_exact(str(k))}:{_dump_exact(v)}" for k, v in value.items())
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_dump_exact(item) for item in value) + "]"
+    return orjson.dumps(value).decode()
+
+
 def is_number(value: Any) -> bool:
     """True for JSON numbers; booleans are not numbers."""
     return type(value) in _NUMBER_TYPES

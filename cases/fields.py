@@ -1,0 +1,33 @@
+"""A JSON model field that keeps what PostgreSQL's jsonb would change.
+
+jsonb reorders object keys and rounds numbers to its own form; suites need neither: the
+order of an expected call's arguments is the order its label shows, and a number must
+read back exactly as written. This field stores the JSON text itself.
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from scoring.matcher import InvalidInput, parse_json
+from scoring.matcher.jsonvalue import dump_json
+
+
+class JSONTextField(models.TextField):
+    description = "JSON stored as text, with key order and exact numbers kept"
+
+    def from_db_value(self, value, expression, connection):
+        return None if value is None else parse_json(value)
+
+    def to_python(self, value):
+        if value is None or not isinstance(value, str):
+            return value
+        try:
+            return parse_json(value)
+        except InvalidInput as exc:
+            raise ValidationError(str(exc)) from None
+
+    def get_prep_value(self, value):
+        return None if value is None else dump_json(value).decode()
+
+    def value_to_string(self, obj):
+        return self.get_prep_value(self.value_from_object(obj))

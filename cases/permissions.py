@@ -1,0 +1,83 @@
+"""Who may see and change what: the one place pages and the API both ask.
+
+- A suite is seen by its team's members, and by every signed-in user when its
+  visibility is ``everyone``; it is changed by the team's editors and admins.
+- A team is seen by its members; its members are managed by its admins.
+- Something a user may not see is answered with 404, never its content; something they
+  may see but not change, with 403.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from .models import Membership, Role, Suite, Team
+
+_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.ADMIN: 3}
+
+
+def role_in(user, team: Team | int) -> str | None:
+    """The user's role in the team, or None for an outsider (or an anonymous user)."""
+    if not user.is_authenticated:
+        return None
+    team_id = team.pk if isinstance(team, Team) else team
+    return (
+        Membership.objects.filter(team_id=team_id, user=user).values_list("role", flat=True).first()
+    )
+
+
+def has_role(user, team: Team | int, at_least: str) -> bool:
+    role = role_in(user, team)
+    return role is not None and _RANK[role] >= _RANK[at_least]
+
+
+def visible_suites(user) -> QuerySet[Suite]:
+    if not user.is_authenticated:
+        return Suite.objects.none()
+    return Suite.objects.filter(
+        Q(team__memberships__user=user) | Q(visibility="everyone")
+    ).distinct()
+
+
+def can_view_suite(user, suite: Suite) -> bool:
+    if not user.is_authenticated:
+        return False
+    return suite.visibility == "everyone" or role_in(user, suite.team_id) is not None
+
+
+def can_edit_suite(user, suite: Suite) -> bool:
+    return has_role(user, suite.team_id, Role.EDITOR)
+
+
+def can_manage_team(user, team: Team) -> bool:
+    return has_role(user, team, Role.ADMIN)
+
+
+def teams_of(user, *, at_least: str = Role.VIEWER) -> QuerySet[Team]:
+    """The teams where the user holds at least that role."""
+    if not user.is_authenticated:
+        return Team.objects.none()
+    roles = [role for role, rank in _RANK.items() if rank >= _RANK[at_least]]
+    return Team.objects.filter(memberships__user=user, memberships__role__in=roles).distinct()
+
+
+def suite_for(user, pk, *, edit: bool = False) -> Suite:
+    """The suite, if the user may see it (and change it, with ``edit``): else 404 / 403."""
+    suite = Suite.objects.select_related("team").filter(pk=pk).first()
+    if suite is None or not can_view_suite(user, suite):
+        raise Http404("No such suite.")
+    if edit and not can_edit_suite(user, suite):
+        raise PermissionDenied("Only the team's editors and admins change its suites.")
+    return suite
+
+
+def team_for(user, slug: str, *, manage: bool = False) -> Team:
+    """The team, if the user is a member (and an admin, with ``manage``): else 404 / 403."""
+    team = Team.objects.filter(slug=slug).first()
+    if team is None or role_in(user, team) is None:
+        raise Http404("No such team.")
+    if manage and not can_manage_team(user, team):
+        raise PermissionDenied("Only the team's admins manage its members.")
+    return team

@@ -1,0 +1,316 @@
+"""Changing suites: every saved change is validated as a whole suite and becomes a version.
+
+The functions here span models (a suite, its cases, their rows, its versions), so they live
+outside any one model. Each runs in a transaction holding the suite's row lock, which
+serialises version numbers and case keys between concurrent editors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils.text import slugify
+
+from scoring.matcher import InvalidInput, Problem, load_suite
+from scoring.matcher.suite import SCHEMA
+
+from .models import Case, Expectation, ExpectedCall, Suite, SuiteVersion, Team
+
+SUITE_FIELDS = ("schema", "name", "description", "match", "cases", "tags")
+CASE_FIELDS = (
+    "key",
+    "title",
+    "prompt",
+    "tags",
+    "match",
+    "expected_calls",
+    "extra_calls",
+    "expectations",
+)
+CALL_FIELDS = ("name", "required_args", "ordered", "depends_on_result", "exact_args")
+
+
+class StaleEdit(Exception):
+    """The case changed since the editor loaded it; saving would overwrite someone's work."""
+
+    def __init__(self, case: Case):
+        self.case = case
+        super().__init__(
+            f"case {case.key!r} was changed by someone else (now revision {case.revision})"
+        )
+
+
+# --- suite files from rows, and rows from suite files ---------------------------------------
+
+
+def case_document(case: Case) -> dict:
+    """One case as the suite file (§3.1) writes it, unknown fields kept."""
+    data: dict[str, Any] = {"key": case.key}
+    if case.title:
+        data["title"] = case.title
+    if case.prompt:
+        data["prompt"] = case.prompt
+    if case.tags:
+        data["tags"] = list(case.tags)
+    if case.match is not None:
+        data["match"] = case.match
+    data["expected_calls"] = [_call_document(call) for call in case.expected_calls.all()]
+    data["extra_calls"] = case.extra_calls
+    data["expectations"] = [{"type": e.type, **e.fields} for e in case.expectations.all()]
+    return {**data, **case.extra}
+
+
+def _call_document(call: ExpectedCall) -> dict:
+    data = {
+        "name": call.name,
+        "required_args": call.required_args,
+        "ordered": call.ordered,
+        "depends_on_result": call.depends_on_result,
+    }
+    if call.exact_args:
+        data["exact_args"] = True
+    return {**data, **call.extra}
+
+
+def suite_document(suite: Suite) -> dict:
+    """The suite file (§3.1) of the suite's current rows."""
+    data: dict[str, Any] = {"schema": SCHEMA, "name": suite.name}
+    if suite.description:
+        data["description"] = suite.description
+    if suite.tags:
+        data["tags"] = list(suite.tags)
+    if suite.match is not None:
+        data["match"] = suite.match
+    cases = suite.cases.prefetch_related("expected_calls", "expectations")
+    data["cases"] = [case_document(case) for case in cases]
+    return {**data, **suite.extra}
+
+
+def _unknown(data: Mapping, known: tuple[str, ...]) -> dict:
+    return {key: value for key, value in data.items() if key not in known}
+
+
+def _create_case(suite: Suite, data: Mapping, position: int) -> Case:
+    case = Case.objects.create(
+        suite=suite,
+        key=data["key"],
+        title=data.get("title") or "",
+        prompt=data.get("prompt") or "",
+        tags=list(data.get("tags") or []),
+        match=data.get("match"),
+        extra_calls=data.get("extra_calls") or "allow",
+        position=position,
+        extra=_unknown(data, CASE_FIELDS),
+    )
+    _create_rows(case, data)
+    return case
+
+
+def _create_rows(case: Case, data: Mapping) -> None:
+    ExpectedCall.objects.bulk_create(
+        ExpectedCall(
+            case=case,
+            position=index,
+            name=call["name"],
+            required_args=call.get("required_args") or {},
+            ordered=bool(call.get("ordered")),
+            depends_on_result=bool(call.get("depends_on_result")),
+            exact_args=bool(call.get("exact_args")),
+            extra=_unknown(call, CALL_FIELDS),
+        )
+        for index, call in enumerate(data.get("expected_calls") or [])
+    )
+    Expectation.objects.bulk_create(
+        Expectation(
+            case=case,
+            position=index,
+            type=item["type"],
+            fields={k: v for k, v in item.items() if k != "type"},
+        )
+        for index, item in enumerate(data.get("expectations") or [])
+    )
+
+
+def validate_suite(document: Any) -> None:
+    """Refuse a suite file that breaks any rule of §3.1 (``InvalidInput``, by JSON path)."""
+    load_suite(document)
+    if not isinstance(document.get("name"), str) or not document["name"].strip():
+        raise InvalidInput([Problem("name", "required: the suite's name")])
+
+
+# --- changes -------------------------------------------------------------------------------
+
+
+def record_version(suite: Suite, user, message: str) -> SuiteVersion:
+    """Snapshot the suite's rows as its next version. Call inside the suite's lock."""
+    number = (suite.versions.aggregate(last=Max("number"))["last"] or 0) + 1
+    return SuiteVersion.objects.create(
+        suite=suite,
+        number=number,
+        document=suite_document(suite),
+        author=user,
+        message=message[:300],
+    )
+
+
+def _locked(suite: Suite) -> Suite:
+    return Suite.objects.select_for_update().get(pk=suite.pk)
+
+
+def _unique_slug(team: Team, name: str, exclude: int | None = None) -> str:
+    base = slugify(name)[:190] or "suite"
+    slug, n = base, 1
+    while Suite.objects.filter(team=team, slug=slug).exclude(pk=exclude).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+@transaction.atomic
+def create_suite(team: Team, document: Mapping, user, message: str = "Imported") -> Suite:
+    """A new suite in ``team`` from a suite file, as its version 1."""
+    validate_suite(document)
+    suite = Suite.objects.create(
+        team=team,
+        name=document["name"],
+        slug=_unique_slug(team, document["name"]),
+        description=document.get("description") or "",
+        tags=list(document.get("tags") or []),
+        match=document.get("match"),
+        extra=_unknown(document, SUITE_FIELDS),
+    )
+    for position, data in enumerate(document["cases"]):
+        _create_case(suite, data, position)
+    record_version(suite, user, message)
+    return suite
+
+
+@transaction.atomic
+def replace_contents(
+    suite: Suite, document: Mapping, user, message: str = "Imported"
+) -> SuiteVersion:
+    """Make the suite hold exactly what the file holds (its name included), as a new version."""
+    validate_suite(document)
+    suite = _locked(suite)
+    suite.cases.all().delete()
+    suite.name = document["name"]
+    suite.slug = _unique_slug(suite.team, document["name"], exclude=suite.pk)
+    suite.description = document.get("description") or ""
+    suite.tags = list(document.get("tags") or [])
+    suite.match = document.get("match")
+    suite.extra = _unknown(document, SUITE_FIELDS)
+    suite.save()
+    for position, data in enumerate(document["cases"]):
+        _create_case(suite, data, position)
+    return record_version(suite, user, message)
+
+
+@transaction.atomic
+def update_settings(suite: Suite, user, *, message: str = "", **fields) -> SuiteVersion:
+    """Change the suite's own fields (name, description, tags, visibility, match)."""
+    suite = _locked(suite)
+    document = suite_document(suite)
+    for key in ("name", "description", "tags", "match"):
+        if key in fields:
+            document[key] = fields[key]
+    if document.get("match") is None:
+        document.pop("match", None)
+    validate_suite(document)
+    for key, value in fields.items():
+        setattr(suite, key, value)
+    if "name" in fields:
+        suite.slug = _unique_slug(suite.team, fields["name"], exclude=suite.pk)
+    suite.save()
+    return record_version(suite, user, message or "Changed the suite's settings")
+
+
+@dataclass
+class SavedCase:
+    case: Case
+    version: SuiteVersion
+
+
+@transaction.atomic
+def save_case(
+    suite: Suite, data: Mapping, user, *, case: Case | None = None, revision: int | None = None,
+    message: str = "",
+) -> SavedCase:  # fmt: skip
+    """Create ``data`` as a new case, or replace ``case`` with it, as a new version.
+
+    ``revision`` is the case revision the editor started from: if the case has been saved
+    since, ``StaleEdit`` is raised and nothing changes. Problems are ``InvalidInput`` with
+    paths relative to the case (``expected_calls[1].required_args``).
+    """
+    suite = _locked(suite)
+    if case is not None:
+        case = Case.objects.select_for_update().get(pk=case.pk, suite=suite)
+        if revision is not None and case.revision != revision:
+            raise StaleEdit(case)
+    _validate_case(suite, data, case)
+    if case is None:
+        position = (suite.cases.aggregate(last=Max("position"))["last"] or 0) + 1
+        case = _create_case(suite, data, position)
+        verb = "Added"
+    else:
+        case.expected_calls.all().delete()
+        case.expectations.all().delete()
+        case.key = data["key"]
+        case.title = data.get("title") or ""
+        case.prompt = data.get("prompt") or ""
+        case.tags = list(data.get("tags") or [])
+        case.match = data.get("match")
+        case.extra_calls = data.get("extra_calls") or "allow"
+        case.extra = {**_unknown(data, CASE_FIELDS)}
+        case.revision += 1
+        case.save()
+        _create_rows(case, data)
+        verb = "Changed"
+    version = record_version(suite, user, message or f"{verb} case {case.key}")
+    return SavedCase(case, version)
+
+
+def _validate_case(suite: Suite, data: Mapping, case: Case | None) -> None:
+    """The case must hold as part of its suite: every §3.1 rule, and a key of its own."""
+    key = data.get("key")
+    others = suite.cases.exclude(pk=case.pk) if case else suite.cases.all()
+    if isinstance(key, str) and others.filter(key=key).exists():
+        raise InvalidInput([Problem("key", f"another case of this suite has the key {key!r}")])
+    document = {"schema": SCHEMA, "name": suite.name, "cases": [data]}
+    if suite.match is not None:
+        document["match"] = suite.match
+    try:
+        load_suite(document)
+    except InvalidInput as exc:
+        raise InvalidInput(_relative_to_case(exc.problems)) from None
+
+
+def _relative_to_case(problems) -> list[Problem]:
+    prefix = "cases[0]"
+    found = []
+    for problem in problems:
+        path = problem.path
+        if path == prefix:
+            path = ""
+        elif path.startswith(prefix + "."):
+            path = path[len(prefix) + 1 :]
+        found.append(Problem(path, problem.message))
+    return found
+
+
+@transaction.atomic
+def delete_case(case: Case, user) -> SuiteVersion:
+    suite = _locked(case.suite)
+    key = case.key
+    case.delete()
+    return record_version(suite, user, f"Removed case {key}")
+
+
+@transaction.atomic
+def copy_suite(suite: Suite, team: Team, user) -> Suite:
+    """A copy of the suite's current version in another (or the same) team."""
+    document = suite.latest_version.document
+    return create_suite(team, document, user, message=f"Copied from {suite.team.slug}/{suite.slug}")
