@@ -250,7 +250,9 @@ def save_case(
         case = Case.objects.select_for_update().get(pk=case.pk, suite=suite)
         if revision is not None and case.revision != revision:
             raise StaleEdit(case)
-    _validate_case(suite, data, case)
+    problems = case_problems(suite, data, case)
+    if problems:
+        raise InvalidInput(problems)
     if case is None:
         position = (suite.cases.aggregate(last=Max("position"))["last"] or 0) + 1
         case = _create_case(suite, data, position)
@@ -273,19 +275,22 @@ def save_case(
     return SavedCase(case, version)
 
 
-def _validate_case(suite: Suite, data: Mapping, case: Case | None) -> None:
-    """The case must hold as part of its suite: every §3.1 rule, and a key of its own."""
+def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list[Problem]:
+    """What stops ``data`` from being saved as ``case`` (or as a new case) of the suite:
+    every §3.1 rule, and a key of its own. Paths are relative to the case."""
+    problems = []
     key = data.get("key")
     others = suite.cases.exclude(pk=case.pk) if case else suite.cases.all()
-    if isinstance(key, str) and others.filter(key=key).exists():
-        raise InvalidInput([Problem("key", f"another case of this suite has the key {key!r}")])
+    if isinstance(key, str) and key and others.filter(key=key).exists():
+        problems.append(Problem("key", f"another case of this suite has the key {key!r}"))
     document = {"schema": SCHEMA, "name": suite.name, "cases": [data]}
     if suite.match is not None:
         document["match"] = suite.match
     try:
         load_suite(document)
     except InvalidInput as exc:
-        raise InvalidInput(_relative_to_case(exc.problems)) from None
+        problems.extend(_relative_to_case(exc.problems))
+    return problems
 
 
 def _relative_to_case(problems) -> list[Problem]:

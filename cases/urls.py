@@ -1,7 +1,34 @@
 from django.urls import path
 
-from . import views
+from .views import account, editor, library, suites, teams, versions
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", library.library, name="home"),
+    path("settings/", account.account, name="account"),
+    path("teams/", teams.team_list, name="teams"),
+    path("teams/<slug:slug>/", teams.team_detail, name="team"),
+    path("teams/<slug:slug>/members/", teams.member_add, name="team_member_add"),
+    path("teams/<slug:slug>/members/<int:membership_id>/", teams.member_change, name="team_member"),
+    path("suites/new/", suites.suite_new, name="suite_new"),
+    path("suites/import/", suites.suite_import, name="suite_import"),
+    path("suites/import-bfcl/", suites.suite_import_bfcl, name="suite_import_bfcl"),
+    path("suites/<int:pk>/", suites.suite_detail, name="suite"),
+    path("suites/<int:pk>/settings/", suites.suite_settings, name="suite_settings"),
+    path("suites/<int:pk>/import/", suites.suite_replace, name="suite_replace"),
+    path("suites/<int:pk>/export/", suites.suite_export, name="suite_export"),
+    path("suites/<int:pk>/copy/", suites.suite_copy, name="suite_copy"),
+    path("suites/<int:pk>/versions/<int:number>/", versions.version_detail, name="suite_version"),
+    path(
+        "suites/<int:pk>/versions/<int:number>/tag/", versions.version_tag, name="suite_version_tag"
+    ),
+    path(
+        "suites/<int:pk>/versions/<int:number>/diff/",
+        versions.version_diff,
+        name="suite_version_diff",
+    ),
+    path("suites/<int:pk>/cases/new/", editor.case_new, name="case_new"),
+    path("suites/<int:pk>/cases/<int:case_id>/", editor.case_edit, name="case_edit"),
+    path("suites/<int:pk>/cases/<int:case_id>/delete/", editor.case_delete, name="case_delete"),
+    path("suites/<int:pk>/cases/try/", editor.case_try, name="case_try"),
+    path("editor/validate/", editor.validate_field, name="editor_validate"),
 ]

@@ -1,24 +1,34 @@
-"""``manage.py demo``: a demo user to sign in with (idempotent)."""
+"""``manage.py demo``: a demo user, team and suite to try the app with (idempotent)."""
+
+import json
+from pathlib import Path
 
 from django.core.management.base import BaseCommand
+from django.db import transaction
 
-from cases.models import User
+from cases import services
+from cases.models import Membership, Role, Suite, Team, User
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "casebook-demo"
+DEMO_SUITE = Path(__file__).resolve().parents[2] / "demo" / "assistant.suite.json"
 
 
 class Command(BaseCommand):
-    help = "Create the demo user (and reset its password) so the app can be tried at once."
+    help = "Create the demo user, team and suite (and reset the password) to try the app."
 
+    @transaction.atomic
     def handle(self, **options):
-        user, created = User.objects.get_or_create(username=DEMO_USERNAME)
+        user, _ = User.objects.get_or_create(username=DEMO_USERNAME)
         user.set_password(DEMO_PASSWORD)
         user.is_staff = user.is_superuser = True
         user.save()
+        team, _ = Team.objects.get_or_create(slug="demo", defaults={"name": "Demo team"})
+        Membership.objects.update_or_create(team=team, user=user, defaults={"role": Role.ADMIN})
+        document = json.loads(DEMO_SUITE.read_text())
+        if not Suite.objects.filter(team=team, name=document["name"]).exists():
+            services.create_suite(team, document, user, message="Demo suite")
+        login = f"{DEMO_USERNAME} / {DEMO_PASSWORD}"
         self.stdout.write(
-            self.style.SUCCESS(
-                f"Demo user {'created' if created else 'ready'}. Sign in at "
-                f"http://127.0.0.1:8000/ as {DEMO_USERNAME} / {DEMO_PASSWORD}"
-            )
+            self.style.SUCCESS(f"Demo ready. Sign in at http://127.0.0.1:8000/ as {login}")
         )

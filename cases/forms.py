@@ -1,0 +1,142 @@
+"""Forms of the authoring pages. The case editor's forms live in editor_forms.py."""
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from .models import Membership, Role, Team, Visibility
+
+MATCH_PRESETS = [
+    ("", "defaults (exact names, null must be sent)"),
+    ("lenient", "lenient (names ignore case, null may be left out)"),
+    ("custom", "custom"),
+]
+MATCH_CHOICES = {
+    "tool_names": [("exact", "exact"), ("ignore_case", "ignore case")],
+    "arg_names": [("exact", "exact"), ("ignore_case", "ignore case")],
+    "null_args": [("must_be_null", "must be null"), ("absent_or_null", "absent or null")],
+}
+
+
+class TeamForm(forms.Form):
+    name = forms.CharField(max_length=100)
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.VIEWER)
+
+    def __init__(self, *args, team: Team, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.team = team
+
+    def clean_username(self):
+        username = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise forms.ValidationError(f"No user is called {username!r}.")
+        if Membership.objects.filter(team=self.team, user=user).exists():
+            raise forms.ValidationError(f"{username} is already a member; change their role below.")
+        self.user = user
+        return username
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+def match_from(data) -> dict | str | None:
+    """The §3.1 ``match`` value of a form's preset and option fields."""
+    preset = data.get("match_preset") or ""
+    if preset == "lenient":
+        return "lenient"
+    if preset == "custom":
+        return {
+            name: data.get(f"match_{name}") or choices[0][0]
+            for name, choices in MATCH_CHOICES.items()
+        }
+    return None
+
+
+class MatchFormMixin(forms.Form):
+    match_preset = forms.ChoiceField(choices=MATCH_PRESETS, required=False, label="Matching")
+    match_tool_names = forms.ChoiceField(
+        choices=MATCH_CHOICES["tool_names"], required=False, label="Tool names"
+    )
+    match_arg_names = forms.ChoiceField(
+        choices=MATCH_CHOICES["arg_names"], required=False, label="Argument names"
+    )
+    match_null_args = forms.ChoiceField(
+        choices=MATCH_CHOICES["null_args"], required=False, label="Null arguments"
+    )
+
+    @staticmethod
+    def initial_for(match) -> dict:
+        if match == "lenient":
+            return {"match_preset": "lenient"}
+        if isinstance(match, dict):
+            return {"match_preset": "custom", **{f"match_{k}": v for k, v in match.items()}}
+        return {"match_preset": ""}
+
+
+class SuiteForm(MatchFormMixin):
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    tags = forms.CharField(required=False, help_text="Comma-separated.")
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.TEAM)
+
+    def clean_tags(self):
+        return split_tags(self.cleaned_data["tags"])
+
+
+class NewSuiteForm(SuiteForm):
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+        self.order_fields(["team"])
+
+
+class ImportForm(forms.Form):
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+    file = forms.FileField(label="Suite file (JSON or YAML)")
+
+    def __init__(self, *args, teams=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if teams is None:
+            del self.fields["team"]
+        else:
+            self.fields["team"].queryset = teams
+
+
+class BFCLImportForm(forms.Form):
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+    name = forms.CharField(
+        max_length=200, required=False, help_text="Default: the question file's name."
+    )
+    questions = forms.FileField(label="Question file (BFCL_v4_….json)")
+    possible_answers = forms.FileField(label="Possible-answer file")
+    underscore_dots = forms.BooleanField(
+        required=False,
+        label="Function names with . written as _ (for models whose API refuses dots)",
+    )
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+
+
+class CopyForm(forms.Form):
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), label="Copy to team")
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+
+
+class TagForm(forms.Form):
+    tag = forms.CharField(max_length=50, required=False, help_text="e.g. release; empty removes it")
+
+
+def split_tags(text: str) -> list[str]:
+    return list(dict.fromkeys(tag.strip() for tag in text.split(",") if tag.strip()))

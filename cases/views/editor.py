@@ -1,0 +1,250 @@
+"""The case editor: the case, its expected calls and expectations as rows, validated by the
+matcher with each problem beside its field, and a "try a run" box that scores a pasted run
+against the unsaved case at once.
+
+Every interaction posts the whole form; the server rebuilds the rows from it, applies the
+action (save, add/remove/move a row, switch an expectation's type) and answers with the
+editor partial, so nothing typed is lost and no page reloads.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from scoring.importers import to_canonical
+from scoring.matcher import InvalidInput, Problem, load_run, load_suite, parse_json, score
+from scoring.matcher.errors import Problems
+from scoring.matcher.matchers import EQUAL, PatternCompiler
+from scoring.matcher.options import DEFAULT
+from scoring.matcher.regex import pattern_problem
+from scoring.matcher.suite import SCHEMA
+
+from .. import services
+from ..editor_forms import (
+    TYPE_FIELDS,
+    CaseForm,
+    ExpectationForm,
+    ExpectedCallForm,
+    Rows,
+    apply_row_action,
+    attach_problems,
+)
+from ..models import Case, Suite
+from ..permissions import can_edit_suite, suite_for
+from .suites import pretty_json
+
+BLANK_CALL = {"required_args": "{}"}
+BLANK_EXPECTATION = {"type": "called_tool"}
+
+
+class Editor:
+    """The editor's forms for one request, bound to posted data or filled from a case."""
+
+    def __init__(self, suite: Suite, *, data=None, document=None, revision=None):
+        self.suite = suite
+        self.loose: list[Problem] = []
+        self.stale: Case | None = None
+        if data is not None:
+            self.case_form = CaseForm(data)
+            self.calls = Rows(ExpectedCallForm, "call", Rows.posted(data, "call"), bound=True)
+            self.expectations = Rows(ExpectationForm, "exp", Rows.posted(data, "exp"), bound=True)
+        else:
+            document = document or {"key": "", "expected_calls": [], "expectations": []}
+            self.case_form = CaseForm(initial=CaseForm.initial_from(document, revision))
+            calls = [ExpectedCallForm.initial_from(c) for c in document.get("expected_calls", [])]
+            items = [ExpectationForm.initial_from(e) for e in document.get("expectations", [])]
+            self.calls = Rows(ExpectedCallForm, "call", calls, bound=False)
+            self.expectations = Rows(ExpectationForm, "exp", items, bound=False)
+
+    @classmethod
+    def with_action(cls, suite: Suite, data, action: str) -> Editor:
+        """The editor after a row action (``call:add``, ``exp:remove:2``...), nothing saved."""
+        kind, _, verb = action.partition(":")
+        data = data.copy()
+        for prefix, blank in (("call", BLANK_CALL), ("exp", BLANK_EXPECTATION)):
+            rows = Rows.posted(data, prefix)
+            if kind == prefix:
+                rows = apply_row_action(rows, verb, blank)
+            for key in [k for k in data if k.startswith(f"{prefix}-")]:
+                del data[key]
+            for i, row in enumerate(rows):
+                for field, value in row.items():
+                    data[f"{prefix}-{i}-{field}"] = value
+        return cls(suite, data=data)
+
+    def document(self) -> dict:
+        """The case file (§3.1) the forms hold; fields that do not parse stay empty, and
+        their forms keep the errors (see ``valid``)."""
+        for form in self.forms:
+            form.is_valid()
+        document = self.case_form.to_document()
+        document["expected_calls"] = [form.to_document() for form in self.calls]
+        document["expectations"] = [form.to_document() for form in self.expectations]
+        return document
+
+    @property
+    def forms(self):
+        return [self.case_form, *self.calls, *self.expectations]
+
+    @property
+    def valid(self) -> bool:
+        return not self.loose and all(not form.errors for form in self.forms)
+
+    def show(self, problems) -> None:
+        self.loose = attach_problems(problems, self.case_form, self.calls, self.expectations)
+
+    @property
+    def revision(self):
+        return self.case_form["revision"].value()
+
+
+def _render(request, suite: Suite, editor: Editor, case: Case | None, *, status: int = 200):
+    context = {
+        "suite": suite,
+        "case": case,
+        "editor": editor,
+        "type_fields": TYPE_FIELDS,
+        "action_url": reverse("case_edit", args=[suite.pk, case.pk])
+        if case
+        else reverse("case_new", args=[suite.pk]),
+    }
+    template = "cases/case_editor.html#editor" if request.htmx else "cases/case_editor.html"
+    return render(request, template, context, status=status)
+
+
+def _handle(request, suite: Suite, case: Case | None):
+    if request.method != "POST":
+        if case is None:
+            editor = Editor(suite)
+        else:
+            editor = Editor(suite, document=services.case_document(case), revision=case.revision)
+        return _render(request, suite, editor, case)
+    action = request.POST.get("action", "save")
+    if action != "save":
+        return _render(request, suite, Editor.with_action(suite, request.POST, action), case)
+    editor = Editor(suite, data=request.POST)
+    document = editor.document()
+    editor.show(services.case_problems(suite, document, case))
+    if not editor.valid:
+        return _render(request, suite, editor, case, status=422)
+    revision = int(editor.revision) if editor.revision not in (None, "") else None
+    try:
+        saved = services.save_case(suite, document, request.user, case=case, revision=revision)
+    except services.StaleEdit as exc:
+        editor.stale = exc.case
+        return _render(request, suite, editor, case, status=409)
+    except InvalidInput as exc:
+        editor.show(exc.problems)
+        return _render(request, suite, editor, case, status=422)
+    messages.success(request, f"Saved case {saved.case.key} as version {saved.version.number}.")
+    target = reverse("case_edit", args=[suite.pk, saved.case.pk])
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = target
+        return response
+    return redirect(target)
+
+
+@login_required
+@vary_on_headers("HX-Request")
+def case_new(request, pk):
+    suite = suite_for(request.user, pk, edit=True)
+    return _handle(request, suite, None)
+
+
+@login_required
+@vary_on_headers("HX-Request")
+def case_edit(request, pk, case_id):
+    """Editors edit; viewers see the same page read-only (the editor refuses their saves)."""
+    suite = suite_for(request.user, pk)
+    case = get_object_or_404(Case, pk=case_id, suite=suite)
+    if request.method == "POST" or can_edit_suite(request.user, suite):
+        suite = suite_for(request.user, pk, edit=True)
+        return _handle(request, suite, case)
+    document_json = pretty_json(services.case_document(case)).decode()
+    context = {"suite": suite, "case": case, "document_json": document_json}
+    return render(request, "cases/case_readonly.html", context)
+
+
+@login_required
+@require_POST
+def case_delete(request, pk, case_id):
+    suite = suite_for(request.user, pk, edit=True)
+    case = get_object_or_404(Case, pk=case_id, suite=suite)
+    version = services.delete_case(case, request.user)
+    messages.success(request, f"Removed case {case.key} (version {version.number}).")
+    return redirect(suite)
+
+
+@login_required
+@require_POST
+def case_try(request, pk):
+    """Score a pasted run against the case as it stands in the editor, without saving."""
+    suite = suite_for(request.user, pk)
+    editor = Editor(suite, data=request.POST)
+    document = editor.document()
+    context = {"problems": [], "report": None, "run": None}
+    if not editor.valid:
+        context["problems"] = [Problem("", "fix the fields marked in the editor first")]
+        return render(request, "cases/_try_result.html", context)
+    suite_document = {"schema": SCHEMA, "name": suite.name, "cases": [document]}
+    if suite.match is not None:
+        suite_document["match"] = suite.match
+    try:
+        case = load_suite(suite_document).cases[0]
+        run = load_run(_pasted_run(request.POST.get("run", ""), case.key))
+    except InvalidInput as exc:
+        context["problems"] = exc.problems
+    else:
+        context.update(report=score(case, run), run=run)
+    return render(request, "cases/_try_result.html", context)
+
+
+def _pasted_run(text: str, key: str) -> dict:
+    """A pasted run: canonical JSON, an OpenAI-style messages array, or any format the
+    importers read, with ``case`` filled in."""
+    if not text.strip():
+        raise InvalidInput(
+            [Problem("", "paste a run: canonical JSON or an array of chat messages")]
+        )
+    value = parse_json(text)
+    if isinstance(value, list):
+        value = {"messages": value}
+    if isinstance(value, dict):
+        value = {**value, "case": value.get("case") or key}
+    return to_canonical(value)
+
+
+@login_required
+@require_POST
+def validate_field(request):
+    """As-you-type check of one field, named by ``field``: ``kind`` is ``args`` (a JSON
+    object whose values may be argument matchers) or ``regex`` (RE2). Answers the error
+    text, or nothing."""
+    kind, value = request.POST.get("kind"), request.POST.get(request.POST.get("field", ""), "")
+    message = ""
+    if kind == "regex":
+        message = pattern_problem(value) or ""
+    elif kind == "args" and value.strip():
+        message = _args_problem(value)
+    return HttpResponse(message, content_type="text/plain; charset=utf-8")
+
+
+def _args_problem(text: str) -> str:
+    try:
+        value = parse_json(text)
+    except InvalidInput as exc:
+        return exc.problems[0].message
+    if not isinstance(value, dict):
+        return 'must be a JSON object: {"name": value, …}'
+    problems = Problems()
+    compiler = PatternCompiler(DEFAULT, problems)
+    for name, item in value.items():
+        compiler.argument(item, name, EQUAL)
+    return "; ".join(str(problem) for problem in problems.items)

@@ -1,0 +1,250 @@
+"""Suite pages: create, import (a suite file or a BFCL category), the suite page with its
+cases and history, settings, replace from a file, export, copy to another team."""
+
+from __future__ import annotations
+
+import orjson
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from scoring.bfcl import suite_from_bfcl
+from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document
+from scoring.matcher.jsonvalue import dump_json
+from scoring.matcher.suite import SCHEMA
+from scoring.runfile import json_lines
+
+from .. import services
+from ..forms import BFCLImportForm, CopyForm, ImportForm, NewSuiteForm, SuiteForm, match_from
+from ..models import Role
+from ..permissions import can_edit_suite, suite_for, teams_of
+
+MAX_SUITE_FILE = 20 * 1024 * 1024
+
+
+def _editor_teams(user):
+    return teams_of(user, at_least=Role.EDITOR)
+
+
+@login_required
+def suite_new(request):
+    teams = _editor_teams(request.user)
+    form = NewSuiteForm(
+        request.POST or None, teams=teams, initial={"team": request.GET.get("team")}
+    )
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        document = {"schema": SCHEMA, "name": data["name"], "cases": []}
+        if data["description"]:
+            document["description"] = data["description"]
+        if data["tags"]:
+            document["tags"] = data["tags"]
+        if (match := match_from(data)) is not None:
+            document["match"] = match
+        suite = services.create_suite(data["team"], document, request.user, message="Created")
+        suite.visibility = data["visibility"]
+        suite.save(update_fields=["visibility"])
+        return redirect(suite)
+    return render(request, "cases/suite_new.html", {"form": form, "teams": teams})
+
+
+def _read_upload(upload) -> bytes:
+    if upload.size > MAX_SUITE_FILE:
+        limit = MAX_SUITE_FILE // (1024 * 1024)
+        raise InvalidInput([Problem("", f"the file is over the {limit} MB limit")])
+    return upload.read()
+
+
+@login_required
+def suite_import(request):
+    teams = _editor_teams(request.user)
+    form = ImportForm(request.POST or None, request.FILES or None, teams=teams)
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            document = parse_suite_document(_read_upload(upload), upload.name)
+            suite = services.create_suite(form.cleaned_data["team"], document, request.user)
+        except InvalidInput as exc:
+            problems = exc.problems
+        else:
+            messages.success(request, f"Imported {suite.cases.count()} cases as version 1.")
+            return redirect(suite)
+    return render(request, "cases/suite_import.html", {"form": form, "problems": problems})
+
+
+@login_required
+def suite_import_bfcl(request):
+    """A BFCL category (its question and possible-answer files) as a new suite."""
+    form = BFCLImportForm(
+        request.POST or None, request.FILES or None, teams=_editor_teams(request.user)
+    )
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        names = {"questions": data["questions"].name, "answers": data["possible_answers"].name}
+        try:
+            records = {
+                key: _json_lines_of(data[field], key)
+                for key, field in (("questions", "questions"), ("answers", "possible_answers"))
+            }
+            document = suite_from_bfcl(
+                records["questions"],
+                records["answers"],
+                name=data["name"] or names["questions"].rsplit(".", 1)[0],
+                underscore_dots=data["underscore_dots"],
+            )
+            suite = services.create_suite(
+                data["team"], document, request.user, "Imported from BFCL"
+            )
+        except InvalidInput as exc:
+            problems = [_in_file(problem, names) for problem in exc.problems]
+        else:
+            messages.success(request, f"Imported {suite.cases.count()} BFCL cases.")
+            return redirect(suite)
+    return render(request, "cases/suite_import_bfcl.html", {"form": form, "problems": problems})
+
+
+def _json_lines_of(upload, source: str) -> list:
+    records = list(json_lines(_read_upload(upload).splitlines(keepends=True)))
+    bad = [
+        Problem(source, problem.message, problem.line)
+        for _, value in records
+        if isinstance(value, InvalidInput)
+        for problem in value.problems
+    ]
+    if bad:
+        raise InvalidInput(bad)
+    return records
+
+
+def _in_file(problem: Problem, names: dict[str, str]) -> Problem:
+    """A BFCL problem with its file named: the path's first segment is the file's role."""
+    source, _, field = problem.path.partition(".")
+    where = names.get(source, source)
+    return Problem(f"{where} {field}".strip(), problem.message, problem.line)
+
+
+def case_summaries(document: dict) -> dict[str, list[str]]:
+    """Each case's expected calls, as their labels (the timeline of a passing run)."""
+    try:
+        suite = load_suite(document, strict=False)
+    except InvalidInput:
+        return {}
+    return {case.key: [call.label for call in case.expected_calls] for case in suite.cases}
+
+
+@login_required
+def suite_detail(request, pk):
+    suite = suite_for(request.user, pk)
+    latest = suite.latest_version
+    summaries = case_summaries(latest.document) if latest else {}
+    cases = [
+        (case, summaries.get(case.key, []), case.expectations.count()) for case in suite.cases.all()
+    ]
+    can_edit = can_edit_suite(request.user, suite)
+    context = {
+        "suite": suite,
+        "cases": cases,
+        "latest": latest,
+        "versions": suite.versions.select_related("author")[:30],
+        "can_edit": can_edit,
+        "copy_form": CopyForm(teams=_editor_teams(request.user)),
+    }
+    return render(request, "cases/suite_detail.html", context)
+
+
+@login_required
+def suite_settings(request, pk):
+    suite = suite_for(request.user, pk, edit=True)
+    initial = {
+        "name": suite.name,
+        "description": suite.description,
+        "tags": ", ".join(suite.tags),
+        "visibility": suite.visibility,
+        **SuiteForm.initial_for(suite.match),
+    }
+    form = SuiteForm(request.POST or None, initial=initial)
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.update_settings(
+                suite,
+                request.user,
+                name=data["name"],
+                description=data["description"],
+                tags=data["tags"],
+                match=match_from(data),
+                visibility=data["visibility"],
+            )
+        except InvalidInput as exc:
+            problems = exc.problems
+        else:
+            messages.success(request, "Settings saved as a new version.")
+            return redirect(suite)
+    return render(
+        request, "cases/suite_settings.html", {"suite": suite, "form": form, "problems": problems}
+    )
+
+
+@login_required
+def suite_replace(request, pk):
+    """Replace the suite's contents with a suite file, as a new version."""
+    suite = suite_for(request.user, pk, edit=True)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            document = parse_suite_document(_read_upload(upload), upload.name)
+            version = services.replace_contents(
+                suite, document, request.user, f"Imported {upload.name}"
+            )
+        except InvalidInput as exc:
+            problems = exc.problems
+        else:
+            messages.success(request, f"Imported {upload.name} as version {version.number}.")
+            return redirect(suite)
+    return render(
+        request, "cases/suite_replace.html", {"suite": suite, "form": form, "problems": problems}
+    )
+
+
+def pretty_json(document) -> bytes:
+    try:
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    except TypeError:  # exact numbers orjson cannot write: keep them, unindented
+        return dump_json(document) + b"\n"
+
+
+@login_required
+def suite_export(request, pk):
+    """The suite file of the current version, or of ``?version=N``."""
+    suite = suite_for(request.user, pk)
+    versions = suite.versions
+    number = request.GET.get("version")
+    version = (
+        versions.filter(number=number).first() if number else versions.order_by("-number").first()
+    )
+    if version is None:
+        raise Http404("No such version.")
+    response = HttpResponse(pretty_json(version.document), content_type="application/json")
+    filename = f"{suite.slug}.v{version.number}.suite.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+@require_POST
+def suite_copy(request, pk):
+    suite = suite_for(request.user, pk)
+    form = CopyForm(request.POST, teams=_editor_teams(request.user))
+    if not form.is_valid():
+        messages.error(request, "Choose a team where you are an editor.")
+        return redirect(suite)
+    copy = services.copy_suite(suite, form.cleaned_data["team"], request.user)
+    messages.success(request, f"Copied to {copy.team.name}.")
+    return redirect(copy)

@@ -1,0 +1,95 @@
+"""Team pages: the user's teams, and a team's members and roles (its admins change them)."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from ..forms import MemberForm, RoleForm, TeamForm
+from ..models import Membership, Role, Team
+from ..permissions import can_manage_team, role_in, team_for, teams_of
+
+
+@login_required
+def team_list(request):
+    form = TeamForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            name = form.cleaned_data["name"]
+            team = Team.objects.create(name=name, slug=Team.unique_slug(name))
+            Membership.objects.create(team=team, user=request.user, role=Role.ADMIN)
+        messages.success(request, f"Team {team.name} created; you are its admin.")
+        return redirect(team)
+    teams = teams_of(request.user).annotate(
+        member_count=Count("memberships", distinct=True), suite_count=Count("suites", distinct=True)
+    )
+    roles = dict(Membership.objects.filter(user=request.user).values_list("team_id", "role"))
+    rows = [(team, roles.get(team.pk)) for team in teams]
+    return render(request, "cases/team_list.html", {"rows": rows, "form": form})
+
+
+def _members_context(request, team, form=None):
+    return {
+        "team": team,
+        "members": team.memberships.select_related("user").order_by("user__username"),
+        "can_manage": can_manage_team(request.user, team),
+        "my_role": role_in(request.user, team),
+        "form": form or MemberForm(team=team),
+        "roles": Role.choices,
+        "suites": team.suites.order_by("name"),
+    }
+
+
+@login_required
+@vary_on_headers("HX-Request")
+def team_detail(request, slug):
+    team = team_for(request.user, slug)
+    return render(request, "cases/team_detail.html", _members_context(request, team))
+
+
+@login_required
+@require_POST
+def member_add(request, slug):
+    team = team_for(request.user, slug, manage=True)
+    form = MemberForm(request.POST, team=team)
+    if form.is_valid():
+        Membership.objects.create(team=team, user=form.user, role=form.cleaned_data["role"])
+        form = None
+    template = "cases/team_detail.html#members" if request.htmx else "cases/team_detail.html"
+    if not request.htmx and form is None:
+        return redirect(team)
+    return render(request, template, _members_context(request, team, form))
+
+
+@login_required
+@require_POST
+def member_change(request, slug, membership_id):
+    """Change a member's role, or remove them (``remove``); a team keeps at least one admin."""
+    team = team_for(request.user, slug, manage=True)
+    membership = get_object_or_404(Membership, pk=membership_id, team=team)
+    with transaction.atomic():
+        admins = team.memberships.select_for_update().filter(role=Role.ADMIN)
+        last_admin = membership.role == Role.ADMIN and admins.count() == 1
+        if "remove" in request.POST:
+            if last_admin:
+                messages.error(request, "A team needs an admin: make someone else admin first.")
+            else:
+                membership.delete()
+        else:
+            form = RoleForm(request.POST)
+            if form.is_valid():
+                role = form.cleaned_data["role"]
+                if last_admin and role != Role.ADMIN:
+                    messages.error(request, "A team needs an admin: make someone else admin first.")
+                else:
+                    membership.role = role
+                    membership.save(update_fields=["role"])
+    if role_in(request.user, team) is None:
+        return redirect("teams")  # the user removed themselves
+    template = "cases/team_detail.html#members" if request.htmx else "cases/team_detail.html"
+    if not request.htmx:
+        return redirect(team)
+    return render(request, template, _members_context(request, team))
