@@ -28,12 +28,17 @@ def _editor_teams(user):
     return teams_of(user, at_least=Role.EDITOR)
 
 
+def _only(teams):
+    """The team to preselect: the user's one team, when there is just one."""
+    found = list(teams[:2])
+    return found[0] if len(found) == 1 else None
+
+
 @login_required
 def suite_new(request):
     teams = _editor_teams(request.user)
-    form = NewSuiteForm(
-        request.POST or None, teams=teams, initial={"team": request.GET.get("team")}
-    )
+    initial = {"team": request.GET.get("team") or _only(teams)}
+    form = NewSuiteForm(request.POST or None, teams=teams, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         document = {"schema": SCHEMA, "name": data["name"], "cases": []}
@@ -60,7 +65,8 @@ def _read_upload(upload) -> bytes:
 @login_required
 def suite_import(request):
     teams = _editor_teams(request.user)
-    form = ImportForm(request.POST or None, request.FILES or None, teams=teams)
+    initial = {"team": _only(teams)}
+    form = ImportForm(request.POST or None, request.FILES or None, teams=teams, initial=initial)
     problems = []
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
@@ -78,8 +84,9 @@ def suite_import(request):
 @login_required
 def suite_import_bfcl(request):
     """A BFCL category (its question and possible-answer files) as a new suite."""
+    teams = _editor_teams(request.user)
     form = BFCLImportForm(
-        request.POST or None, request.FILES or None, teams=_editor_teams(request.user)
+        request.POST or None, request.FILES or None, teams=teams, initial={"team": _only(teams)}
     )
     problems = []
     if request.method == "POST" and form.is_valid():
