@@ -73,11 +73,15 @@ def suite_for(user, pk, *, edit: bool = False) -> Suite:
     return suite
 
 
-def team_for(user, slug: str, *, manage: bool = False) -> Team:
-    """The team, if the user is a member (and an admin, with ``manage``): else 404 / 403."""
+def team_for(user, slug: str, *, at_least: str = Role.VIEWER) -> Team:
+    """The team, if the user is a member holding at least that role: 404 for an outsider
+    (or no such team), 403 for a member below it."""
     team = Team.objects.filter(slug=slug).first()
-    if team is None or role_in(user, team) is None:
+    role = role_in(user, team) if team is not None else None
+    if role is None:
         raise Http404("No such team.")
-    if manage and not can_manage_team(user, team):
-        raise PermissionDenied("Only the team's admins manage its members.")
+    if _RANK[role] < _RANK[at_least]:
+        if at_least == Role.ADMIN:
+            raise PermissionDenied("Only the team's admins manage its members.")
+        raise PermissionDenied("Only the team's editors and admins add suites to it.")
     return team

@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils.text import slugify
 
 from scoring.matcher import InvalidInput, Problem, load_suite
 from scoring.matcher.suite import SCHEMA
 
-from .models import Case, Expectation, ExpectedCall, Suite, SuiteVersion, Team
+from .models import Case, Expectation, ExpectedCall, Membership, Role, Suite, SuiteVersion, Team
 
 SUITE_FIELDS = ("schema", "name", "description", "match", "cases", "tags")
 CASE_FIELDS = (
@@ -42,6 +42,74 @@ class StaleEdit(Exception):
         super().__init__(
             f"case {case.key!r} was changed by someone else (now revision {case.revision})"
         )
+
+
+# --- teams -----------------------------------------------------------------------------------
+
+
+class LastAdmin(Exception):
+    """The change would leave the team without an admin."""
+
+    def __init__(self):
+        super().__init__("A team needs an admin: make someone else admin first.")
+
+
+def _created_with_unique_slug(create, make_slug, attempts: int = 5):
+    """``create(slug)`` with a free slug; two creations racing for one slug retry."""
+    for attempt in range(attempts):
+        try:
+            with transaction.atomic():
+                return create(make_slug())
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+    return None  # not reached
+
+
+@transaction.atomic
+def create_team(name: str, user) -> Team:
+    """A new team; its creator is its admin."""
+    team = _created_with_unique_slug(
+        lambda slug: Team.objects.create(name=name, slug=slug), lambda: Team.unique_slug(name)
+    )
+    Membership.objects.create(team=team, user=user, role=Role.ADMIN)
+    return team
+
+
+@transaction.atomic
+def set_member_role(team: Team, user, role: str) -> tuple[Membership, bool]:
+    """Add ``user`` to the team with ``role``, or change their role; True when added.
+
+    Membership changes of one team take its row lock, so two admins demoting each other at
+    once cannot leave it without an admin (``LastAdmin``)."""
+    Team.objects.select_for_update().get(pk=team.pk)
+    membership = Membership.objects.filter(team=team, user=user).first()
+    added = membership is None
+    if added:
+        membership = Membership(team=team, user=user)
+    elif membership.role == Role.ADMIN and role != Role.ADMIN:
+        _keep_an_admin(team, membership)
+    membership.role = role
+    membership.save()
+    return membership, added
+
+
+@transaction.atomic
+def remove_member(membership: Membership) -> None:
+    """Take the user out of the team (``LastAdmin`` if they are its only admin)."""
+    Team.objects.select_for_update().get(pk=membership.team_id)
+    membership = Membership.objects.filter(pk=membership.pk).first()
+    if membership is None:  # removed meanwhile
+        return
+    if membership.role == Role.ADMIN:
+        _keep_an_admin(membership.team, membership)
+    membership.delete()
+
+
+def _keep_an_admin(team: Team, leaving: Membership) -> None:
+    others = Membership.objects.filter(team=team, role=Role.ADMIN).exclude(pk=leaving.pk)
+    if not others.exists():
+        raise LastAdmin
 
 
 # --- suite files from rows, and rows from suite files ---------------------------------------
@@ -135,11 +203,47 @@ def _create_rows(case: Case, data: Mapping) -> None:
     )
 
 
+# What the database holds at most; longer text is refused by path, not cut.
+MAX_LENGTHS = {"name": 200, "key": 200, "title": 300, "call name": 200}
+
+
 def validate_suite(document: Any) -> None:
-    """Refuse a suite file that breaks any rule of §3.1 (``InvalidInput``, by JSON path)."""
-    load_suite(document)
-    if not isinstance(document.get("name"), str) or not document["name"].strip():
-        raise InvalidInput([Problem("name", "required: the suite's name")])
+    """Refuse a suite file that breaks any rule of §3.1, lacks a name, or holds text longer
+    than Casebook stores (``InvalidInput`` listing every problem by JSON path)."""
+    problems: list[Problem] = []
+    try:
+        load_suite(document)
+    except InvalidInput as exc:
+        problems.extend(exc.problems)
+    if isinstance(document, Mapping):
+        name = document.get("name")
+        if not isinstance(name, str) or not name.strip():
+            problems.append(Problem("name", "required: the suite's name"))
+        problems.extend(_too_long(name, "name", MAX_LENGTHS["name"]))
+        cases = document.get("cases")
+        for index, case in enumerate(cases if isinstance(cases, list) else []):
+            if isinstance(case, Mapping):
+                problems.extend(length_problems(case, f"cases[{index}]."))
+    if problems:
+        raise InvalidInput(problems)
+
+
+def length_problems(case: Mapping, prefix: str = "") -> list[Problem]:
+    """Text of a case longer than Casebook stores, by path."""
+    found = _too_long(case.get("key"), f"{prefix}key", MAX_LENGTHS["key"])
+    found += _too_long(case.get("title"), f"{prefix}title", MAX_LENGTHS["title"])
+    calls = case.get("expected_calls")
+    for index, call in enumerate(calls if isinstance(calls, list) else []):
+        if isinstance(call, Mapping):
+            where = f"{prefix}expected_calls[{index}].name"
+            found += _too_long(call.get("name"), where, MAX_LENGTHS["call name"])
+    return found
+
+
+def _too_long(value: Any, path: str, limit: int) -> list[Problem]:
+    if isinstance(value, str) and len(value) > limit:
+        return [Problem(path, f"at most {limit} characters (this is {len(value)})")]
+    return []
 
 
 # --- changes -------------------------------------------------------------------------------
@@ -174,14 +278,17 @@ def _unique_slug(team: Team, name: str, exclude: int | None = None) -> str:
 def create_suite(team: Team, document: Mapping, user, message: str = "Imported") -> Suite:
     """A new suite in ``team`` from a suite file, as its version 1."""
     validate_suite(document)
-    suite = Suite.objects.create(
-        team=team,
-        name=document["name"],
-        slug=_unique_slug(team, document["name"]),
-        description=document.get("description") or "",
-        tags=list(document.get("tags") or []),
-        match=document.get("match"),
-        extra=_unknown(document, SUITE_FIELDS),
+    suite = _created_with_unique_slug(
+        lambda slug: Suite.objects.create(
+            team=team,
+            name=document["name"],
+            slug=slug,
+            description=document.get("description") or "",
+            tags=list(document.get("tags") or []),
+            match=document.get("match"),
+            extra=_unknown(document, SUITE_FIELDS),
+        ),
+        lambda: _unique_slug(team, document["name"]),
     )
     for position, data in enumerate(document["cases"]):
         _create_case(suite, data, position)
@@ -225,6 +332,9 @@ def update_settings(suite: Suite, user, *, message: str = "", **fields) -> Suite
     if "name" in fields:
         suite.slug = _unique_slug(suite.team, fields["name"], exclude=suite.pk)
     suite.save()
+    latest = suite.latest_version
+    if latest is not None and latest.document == suite_document(suite):
+        return latest  # only the visibility changed: the suite file did not
     return record_version(suite, user, message or "Changed the suite's settings")
 
 
@@ -290,6 +400,7 @@ def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list
         load_suite(document)
     except InvalidInput as exc:
         problems.extend(_relative_to_case(exc.problems))
+    problems.extend(length_problems(data))
     return problems
 
 

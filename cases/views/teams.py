@@ -2,14 +2,14 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from .. import services
 from ..forms import MemberForm, RoleForm, TeamForm
-from ..models import Membership, Role, Team
+from ..models import Membership, Role
 from ..permissions import can_manage_team, role_in, team_for, teams_of
 
 
@@ -17,10 +17,7 @@ from ..permissions import can_manage_team, role_in, team_for, teams_of
 def team_list(request):
     form = TeamForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            name = form.cleaned_data["name"]
-            team = Team.objects.create(name=name, slug=Team.unique_slug(name))
-            Membership.objects.create(team=team, user=request.user, role=Role.ADMIN)
+        team = services.create_team(form.cleaned_data["name"], request.user)
         messages.success(request, f"Team {team.name} created; you are its admin.")
         return redirect(team)
     teams = teams_of(request.user).annotate(
@@ -53,10 +50,10 @@ def team_detail(request, slug):
 @login_required
 @require_POST
 def member_add(request, slug):
-    team = team_for(request.user, slug, manage=True)
+    team = team_for(request.user, slug, at_least=Role.ADMIN)
     form = MemberForm(request.POST, team=team)
     if form.is_valid():
-        Membership.objects.create(team=team, user=form.user, role=form.cleaned_data["role"])
+        services.set_member_role(team, form.user, form.cleaned_data["role"])
         form = None
     template = "cases/team_detail.html#members" if request.htmx else "cases/team_detail.html"
     if not request.htmx and form is None:
@@ -68,25 +65,16 @@ def member_add(request, slug):
 @require_POST
 def member_change(request, slug, membership_id):
     """Change a member's role, or remove them (``remove``); a team keeps at least one admin."""
-    team = team_for(request.user, slug, manage=True)
+    team = team_for(request.user, slug, at_least=Role.ADMIN)
     membership = get_object_or_404(Membership, pk=membership_id, team=team)
-    with transaction.atomic():
-        admins = team.memberships.select_for_update().filter(role=Role.ADMIN)
-        last_admin = membership.role == Role.ADMIN and admins.count() == 1
+    form = RoleForm(request.POST)
+    try:
         if "remove" in request.POST:
-            if last_admin:
-                messages.error(request, "A team needs an admin: make someone else admin first.")
-            else:
-                membership.delete()
-        else:
-            form = RoleForm(request.POST)
-            if form.is_valid():
-                role = form.cleaned_data["role"]
-                if last_admin and role != Role.ADMIN:
-                    messages.error(request, "A team needs an admin: make someone else admin first.")
-                else:
-                    membership.role = role
-                    membership.save(update_fields=["role"])
+            services.remove_member(membership)
+        elif form.is_valid():
+            services.set_member_role(team, membership.user, form.cleaned_data["role"])
+    except services.LastAdmin as exc:
+        messages.error(request, str(exc))
     if role_in(request.user, team) is None:
         return redirect("teams")  # the user removed themselves
     template = "cases/team_detail.html#members" if request.htmx else "cases/team_detail.html"

@@ -61,7 +61,18 @@ def _float_or_decimal(text: str) -> float | Decimal:
 
 
 class _SuiteLoader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 booleans, no timestamps, and duplicate keys marked."""
+    """SafeLoader with YAML 1.2 booleans, no timestamps, duplicate keys marked, and no
+    aliases."""
+
+    def compose_node(self, parent, index):
+        # ``*ref`` lets a few bytes expand to millions of values ("billion laughs"), and
+        # suite files have no need of it.
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not supported in suite files", mark
+            )
+        return super().compose_node(parent, index)
 
 
 _REPLACED_TAGS = {f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "timestamp")}

@@ -1,0 +1,1 @@
+"""Casebook's REST API (DESIGN.md §8): teams, suites, cases and versions as JSON."""

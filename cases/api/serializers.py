@@ -1,0 +1,342 @@
+"""Serializers: what each endpoint reads and writes, and the first check of its input.
+
+A suite file or a case is validated by the matcher (``scoring.matcher.load_suite``, through
+``cases.services``), the one place that knows §3.1; its problems come back as
+``{"problems": [{"path", "message"}]}``. Everything else is checked here, by field.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+from django.contrib.auth import get_user_model
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from cases import services
+from cases.models import Membership, Role, Suite, SuiteVersion, Team, Visibility
+from scoring.matcher import InvalidInput, parse_suite_document
+
+from .parsers import MAX_SUITE_FILE_BYTES
+
+
+def page_url(request, suite: Suite) -> str:
+    """The absolute URL of the suite's page."""
+    return request.build_absolute_uri(suite.get_absolute_url())
+
+
+# --- problems ------------------------------------------------------------------------------
+
+
+class ProblemSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="JSON path of the field, empty for the whole input")
+    message = serializers.CharField()
+
+
+class ProblemsSerializer(serializers.Serializer):
+    """A 400 answer for an invalid suite file or case: every problem at once."""
+
+    problems = ProblemSerializer(many=True)
+
+
+class StaleEditSerializer(serializers.Serializer):
+    """A 409 answer: the case was saved by someone else since ``revision`` was read."""
+
+    detail = serializers.CharField()
+    revision = serializers.IntegerField(help_text="the case's current revision")
+
+
+# --- teams ---------------------------------------------------------------------------------
+
+
+class TeamSerializer(serializers.ModelSerializer):
+    role = serializers.CharField(read_only=True, help_text="the caller's role in the team")
+
+    class Meta:
+        model = Team
+        fields = ["slug", "name", "role"]
+        read_only_fields = ["slug"]
+
+    def create(self, validated_data):
+        team = services.create_team(validated_data["name"], self.context["request"].user)
+        team.role = Role.ADMIN
+        return team
+
+
+class MemberSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=Role.choices)
+
+    def to_representation(self, instance: Membership):
+        return {"username": instance.user.username, "role": instance.role}
+
+    def validate_username(self, value):
+        user = get_user_model().objects.filter(username=value).first()
+        if user is None:
+            raise serializers.ValidationError("No user has this username.")
+        return user
+
+    def create(self, validated_data):
+        """Add the user to the team, or change their role; ``self.added`` tells which."""
+        try:
+            membership, self.added = services.set_member_role(
+                self.context["team"], validated_data["username"], validated_data["role"]
+            )
+        except services.LastAdmin as exc:
+            raise serializers.ValidationError({"role": [str(exc)]}) from None
+        return membership
+
+
+# --- suites --------------------------------------------------------------------------------
+
+
+class SuiteSerializer(serializers.ModelSerializer):
+    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    tags = serializers.ListField(child=serializers.CharField(), read_only=True)
+    match = serializers.JSONField(
+        read_only=True,
+        allow_null=True,
+        help_text='match options (§3.1): an object, "lenient", or null for the defaults',
+    )
+    case_count = serializers.IntegerField(read_only=True)
+    version = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="the current version's number"
+    )
+    url = serializers.SerializerMethodField(help_text="the suite's page")
+
+    class Meta:
+        model = Suite
+        fields = [
+            "id",
+            "team",
+            "name",
+            "slug",
+            "description",
+            "tags",
+            "visibility",
+            "match",
+            "case_count",
+            "version",
+            "url",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, suite) -> str:
+        return page_url(self.context["request"], suite)
+
+
+class SuiteSettingsSerializer(serializers.Serializer):
+    """What ``PATCH /api/suites/{id}/`` changes; each change becomes a new version."""
+
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(allow_blank=True, required=False)
+    tags = serializers.ListField(child=serializers.CharField(max_length=100), required=False)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    match = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text='match options (§3.1): an object, "lenient", or null for the defaults',
+    )
+
+    def update(self, suite, validated_data):
+        if not validated_data:
+            return suite
+        try:
+            services.update_settings(suite, self.context["request"].user, **validated_data)
+        except InvalidInput as exc:
+            raise serializers.ValidationError(_by_field(exc.problems)) from None
+        return suite
+
+
+def _by_field(problems) -> dict[str, list[str]]:
+    """Matcher problems of the suite's own fields, keyed by the field they are under."""
+    errors: dict[str, list[str]] = {}
+    for problem in problems:
+        field = problem.path.replace("[", ".").split(".")[0] or "non_field_errors"
+        message = problem.message if problem.path == field else f"{problem}"
+        errors.setdefault(field, []).append(message)
+    return errors
+
+
+class SuiteFilterSerializer(serializers.Serializer):
+    team = serializers.SlugField(required=False, help_text="only this team's suites")
+    q = serializers.CharField(required=False, help_text="text in the name or description")
+
+
+@extend_schema_field(OpenApiTypes.BINARY)
+class UploadField(serializers.FileField):
+    """A file sent in the request (the schema's default for files is a URL to one)."""
+
+
+class SuiteUploadSerializer(serializers.Serializer):
+    """A suite file (§3.1, JSON or YAML), as a multipart field or the whole body."""
+
+    file = UploadField(write_only=True)
+
+    def validate_file(self, upload):
+        if upload.size > MAX_SUITE_FILE_BYTES:
+            raise serializers.ValidationError(
+                f"A suite file may hold at most {MAX_SUITE_FILE_BYTES // 2**20} MB."
+            )
+        return upload
+
+    def validate(self, attrs):
+        upload = attrs["file"]
+        # InvalidInput (not JSON, not YAML) is answered like any other suite problem.
+        attrs["document"] = parse_suite_document(upload.read(), upload.name or "")
+        return attrs
+
+
+class ImportQuerySerializer(serializers.Serializer):
+    team = serializers.SlugField(help_text="the team the suite is added to")
+
+
+class ImportedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    url = serializers.URLField(help_text="the suite's page")
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    version = serializers.IntegerField(
+        min_value=1, required=False, help_text="a version number (default: the current one)"
+    )
+
+
+class CopySerializer(serializers.Serializer):
+    team = serializers.SlugField(help_text="the team that gets the copy")
+
+
+class CopiedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField(help_text="the copy's page")
+
+
+# --- cases ---------------------------------------------------------------------------------
+
+
+class ExpectedCallSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    required_args = serializers.DictField(required=False)
+    ordered = serializers.BooleanField(required=False)
+    depends_on_result = serializers.BooleanField(required=False)
+    exact_args = serializers.BooleanField(required=False)
+
+
+class CaseSerializer(serializers.Serializer):
+    """A case as its §3.1 object, with its ``id`` and ``revision``.
+
+    The declared fields document the shape; validation is the matcher's, as part of the
+    suite (``services.save_case``), so the body is passed on whole, unknown fields kept.
+    ``revision``, when sent, is the revision the edit started from: a case saved since
+    answers 409 instead of being overwritten.
+    """
+
+    id = serializers.IntegerField(read_only=True)
+    revision = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="the case's revision; send it back to refuse overwriting a newer save",
+    )
+    key = serializers.CharField()
+    title = serializers.CharField(required=False)
+    prompt = serializers.CharField(required=False)
+    tags = serializers.ListField(child=serializers.CharField(), required=False)
+    match = serializers.JSONField(required=False, allow_null=True)
+    expected_calls = ExpectedCallSerializer(many=True, required=False)
+    extra_calls = serializers.ChoiceField(choices=["allow", "forbid"], required=False)
+    expectations = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="objects with a type (§3.1)"
+    )
+
+    def to_representation(self, case):
+        return {"id": case.pk, "revision": case.revision, **services.case_document(case)}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, Mapping):
+            raise serializers.ValidationError(
+                {"non_field_errors": ["A case must be a JSON object."]}
+            )
+        revision = None
+        if data.get("revision") is not None:
+            try:
+                revision = self.fields["revision"].run_validation(data["revision"])
+            except serializers.ValidationError as exc:
+                raise serializers.ValidationError({"revision": exc.detail}) from None
+        document = copy.copy(data)  # keeps the parser's marks of duplicate keys
+        for name in ("id", "revision"):
+            document.pop(name, None)
+        return {"revision": revision, "document": document}
+
+    def create(self, validated_data):
+        saved = services.save_case(
+            self.context["suite"], validated_data["document"], self.context["request"].user
+        )
+        return saved.case
+
+    def update(self, case, validated_data):
+        saved = services.save_case(
+            self.context["suite"],
+            validated_data["document"],
+            self.context["request"].user,
+            case=case,
+            revision=validated_data["revision"],
+        )
+        return saved.case
+
+
+# --- versions ------------------------------------------------------------------------------
+
+
+class VersionSerializer(serializers.ModelSerializer):
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+
+    class Meta:
+        model = SuiteVersion
+        fields = ["number", "author", "created", "message", "tag"]
+        read_only_fields = ["number", "author", "created", "message", "tag"]
+
+
+class VersionDetailSerializer(VersionSerializer):
+    document = serializers.JSONField(read_only=True, help_text="the suite file (§3.1)")
+
+    class Meta(VersionSerializer.Meta):
+        fields = [*VersionSerializer.Meta.fields, "document"]
+        read_only_fields = fields
+
+
+class TagSerializer(serializers.Serializer):
+    tag = serializers.CharField(
+        max_length=50, allow_blank=True, help_text='e.g. "release"; empty removes the tag'
+    )
+
+    def update(self, version, validated_data):
+        version.tag = validated_data["tag"]
+        version.save(update_fields=["tag"])
+        return version
+
+
+class DiffQuerySerializer(serializers.Serializer):
+    against = serializers.IntegerField(
+        min_value=0,
+        required=False,
+        help_text="the older version (default: the one before; 0 is the empty suite)",
+    )
+
+
+class CaseChangeSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    fields = serializers.ListField(child=serializers.CharField())
+    predicates_added = serializers.ListField(child=serializers.CharField())
+    predicates_removed = serializers.ListField(child=serializers.CharField())
+
+
+class VersionDiffSerializer(serializers.Serializer):
+    old = serializers.IntegerField(help_text="the older version's number (0: the empty suite)")
+    new = serializers.IntegerField()
+    suite_fields = serializers.ListField(child=serializers.CharField())
+    added = serializers.ListField(child=serializers.CharField(), help_text="case keys")
+    removed = serializers.ListField(child=serializers.CharField(), help_text="case keys")
+    changed = CaseChangeSerializer(many=True)

@@ -1,0 +1,426 @@
+"""The API's views (DESIGN.md §8). Each one checks access through ``.permissions`` (which
+asks ``cases.permissions``), validates through ``.serializers`` and changes things only
+through ``cases.services``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import BrowsableAPIRenderer
+from rest_framework.response import Response
+
+from cases import permissions as rules
+from cases import services
+from cases.diff import diff_documents
+from cases.models import Case, Membership, Suite, SuiteVersion, Team
+from scoring.matcher import InvalidInput
+
+from .parsers import RAW_SUITE_FILE_PARSERS, ExactJSONParser, ExactJSONRenderer
+from .permissions import (
+    CanSeeSuite,
+    InSuiteAccess,
+    SuiteAccess,
+    TeamMembersAccess,
+    team_to_author_in,
+)
+from .serializers import (
+    CaseSerializer,
+    CopiedSerializer,
+    CopySerializer,
+    DiffQuerySerializer,
+    ExportQuerySerializer,
+    ImportedSerializer,
+    ImportQuerySerializer,
+    MemberSerializer,
+    ProblemsSerializer,
+    StaleEditSerializer,
+    SuiteFilterSerializer,
+    SuiteSerializer,
+    SuiteSettingsSerializer,
+    SuiteUploadSerializer,
+    TagSerializer,
+    TeamSerializer,
+    VersionDetailSerializer,
+    VersionDiffSerializer,
+    VersionSerializer,
+    page_url,
+)
+
+PROBLEMS = OpenApiResponse(ProblemsSerializer, description="every problem, by JSON path")
+NOT_ALLOWED = OpenApiResponse(description="visible, but only editors and admins change it")
+NOT_FOUND = OpenApiResponse(description="no such thing, or not visible to the caller")
+SUITE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="the suite")
+
+
+class CasebookViewMixin:
+    """JSON with exact numbers both ways; the services' errors as HTTP answers."""
+
+    parser_classes = [ExactJSONParser, FormParser, MultiPartParser]
+    renderer_classes = [ExactJSONRenderer, BrowsableAPIRenderer]
+
+    def handle_exception(self, exc):
+        if isinstance(exc, InvalidInput):
+            problems = [problem.to_dict() for problem in exc.problems]
+            return Response({"problems": problems}, status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(exc, services.StaleEdit):
+            return Response(
+                {"detail": str(exc), "revision": exc.case.revision},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return super().handle_exception(exc)
+
+    def schema_only(self) -> bool:
+        """True while drf-spectacular builds the schema (no request user, no parent)."""
+        return getattr(self, "swagger_fake_view", False)
+
+
+# --- teams ---------------------------------------------------------------------------------
+
+
+@extend_schema_view(
+    list=extend_schema(summary="The caller's teams, with their role in each"),
+    create=extend_schema(summary="Create a team; the caller becomes its admin"),
+    retrieve=extend_schema(summary="One of the caller's teams", responses={200: TeamSerializer}),
+)
+class TeamViewSet(
+    CasebookViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = TeamSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self):
+        if self.schema_only():
+            return Team.objects.none()
+        user = self.request.user
+        role = Membership.objects.filter(team=OuterRef("pk"), user=user).values("role")[:1]
+        return rules.teams_of(user).annotate(role=Subquery(role)).order_by("name", "pk")
+
+
+@extend_schema(parameters=[OpenApiParameter("team_slug", str, OpenApiParameter.PATH)])
+@extend_schema_view(
+    list=extend_schema(summary="The team's members (any member may look)"),
+)
+class MemberViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    serializer_class = MemberSerializer
+    permission_classes = [TeamMembersAccess]
+    lookup_field = "user__username"
+    lookup_url_kwarg = "username"
+    lookup_value_regex = "[^/]+"
+
+    def get_queryset(self):
+        if self.schema_only():
+            return Membership.objects.none()
+        return self.team.memberships.select_related("user").order_by("user__username")
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "team": getattr(self, "team", None)}
+
+    @extend_schema(
+        summary="Add a member, or change a member's role (the team's admins)",
+        responses={
+            200: OpenApiResponse(MemberSerializer, description="role changed"),
+            201: OpenApiResponse(MemberSerializer, description="member added"),
+            403: NOT_ALLOWED,
+            404: NOT_FOUND,
+        },
+    )
+    def create(self, request, team_slug):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        serializer.save()
+        added = status.HTTP_201_CREATED if serializer.added else status.HTTP_200_OK
+        return Response(serializer.data, status=added)
+
+    @extend_schema(
+        summary="Remove a member (the team's admins; never its last admin)",
+        parameters=[OpenApiParameter("username", str, OpenApiParameter.PATH)],
+        responses={204: None, 400: OpenApiResponse(description="the last admin")},
+    )
+    def destroy(self, request, team_slug, username):
+        try:
+            services.remove_member(self.get_object())
+        except services.LastAdmin as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- suites --------------------------------------------------------------------------------
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Suites the caller may see", parameters=[SuiteFilterSerializer]),
+    retrieve=extend_schema(summary="One suite", parameters=[SUITE_ID]),
+)
+class SuiteViewSet(
+    CasebookViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    serializer_class = SuiteSerializer
+    permission_classes = [SuiteAccess]
+    lookup_value_regex = "[0-9]+"
+
+    def get_queryset(self):
+        if self.schema_only():
+            return Suite.objects.none()
+        cases = (
+            Case.objects.filter(suite=OuterRef("pk"))
+            .order_by()
+            .values("suite")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        latest = SuiteVersion.objects.filter(suite=OuterRef("pk")).order_by("-number")
+        return (
+            rules.visible_suites(self.request.user)
+            .select_related("team")
+            .annotate(
+                case_count=Coalesce(Subquery(cases), 0),
+                version=Subquery(latest.values("number")[:1]),
+            )
+            .order_by("name", "pk")
+        )
+
+    def filter_queryset(self, queryset):
+        if self.action != "list":
+            return queryset
+        filters = SuiteFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        if team := filters.validated_data.get("team"):
+            queryset = queryset.filter(team__slug=team)
+        if text := filters.validated_data.get("q"):
+            queryset = queryset.filter(Q(name__icontains=text) | Q(description__icontains=text))
+        return queryset
+
+    @extend_schema(
+        summary="Change the suite's settings (editors and admins); a new version",
+        parameters=[SUITE_ID],
+        request=SuiteSettingsSerializer,
+        responses={200: SuiteSerializer, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    )
+    def partial_update(self, request, pk=None):
+        suite = self.get_object()
+        settings = SuiteSettingsSerializer(
+            suite, data=request.data, partial=True, context=self.get_serializer_context()
+        )
+        settings.is_valid(raise_exception=True)
+        settings.save()
+        return Response(self.get_serializer(self.get_object()).data)
+
+    @extend_schema(
+        summary="Add a suite from a suite file (§3.1, JSON or YAML) to a team",
+        description=(
+            "The body is the suite file itself (`application/json`, `application/yaml`, "
+            "`text/yaml`), or a multipart upload in the field `file`. The caller must be an "
+            "editor or admin of the team. An invalid file creates nothing and answers 400 "
+            "with every problem by JSON path."
+        ),
+        parameters=[ImportQuerySerializer],
+        request={
+            "application/json": OpenApiTypes.OBJECT,
+            "application/yaml": OpenApiTypes.STR,
+            "text/yaml": OpenApiTypes.STR,
+            "application/x-yaml": OpenApiTypes.STR,
+            "multipart/form-data": SuiteUploadSerializer,
+        },
+        responses={201: ImportedSerializer, 400: PROBLEMS, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        parser_classes=[*RAW_SUITE_FILE_PARSERS, MultiPartParser],
+    )
+    def import_suite(self, request):
+        query = ImportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        team = team_to_author_in(request.user, query.validated_data["team"])
+        upload = SuiteUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        suite = services.create_suite(team, upload.validated_data["document"], request.user)
+        imported = {
+            "id": suite.pk,
+            "version": suite.latest_version.number,
+            "url": page_url(request, suite),
+        }
+        return Response(ImportedSerializer(imported).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Download the suite file (§3.1) of the current version, or of ?version=N",
+        parameters=[SUITE_ID, ExportQuerySerializer],
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                OpenApiTypes.OBJECT, description="the suite file, as an attachment"
+            ),
+            404: NOT_FOUND,
+        },
+    )
+    @action(detail=True, methods=["get"], renderer_classes=[ExactJSONRenderer])
+    def export(self, request, pk=None):
+        suite = self.get_object()
+        query = ExportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        number = query.validated_data.get("version")
+        versions = suite.versions.order_by("-number")
+        version = versions.filter(number=number).first() if number else versions.first()
+        if version is None:
+            raise Http404("No such version.")
+        filename = f"{suite.slug}.v{version.number}.suite.json"
+        return Response(
+            version.document,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+
+    @extend_schema(
+        summary="Copy the suite's current version into a team where the caller is an editor",
+        parameters=[SUITE_ID],
+        request=CopySerializer,
+        responses={201: CopiedSerializer, 400: PROBLEMS, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["post"], permission_classes=[CanSeeSuite])
+    def copy(self, request, pk=None):
+        suite = self.get_object()
+        target = CopySerializer(data=request.data)
+        target.is_valid(raise_exception=True)
+        team = team_to_author_in(request.user, target.validated_data["team"])
+        copied = services.copy_suite(suite, team, request.user)
+        data = {"id": copied.pk, "url": page_url(request, copied)}
+        return Response(CopiedSerializer(data).data, status=status.HTTP_201_CREATED)
+
+
+# --- cases ---------------------------------------------------------------------------------
+
+SUITE_PK = OpenApiParameter("suite_pk", int, OpenApiParameter.PATH, description="the suite")
+CASE_KEY = OpenApiParameter("key", str, OpenApiParameter.PATH, description="the case's key")
+
+
+@extend_schema(parameters=[SUITE_PK])
+@extend_schema_view(
+    list=extend_schema(summary="The suite's cases, each as its §3.1 object"),
+    retrieve=extend_schema(summary="One case", parameters=[CASE_KEY]),
+    create=extend_schema(
+        summary="Add a case (editors and admins); a new version",
+        responses={201: CaseSerializer, 400: PROBLEMS, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    ),
+    update=extend_schema(
+        summary="Replace a case (editors and admins); a new version",
+        description=(
+            "Send `revision` as read to refuse overwriting a save made since: the answer "
+            "is then 409 with the case's current revision."
+        ),
+        parameters=[CASE_KEY],
+        responses={
+            200: CaseSerializer,
+            400: PROBLEMS,
+            403: NOT_ALLOWED,
+            404: NOT_FOUND,
+            409: StaleEditSerializer,
+        },
+    ),
+    destroy=extend_schema(
+        summary="Remove a case (editors and admins); a new version", parameters=[CASE_KEY]
+    ),
+)
+class CaseViewSet(
+    CasebookViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = CaseSerializer
+    permission_classes = [InSuiteAccess]
+    parser_classes = [ExactJSONParser]  # a case is nested JSON; a form cannot hold it
+    lookup_field = "key"
+    lookup_value_regex = ".+"  # keys may hold dots, spaces, even slashes (%2F in URLs)
+
+    def get_queryset(self):
+        if self.schema_only():
+            return Case.objects.none()
+        cases = self.suite.cases.prefetch_related("expected_calls", "expectations")
+        return cases.order_by("position", "pk")
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "suite": getattr(self, "suite", None)}
+
+    def update(self, request, suite_pk=None, key=None):
+        serializer = self.get_serializer(self.get_object(), data=request.data)
+        serializer.is_valid(raise_exception=True)
+        serializer.save()
+        return Response(serializer.data)
+
+    def perform_destroy(self, case):
+        services.delete_case(case, self.request.user)
+
+
+# --- versions ------------------------------------------------------------------------------
+
+VERSION_NUMBER = OpenApiParameter("number", int, OpenApiParameter.PATH)
+
+
+@extend_schema(parameters=[SUITE_PK])
+@extend_schema_view(
+    list=extend_schema(summary="The suite's versions, newest first"),
+    retrieve=extend_schema(summary="One version, with its suite file", parameters=[VERSION_NUMBER]),
+)
+class VersionViewSet(
+    CasebookViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    permission_classes = [InSuiteAccess]
+    lookup_field = "number"
+    lookup_value_regex = "[0-9]+"
+
+    def get_queryset(self):
+        if self.schema_only():
+            return SuiteVersion.objects.none()
+        versions = self.suite.versions.select_related("author").order_by("-number")
+        return versions.defer("document") if self.action == "list" else versions
+
+    def get_serializer_class(self):
+        return VersionSerializer if self.action == "list" else VersionDetailSerializer
+
+    @extend_schema(
+        summary='Tag the version, e.g. "release" (editors and admins)',
+        parameters=[VERSION_NUMBER],
+        request=TagSerializer,
+        responses={200: VersionSerializer, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["post"])
+    def tag(self, request, suite_pk=None, number=None):
+        tagging = TagSerializer(self.get_object(), data=request.data)
+        tagging.is_valid(raise_exception=True)
+        version = tagging.save()
+        return Response(VersionSerializer(version).data)
+
+    @extend_schema(
+        summary="What changed from version ?against=M (default: the one before) to this one",
+        parameters=[VERSION_NUMBER, DiffQuerySerializer],
+        responses={200: VersionDiffSerializer, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"])
+    def diff(self, request, suite_pk=None, number=None):
+        new = self.get_object()
+        query = DiffQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        against = query.validated_data.get("against", new.number - 1)
+        old = get_object_or_404(self.suite.versions, number=against).document if against else {}
+        diff = diff_documents(old, new.document)
+        data = {"old": against, "new": new.number, **asdict(diff)}
+        return Response(VersionDiffSerializer(data).data)
