@@ -20,6 +20,7 @@ from scoring.matcher import InvalidInput, Problem, parse_json
 from scoring.matcher.expectations import EXPECTATION_TYPES
 
 from .forms import MatchFormMixin, match_from, split_tags
+from .services import CALL_FIELDS, CASE_FIELDS
 
 CASE_MATCH_PRESETS = [
     ("", "as the suite says"),
@@ -61,6 +62,19 @@ def pretty(value: Any) -> str:
     """JSON for a textarea: one line when short, indented when long."""
     text = orjson.dumps(value).decode()
     return text if len(text) <= 70 else orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+
+
+EXPECTATION_FIELDS = {"type"} | {name for names in TYPE_FIELDS.values() for name in names}
+
+
+def unknown_fields(data: Mapping, known) -> dict:
+    return {key: value for key, value in data.items() if key not in known}
+
+
+def _with_extra(document: dict, cleaned: Mapping) -> dict:
+    """``document`` followed by the unknown fields the row carried (known ones win)."""
+    extra = cleaned.get("extra") or {}
+    return document | {key: value for key, value in extra.items() if key not in document}
 
 
 class JSONObjectField(forms.CharField):
@@ -112,6 +126,8 @@ class CaseForm(MatchFormMixin):
         label="Other calls",
     )
     revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    # Fields of the case that Casebook does not know, carried through the editor unchanged.
+    extra = JSONObjectField(widget=forms.HiddenInput)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -131,7 +147,7 @@ class CaseForm(MatchFormMixin):
         if (match := match_from(data)) is not None:
             document["match"] = match
         document["extra_calls"] = data.get("extra_calls") or "allow"
-        return document
+        return _with_extra(document, data)
 
     @classmethod
     def initial_from(cls, case_document: Mapping, revision: int | None) -> dict:
@@ -142,6 +158,7 @@ class CaseForm(MatchFormMixin):
             "tags": ", ".join(case_document.get("tags") or []),
             "extra_calls": case_document.get("extra_calls") or "allow",
             "revision": revision,
+            "extra": pretty(unknown_fields(case_document, CASE_FIELDS)),
             **cls.initial_for(case_document.get("match")),
         }
 
@@ -152,6 +169,7 @@ class ExpectedCallForm(forms.Form):
     ordered = forms.BooleanField(required=False)
     depends_on_result = forms.BooleanField(required=False, label="after the previous call's result")
     exact_args = forms.BooleanField(required=False, label="no other arguments")
+    extra = JSONObjectField(widget=forms.HiddenInput)
 
     def to_document(self) -> dict:
         data = self.cleaned_data
@@ -163,7 +181,7 @@ class ExpectedCallForm(forms.Form):
         }
         if data.get("exact_args"):
             document["exact_args"] = True
-        return document
+        return _with_extra(document, data)
 
     @staticmethod
     def initial_from(call: Mapping) -> dict:
@@ -173,6 +191,7 @@ class ExpectedCallForm(forms.Form):
             "ordered": bool(call.get("ordered")),
             "depends_on_result": bool(call.get("depends_on_result")),
             "exact_args": bool(call.get("exact_args")),
+            "extra": pretty(unknown_fields(call, CALL_FIELDS)),
         }
 
 
@@ -188,6 +207,7 @@ class ExpectationForm(forms.Form):
     regex = forms.CharField(required=False, strip=False, label="Regex (RE2)")
     value = NumberField(required=False)
     tolerance = NumberField(required=False, help_text="Absolute; default 0.")
+    extra = JSONObjectField(widget=forms.HiddenInput)
 
     @property
     def kind(self) -> str:
@@ -219,12 +239,17 @@ class ExpectationForm(forms.Form):
             elif value is None:
                 value = ""
             document[name] = value
-        return document
+        return _with_extra(document, data)
 
     @staticmethod
     def initial_from(item: Mapping) -> dict:
-        initial = {"type": item.get("type", "called_tool")}
+        initial = {
+            "type": item.get("type", "called_tool"),
+            "extra": pretty(unknown_fields(item, EXPECTATION_FIELDS)),
+        }
         for name, value in item.items():
+            if name not in EXPECTATION_FIELDS:
+                continue
             if name == "args":
                 initial[name] = pretty(value)
             elif name == "tools":

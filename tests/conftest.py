@@ -3,6 +3,12 @@
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The real hasher is slow on purpose; tests create many users and sign them in.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def password():
     return "correct horse battery staple"

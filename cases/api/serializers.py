@@ -203,6 +203,9 @@ class ExportQuerySerializer(serializers.Serializer):
     version = serializers.IntegerField(
         min_value=1, required=False, help_text="a version number (default: the current one)"
     )
+    tag = serializers.CharField(
+        required=False, help_text="the newest version with this tag, e.g. release"
+    )
 
 
 class CopySerializer(serializers.Serializer):

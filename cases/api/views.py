@@ -8,7 +8,6 @@ from dataclasses import asdict
 
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
-from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -27,6 +26,7 @@ from cases import permissions as rules
 from cases import services
 from cases.diff import diff_documents
 from cases.models import Case, Membership, Suite, SuiteVersion, Team
+from cases.views.suites import pick_version
 from scoring.matcher import InvalidInput
 
 from .parsers import RAW_SUITE_FILE_PARSERS, ExactJSONParser, ExactJSONRenderer
@@ -276,11 +276,8 @@ class SuiteViewSet(
         suite = self.get_object()
         query = ExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        number = query.validated_data.get("version")
-        versions = suite.versions.order_by("-number")
-        version = versions.filter(number=number).first() if number else versions.first()
-        if version is None:
-            raise Http404("No such version.")
+        number, tag = query.validated_data.get("version"), query.validated_data.get("tag")
+        version = pick_version(suite, str(number) if number else None, tag)
         filename = f"{suite.slug}.v{version.number}.suite.json"
         return Response(
             version.document,

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.html import escape
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -64,19 +65,20 @@ class Editor:
 
     @classmethod
     def with_action(cls, suite: Suite, data, action: str) -> Editor:
-        """The editor after a row action (``call:add``, ``exp:remove:2``...), nothing saved."""
+        """The editor after a row action (``call:add``, ``exp:remove:2``, ``refresh``), with
+        what was typed kept as it was typed: nothing is validated or saved yet."""
         kind, _, verb = action.partition(":")
-        data = data.copy()
+        editor = cls.__new__(cls)
+        editor.suite, editor.loose, editor.stale = suite, [], None
+        editor.case_form = CaseForm(initial=data.dict())
+        rows = {}
         for prefix, blank in (("call", BLANK_CALL), ("exp", BLANK_EXPECTATION)):
-            rows = Rows.posted(data, prefix)
+            rows[prefix] = Rows.posted(data, prefix)
             if kind == prefix:
-                rows = apply_row_action(rows, verb, blank)
-            for key in [k for k in data if k.startswith(f"{prefix}-")]:
-                del data[key]
-            for i, row in enumerate(rows):
-                for field, value in row.items():
-                    data[f"{prefix}-{i}-{field}"] = value
-        return cls(suite, data=data)
+                rows[prefix] = apply_row_action(rows[prefix], verb, blank)
+        editor.calls = Rows(ExpectedCallForm, "call", rows["call"], bound=False)
+        editor.expectations = Rows(ExpectationForm, "exp", rows["exp"], bound=False)
+        return editor
 
     def document(self) -> dict:
         """The case file (§3.1) the forms hold; fields that do not parse stay empty, and
@@ -163,7 +165,15 @@ def case_new(request, pk):
 def case_edit(request, pk, case_id):
     """Editors edit; viewers see the same page read-only (the editor refuses their saves)."""
     suite = suite_for(request.user, pk)
-    case = get_object_or_404(Case, pk=case_id, suite=suite)
+    case = Case.objects.filter(pk=case_id, suite=suite).first()
+    if case is None:
+        if request.htmx and request.method == "POST":
+            # Saving a case someone removed meanwhile: say so where the user lands.
+            messages.error(request, "This case was removed by someone else; nothing was saved.")
+            response = HttpResponse(status=204)
+            response["HX-Redirect"] = suite.get_absolute_url()
+            return response
+        raise Http404("No such case.")
     if request.method == "POST" or can_edit_suite(request.user, suite):
         suite = suite_for(request.user, pk, edit=True)
         return _handle(request, suite, case)
@@ -233,7 +243,8 @@ def validate_field(request):
         message = pattern_problem(value) or ""
     elif kind == "args" and value.strip():
         message = _args_problem(value)
-    return HttpResponse(message, content_type="text/plain; charset=utf-8")
+    # The message quotes what was typed; the editor shows it as HTML, so it is escaped.
+    return HttpResponse(escape(message))
 
 
 def _args_problem(text: str) -> str:

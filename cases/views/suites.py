@@ -100,7 +100,7 @@ def suite_import_bfcl(request):
             document = suite_from_bfcl(
                 records["questions"],
                 records["answers"],
-                name=data["name"] or names["questions"].rsplit(".", 1)[0],
+                name=data["name"] or names["questions"].split(".")[0],
                 underscore_dots=data["underscore_dots"],
             )
             suite = services.create_suite(
@@ -220,6 +220,21 @@ def suite_replace(request, pk):
     )
 
 
+def pick_version(suite, number: str | None, tag: str | None):
+    """The version ``number``, else the newest tagged ``tag``, else the newest: 404 if none."""
+    versions = suite.versions.order_by("-number")
+    if number:
+        if not number.isdigit():
+            raise Http404("A version is a whole number.")
+        versions = versions.filter(number=int(number))
+    elif tag:
+        versions = versions.filter(tag=tag)
+    version = versions.first()
+    if version is None:
+        raise Http404("No such version.")
+    return version
+
+
 def pretty_json(document) -> bytes:
     try:
         return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
@@ -231,13 +246,7 @@ def pretty_json(document) -> bytes:
 def suite_export(request, pk):
     """The suite file of the current version, or of ``?version=N``."""
     suite = suite_for(request.user, pk)
-    versions = suite.versions
-    number = request.GET.get("version")
-    version = (
-        versions.filter(number=number).first() if number else versions.order_by("-number").first()
-    )
-    if version is None:
-        raise Http404("No such version.")
+    version = pick_version(suite, request.GET.get("version"), request.GET.get("tag"))
     response = HttpResponse(pretty_json(version.document), content_type="application/json")
     filename = f"{suite.slug}.v{version.number}.suite.json"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

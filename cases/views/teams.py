@@ -2,14 +2,14 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from .. import services
 from ..forms import MemberForm, RoleForm, TeamForm
-from ..models import Membership, Role
+from ..models import Membership, Role, Suite
 from ..permissions import can_manage_team, role_in, team_for, teams_of
 
 
@@ -20,8 +20,13 @@ def team_list(request):
         team = services.create_team(form.cleaned_data["name"], request.user)
         messages.success(request, f"Team {team.name} created; you are its admin.")
         return redirect(team)
+    # Counted in subqueries: teams_of joins the user's own membership, so a join-and-count
+    # would count that one row.
+    members = Membership.objects.filter(team=OuterRef("pk")).values("team")
+    suites = Suite.objects.filter(team=OuterRef("pk")).values("team")
     teams = teams_of(request.user).annotate(
-        member_count=Count("memberships", distinct=True), suite_count=Count("suites", distinct=True)
+        member_count=Subquery(members.annotate(n=Count("pk")).values("n")),
+        suite_count=Subquery(suites.annotate(n=Count("pk")).values("n")),
     )
     roles = dict(Membership.objects.filter(user=request.user).values_list("team_id", "role"))
     rows = [(team, roles.get(team.pk)) for team in teams]
@@ -73,6 +78,8 @@ def member_change(request, slug, membership_id):
             services.remove_member(membership)
         elif form.is_valid():
             services.set_member_role(team, membership.user, form.cleaned_data["role"])
+        else:
+            messages.error(request, "Choose a role: viewer, editor or admin.")
     except services.LastAdmin as exc:
         messages.error(request, str(exc))
     if role_in(request.user, team) is None:

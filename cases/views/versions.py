@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -51,8 +52,10 @@ def version_diff(request, pk, number):
     """What changed from version ``?against=M`` (default: the one before) to this one."""
     suite = suite_for(request.user, pk)
     version = get_object_or_404(SuiteVersion, suite=suite, number=number)
-    against_number = request.GET.get("against") or number - 1
-    against = get_object_or_404(SuiteVersion, suite=suite, number=against_number)
+    against_number = request.GET.get("against") or str(number - 1)
+    if not against_number.isdigit():
+        raise Http404("A version is a whole number.")
+    against = get_object_or_404(SuiteVersion, suite=suite, number=int(against_number))
     context = {
         "suite": suite,
         "version": version,

@@ -1,0 +1,237 @@
+"""Builders for the page tests: users of every role, their teams, and suites made the way the
+app makes them (``services.create_suite``), driven through Django's test client."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils.html import escape
+
+from cases import services
+from cases.models import Membership, Role, Suite, SuiteVersion, Team, User
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_SUITE = ROOT / "cases" / "demo" / "assistant.suite.json"
+BFCL = ROOT / "tests" / "fixtures" / "bfcl"
+
+HX = {"HX-Request": "true"}
+
+
+def demo_document() -> dict:
+    """The demo suite file (four cases); a fresh copy each call."""
+    return json.loads(DEMO_SUITE.read_text())
+
+
+def small_document(name: str, *, tool: str = "get_weather", case_tag: str = "misc") -> dict:
+    """A valid one-case suite file."""
+    return {
+        "schema": "casebook.suite/1",
+        "name": name,
+        "cases": [
+            {
+                "key": "only-case",
+                "tags": [case_tag],
+                "expected_calls": [{"name": tool, "required_args": {"city": "Paris"}}],
+                "expectations": [{"type": "called_tool", "tool": tool}],
+            }
+        ],
+    }
+
+
+def normalized(cases: list[dict]) -> list[dict]:
+    """Cases as an export writes them: the defaults of §3.1 spelled out."""
+    out = []
+    for case in copy.deepcopy(cases):
+        case.setdefault("extra_calls", "allow")
+        case.setdefault("expectations", [])
+        calls = case.setdefault("expected_calls", [])
+        for call in calls:
+            call.setdefault("required_args", {})
+            call.setdefault("ordered", False)
+            call.setdefault("depends_on_result", False)
+        out.append(case)
+    return out
+
+
+def upload(name: str, content: str | bytes) -> SimpleUploadedFile:
+    data = content.encode() if isinstance(content, str) else content
+    return SimpleUploadedFile(name, data, content_type="application/octet-stream")
+
+
+def text(response) -> str:
+    return response.content.decode()
+
+
+def counts() -> tuple[int, int, int]:
+    """How many suites, cases and versions exist: an import that fails must not move them."""
+    from cases.models import Case
+
+    return Suite.objects.count(), Case.objects.count(), SuiteVersion.objects.count()
+
+
+def suite_ids(html: str) -> set[int]:
+    """The suites a page links to (``/suites/<id>/``)."""
+    return {int(n) for n in re.findall(r'href="/suites/(\d+)/"', html)}
+
+
+def escaped(value: str) -> str:
+    return str(escape(value))
+
+
+# --- editor form data -----------------------------------------------------------------------
+
+EXPECTATION_FIELD_ORDER = (
+    "tool",
+    "args",
+    "min",
+    "max",
+    "tools",
+    "text",
+    "case_insensitive",
+    "regex",
+    "value",
+    "tolerance",
+)
+
+
+def editor_data(case: dict, revision: int | None = None, action: str = "save") -> dict:
+    """The case editor's POST for a case as the suite file writes it (§3.1)."""
+    data: dict[str, str] = {
+        "key": case.get("key", ""),
+        "title": case.get("title", ""),
+        "prompt": case.get("prompt", ""),
+        "tags": ", ".join(case.get("tags") or []),
+        "extra_calls": case.get("extra_calls") or "allow",
+        "action": action,
+    }
+    match = case.get("match")
+    if match == "lenient":
+        data["match_preset"] = "lenient"
+    elif isinstance(match, dict):
+        data["match_preset"] = "custom"
+        data.update({f"match_{k}": v for k, v in match.items()})
+    else:
+        data["match_preset"] = ""
+    if revision is not None:
+        data["revision"] = str(revision)
+    for i, call in enumerate(case.get("expected_calls") or []):
+        data[f"call-{i}-name"] = call["name"]
+        data[f"call-{i}-required_args"] = json.dumps(call.get("required_args") or {})
+        for flag in ("ordered", "depends_on_result", "exact_args"):
+            if call.get(flag):
+                data[f"call-{i}-{flag}"] = "on"
+    for i, item in enumerate(case.get("expectations") or []):
+        data[f"exp-{i}-type"] = item["type"]
+        for name in EXPECTATION_FIELD_ORDER:
+            if name not in item:
+                continue
+            value = item[name]
+            if name == "args":
+                value = json.dumps(value)
+            elif name == "tools":
+                value = ", ".join(value)
+            elif name == "case_insensitive":
+                if not value:
+                    continue
+                value = "on"
+            else:
+                value = str(value)
+            data[f"exp-{i}-{name}"] = value
+    return data
+
+
+# --- users and teams ------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def make_user(db, password):
+    def make(username: str) -> User:
+        return User.objects.create_user(username, password=password)
+
+    return make
+
+
+@pytest.fixture
+def admin(make_user):
+    return make_user("alice-admin")
+
+
+@pytest.fixture
+def editor(make_user):
+    return make_user("eddie-editor")
+
+
+@pytest.fixture
+def viewer(make_user):
+    return make_user("vera-viewer")
+
+
+@pytest.fixture
+def outsider(make_user):
+    return make_user("olga-outsider")
+
+
+def make_team(name: str, **members: User) -> Team:
+    """A team; ``members`` maps each role name to a user (``admin=alice``)."""
+    team = Team.objects.create(name=name, slug=Team.unique_slug(name))
+    for role, user in members.items():
+        Membership.objects.create(team=team, user=user, role=Role(role))
+    return team
+
+
+@pytest.fixture
+def team(admin, editor, viewer):
+    """One member of each role."""
+    return make_team("Agents", admin=admin, editor=editor, viewer=viewer)
+
+
+@pytest.fixture
+def other_team(outsider):
+    """The outsider's own team, where they are admin; nobody of ``team`` is in it."""
+    return make_team("Elsewhere", admin=outsider)
+
+
+@pytest.fixture
+def suite(team, admin):
+    """The demo suite in ``team`` (private to the team), as version 1."""
+    return services.create_suite(team, demo_document(), admin)
+
+
+@pytest.fixture
+def private_suite(other_team, outsider):
+    """Another team's private suite: nobody of ``team`` may see it."""
+    document = small_document("secret-ops", tool="launch_missiles", case_tag="classified")
+    document["description"] = "hush hush"
+    document["tags"] = ["confidential"]
+    return services.create_suite(other_team, document, outsider)
+
+
+@pytest.fixture
+def shared_suite(other_team, outsider):
+    """Another team's suite visible to every signed-in user."""
+    document = small_document("shared-weather", tool="forecast", case_tag="public")
+    made = services.create_suite(other_team, document, outsider)
+    made.visibility = "everyone"
+    made.save(update_fields=["visibility"])
+    return made
+
+
+@pytest.fixture
+def as_user(client):
+    """``as_user(user)``: the test client, signed in as the user."""
+
+    def sign_in(user: User):
+        client.force_login(user)
+        return client
+
+    return sign_in

@@ -1,0 +1,309 @@
+"""Who may see and change what, walked over every team, suite and case URL of the pages and
+the API, as anonymous, outsider, viewer, editor and admin (issue #4, DESIGN.md §8).
+
+A route that is missing from the table fails ``test_every_route_is_in_the_matrix``, so a new
+page or endpoint cannot ship without its permissions being pinned down here.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.urls import get_resolver
+from django.urls.resolvers import URLResolver
+from rest_framework.authtoken.models import Token
+
+from cases import services
+from cases.models import Membership, Role, Team, User, Visibility
+
+ROLES = ("anonymous", "outsider", "viewer", "editor", "admin")
+DEMO = json.loads((Path(__file__).parent.parent / "cases/demo/assistant.suite.json").read_text())
+NEW_CASE = {"key": "new-case", "expected_calls": [{"name": "f"}], "expectations": []}
+EDITOR_FORM = {
+    "key": "new-case",
+    "extra_calls": "allow",
+    "match_preset": "",
+    "call-0-name": "f",
+    "call-0-required_args": "{}",
+    "action": "save",
+}
+
+
+class World:
+    """A private suite of team ``agents`` with one member per role, and an outsider who is
+    admin of a team of their own."""
+
+    def __init__(self, password):
+        self.password = password
+        self.users = {name: User.objects.create_user(name, password=password) for name in ROLES[1:]}
+        self.team = Team.objects.create(name="Agents", slug="agents")
+        for role in (Role.VIEWER, Role.EDITOR, Role.ADMIN):
+            Membership.objects.create(team=self.team, user=self.users[role], role=role)
+        other = Team.objects.create(name="Others", slug="others")
+        Membership.objects.create(team=other, user=self.users["outsider"], role=Role.ADMIN)
+        User.objects.create_user("newcomer", password=password)
+        admin = self.users["admin"]
+        self.suite = services.create_suite(self.team, DEMO, admin)
+        self.case = self.suite.cases.get(key="greeting")
+        document = services.case_document(self.case) | {"title": "second version"}
+        services.save_case(self.suite, document, admin, case=self.case)
+        self.case.refresh_from_db()
+        self.viewer_membership = Membership.objects.get(team=self.team, user=self.users["viewer"])
+
+    def ids(self):
+        return {
+            "team": self.team.slug,
+            "suite": self.suite.pk,
+            "case": self.case.pk,
+            "key": self.case.key,
+            "membership": self.viewer_membership.pk,
+        }
+
+
+# Expected status per role: anonymous, outsider, viewer, editor, admin.
+SIGNED_IN = (302, 200, 200, 200, 200)
+READ = (302, 404, 200, 200, 200)
+EDIT_PAGE = (302, 404, 403, 200, 200)
+EDIT_POST = (302, 404, 403, 302, 302)
+MANAGE_POST = (302, 404, 403, 403, 302)
+API_READ = (401, 404, 200, 200, 200)
+API_SIGNED_IN = (401, 200, 200, 200, 200)
+
+
+def _case_document(world):
+    return json.dumps(services.case_document(world.case) | {"title": "changed"})
+
+
+# (route name, method, url kwargs, body, expected statuses)
+PAGES = [
+    ("home", "get", {}, None, SIGNED_IN),
+    ("account", "get", {}, None, SIGNED_IN),
+    ("teams", "get", {}, None, SIGNED_IN),
+    ("suite_new", "get", {}, None, SIGNED_IN),
+    ("suite_import", "get", {}, None, SIGNED_IN),
+    ("suite_import_bfcl", "get", {}, None, SIGNED_IN),
+    ("editor_validate", "post", {}, {"kind": "regex", "field": "r", "r": "a+"}, SIGNED_IN),
+    ("team", "get", {"slug": "team"}, None, READ),
+    (
+        "team_member_add",
+        "post",
+        {"slug": "team"},
+        {"username": "newcomer", "role": "viewer"},
+        MANAGE_POST,
+    ),
+    (
+        "team_member",
+        "post",
+        {"slug": "team", "membership_id": "membership"},
+        {"role": "editor"},
+        MANAGE_POST,
+    ),
+    ("suite", "get", {"pk": "suite"}, None, READ),
+    ("suite_export", "get", {"pk": "suite"}, None, READ),
+    ("suite_settings", "get", {"pk": "suite"}, None, EDIT_PAGE),
+    (
+        "suite_settings",
+        "post",
+        {"pk": "suite"},
+        {"name": "Renamed", "visibility": "team", "match_preset": ""},
+        EDIT_POST,
+    ),
+    ("suite_replace", "get", {"pk": "suite"}, None, EDIT_PAGE),
+    # A viewer may open the copy form but has no team to copy into: sent back, nothing copied.
+    ("suite_copy", "post", {"pk": "suite"}, {"team": "team-id"}, (302, 404, 302, 302, 302)),
+    ("suite_version", "get", {"pk": "suite", "number": 1}, None, READ),
+    ("suite_version_diff", "get", {"pk": "suite", "number": 2}, None, READ),
+    ("suite_version_tag", "post", {"pk": "suite", "number": 1}, {"tag": "release"}, EDIT_POST),
+    ("case_new", "get", {"pk": "suite"}, None, EDIT_PAGE),
+    ("case_new", "post", {"pk": "suite"}, EDITOR_FORM, EDIT_POST),
+    ("case_edit", "get", {"pk": "suite", "case_id": "case"}, None, READ),  # viewers read it
+    (
+        "case_edit",
+        "post",
+        {"pk": "suite", "case_id": "case"},
+        EDITOR_FORM | {"key": "greeting"},
+        EDIT_POST,
+    ),
+    ("case_delete", "post", {"pk": "suite", "case_id": "case"}, {}, EDIT_POST),
+    ("case_try", "post", {"pk": "suite"}, EDITOR_FORM | {"run": '{"batches": []}'}, READ),
+]
+API = [
+    ("api:team-list", "get", {}, None, API_SIGNED_IN),
+    ("api:team-list", "post", {}, {"name": "New team"}, (401, 201, 201, 201, 201)),
+    ("api:team-detail", "get", {"slug": "team"}, None, API_READ),
+    ("api:member-list", "get", {"team_slug": "team"}, None, API_READ),
+    (
+        "api:member-list",
+        "post",
+        {"team_slug": "team"},
+        {"username": "newcomer", "role": "viewer"},
+        (401, 404, 403, 403, 201),
+    ),
+    (
+        "api:member-detail",
+        "delete",
+        {"team_slug": "team", "username": "viewer"},
+        None,
+        (401, 404, 403, 403, 204),
+    ),
+    ("api:suite-list", "get", {}, None, API_SIGNED_IN),
+    ("api:suite-import-suite", "post", {}, DEMO, (401, 404, 403, 201, 201)),
+    ("api:suite-detail", "get", {"pk": "suite"}, None, API_READ),
+    (
+        "api:suite-detail",
+        "patch",
+        {"pk": "suite"},
+        {"description": "new"},
+        (401, 404, 403, 200, 200),
+    ),
+    ("api:suite-export", "get", {"pk": "suite"}, None, API_READ),
+    ("api:suite-copy", "post", {"pk": "suite"}, {"team": "agents"}, (401, 404, 403, 201, 201)),
+    ("api:case-list", "get", {"suite_pk": "suite"}, None, API_READ),
+    ("api:case-list", "post", {"suite_pk": "suite"}, NEW_CASE, (401, 404, 403, 201, 201)),
+    ("api:case-detail", "get", {"suite_pk": "suite", "key": "key"}, None, API_READ),
+    (
+        "api:case-detail",
+        "put",
+        {"suite_pk": "suite", "key": "key"},
+        "case-document",
+        (401, 404, 403, 200, 200),
+    ),
+    (
+        "api:case-detail",
+        "delete",
+        {"suite_pk": "suite", "key": "key"},
+        None,
+        (401, 404, 403, 204, 204),
+    ),
+    ("api:version-list", "get", {"suite_pk": "suite"}, None, API_READ),
+    ("api:version-detail", "get", {"suite_pk": "suite", "number": 1}, None, API_READ),
+    ("api:version-diff", "get", {"suite_pk": "suite", "number": 2}, None, API_READ),
+    (
+        "api:version-tag",
+        "post",
+        {"suite_pk": "suite", "number": 1},
+        {"tag": "release"},
+        (401, 404, 403, 200, 200),
+    ),
+]
+# Routes of the framework or of sign-in, not of teams, suites or cases.
+NOT_OURS = {"api:api-root", "schema", "swagger-ui", "login", "logout"}
+
+
+def _route_names():
+    def walk(patterns, namespace=None):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                if pattern.namespace != "admin":
+                    yield from walk(pattern.url_patterns, pattern.namespace or namespace)
+            elif pattern.name and not pattern.name.startswith("password_"):
+                yield f"{namespace}:{pattern.name}" if namespace else pattern.name
+
+    return set(walk(get_resolver().url_patterns))
+
+
+def test_every_route_is_in_the_matrix():
+    covered = {name for name, *_ in PAGES + API} | NOT_OURS
+    assert _route_names() - covered == set()
+
+
+@pytest.fixture
+def world(db, password):
+    return World(password)
+
+
+def _request(client, world, route, method, kwargs, body, api):
+    from django.urls import reverse
+
+    ids = world.ids()
+    resolved = {
+        key: ids.get(value, value) if isinstance(value, str) else value
+        for key, value in kwargs.items()
+    }
+    url = reverse(route, kwargs=resolved)
+    if body == "case-document":
+        body = _case_document(world)
+    elif isinstance(body, dict) and body.get("team") == "team-id":
+        body = {"team": world.team.pk}
+    if api:
+        if route == "api:suite-import-suite":
+            url += f"?team={world.team.slug}"
+        data = body if isinstance(body, str) else json.dumps(body) if body is not None else None
+        return getattr(client, method)(url, data=data, content_type="application/json")
+    return getattr(client, method)(url, data=body or {})
+
+
+def _client_for(client, world, role, *, api):
+    if role == "anonymous":
+        return client
+    user = world.users[role]
+    if api:
+        token = Token.objects.create(user=user)
+        client.defaults["HTTP_AUTHORIZATION"] = f"Token {token.key}"
+    else:
+        client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(
+    ("route", "method", "kwargs", "body", "expected"),
+    PAGES,
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_pages_answer_each_role_as_the_rules_say(
+    client, world, role, route, method, kwargs, body, expected
+):
+    response = _request(
+        _client_for(client, world, role, api=False), world, route, method, kwargs, body, api=False
+    )
+    assert response.status_code == expected[ROLES.index(role)], response.content[:300]
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(
+    ("route", "method", "kwargs", "body", "expected"),
+    API,
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_api_answers_each_role_as_the_rules_say(
+    client, world, role, route, method, kwargs, body, expected
+):
+    response = _request(
+        _client_for(client, world, role, api=True), world, route, method, kwargs, body, api=True
+    )
+    assert response.status_code == expected[ROLES.index(role)], response.content[:300]
+
+
+def test_an_outsider_never_sees_a_private_suites_content(client, world):
+    client.force_login(world.users["outsider"])
+    for route, method, kwargs, body, _ in PAGES:
+        if "pk" in kwargs and method == "get":
+            response = _request(client, world, route, method, kwargs, body, api=False)
+            assert response.status_code == 404
+            assert DEMO["name"].encode() not in response.content
+
+
+SUITE_ROUTES = [route for route in PAGES + API if {"pk", "suite_pk"} & set(route[2])]
+
+
+@pytest.mark.parametrize(
+    ("route", "method", "kwargs", "body", "expected"),
+    SUITE_ROUTES,
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_a_suite_visible_to_everyone_is_read_by_outsiders_but_changed_only_by_its_team(
+    client, world, route, method, kwargs, body, expected
+):
+    world.suite.visibility = Visibility.EVERYONE
+    world.suite.save()
+    api = route.startswith("api:")
+    client = _client_for(client, world, "outsider", api=api)
+    response = _request(client, world, route, method, kwargs, body, api=api)
+    if route in ("suite_copy", "api:suite-copy"):
+        # Seeing the suite is enough to copy it, but only into a team of one's own: the
+        # page sends the outsider back (agents is not theirs), the API answers 404 for it.
+        assert response.status_code == (404 if api else 302)
+        assert not world.team.suites.exclude(pk=world.suite.pk).exists()
+        return
+    assert response.status_code == expected[ROLES.index("viewer")], response.content[:300]
