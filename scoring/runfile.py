@@ -1,30 +1,56 @@
-"""Streaming a run file (JSON lines), one validated canonical run at a time.
+"""Streaming a run file, one validated canonical run at a time.
 
-Each line is parsed, converted from its format, validated and numbered before the next is
-read, so memory stays flat however long the file is. Bad lines come out as problems with
-their line number; they never stop the valid lines around them.
+A run file is JSON lines: each line is parsed, converted from its format, validated and
+numbered before the next is read, so memory stays flat however long the file is. Bad lines
+come out as problems with their line number; they never stop the valid lines around them.
+
+An Inspect AI eval log is instead one JSON document whose ``samples`` are the runs. It is
+recognised by its start: a first line that is a lone ``{`` (a pretty-printed document, as
+Inspect writes them) is streamed sample by sample; a first line that is a whole log (a
+compact one) is split into its samples. Either way only the first line is looked at before
+deciding, so a large JSON-lines file is never read whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
-from scoring.importers import to_canonical
+from scoring.importers import inspect_ai, to_canonical
+from scoring.importers.common import object_at
 from scoring.matcher import InvalidInput, Problem, Run, TrialNumbering, load_run, parse_json
+from scoring.matcher.errors import field_path
 
 _BOM = b"\xef\xbb\xbf"
+_ZIP = b"PK\x03\x04"
+
+LINE = "line"
+SAMPLE = "sample"
 
 
 @dataclass(frozen=True, slots=True)
 class RunLine:
-    """One non-blank line of a run file: its run, or why it has none."""
+    """One run of a run file (a non-blank line, or a sample of an Inspect log): its run, or
+    why it has none.
+
+    ``line`` is the 1-based position in the file's ``unit``: its line number, or for an
+    Inspect log the sample's position among ``samples``. A sample's problems carry no line
+    number; their paths start at the sample (``samples[2].messages[1]...``).
+    """
 
     line: int
     run: Run | None = None
     canonical: dict | None = None  # the run as stored: canonical format, unknown fields kept
     problems: tuple[Problem, ...] = ()
+    unit: str = LINE
+
+    def problem(self, path: str, message: str) -> Problem:
+        """A further problem with this run (an unknown case, say), located like the others."""
+        if self.unit == SAMPLE:
+            return _sample_problem(self.line, path, message)
+        return Problem(path, message, self.line)
 
 
 def json_lines(
@@ -49,9 +75,34 @@ def json_lines(
 def read_run_lines(
     lines: Iterable[bytes], *, format_name: str | None = None, max_line_bytes: int | None = None
 ) -> Iterator[RunLine]:
-    """The runs of a JSON-lines file, in order; blank lines are skipped."""
+    """The runs of a run file (``lines``: an iterable of byte lines, such as a binary file),
+    in order; blank lines are skipped. A file that is an Inspect AI eval log gives a run per
+    sample."""
+    rest = iter(lines)
+    head = []  # the lines read to tell what the file is: blank ones, then the first other
+    for raw in rest:
+        head.append(raw.removeprefix(_BOM) if not head else raw)
+        if raw.strip():
+            break
+    first = head[-1].strip() if head else b""
+    if first.startswith(_ZIP):
+        message = "an Inspect .eval archive: convert it with `inspect log convert --to json`"
+        yield RunLine(1, problems=(Problem("", message, 1),))
+    elif first == b"{":
+        samples = inspect_ai.read_log(_ByteStream(b"".join(head), rest))
+        yield from _sample_runs(samples, format_name, TrialNumbering())
+    else:
+        yield from _line_runs(chain(head, rest), format_name, max_line_bytes)
+
+
+def _line_runs(
+    lines: Iterable[bytes], format_name: str | None, max_line_bytes: int | None
+) -> Iterator[RunLine]:
     numbering = TrialNumbering()
     for number, value in json_lines(lines, max_line_bytes=max_line_bytes):
+        if inspect_ai.is_log(value):  # a whole log written compactly, on one line
+            yield from _sample_runs(inspect_ai.log_samples(value), format_name, numbering)
+            continue
         try:
             if isinstance(value, InvalidInput):
                 raise value
@@ -61,3 +112,55 @@ def read_run_lines(
             yield RunLine(number, problems=exc.at_line(number).problems)
             continue
         yield RunLine(number, run=run, canonical=canonical)
+
+
+def _sample_runs(
+    samples: Iterator[tuple[Any, str | None]], format_name: str | None, numbering: TrialNumbering
+) -> Iterator[RunLine]:
+    """A run per sample of an Inspect log; a log that breaks off ends with its problem."""
+    if format_name not in (None, inspect_ai.NAME):
+        message = f"the file is an Inspect AI eval log, not JSON lines in the {format_name} format"
+        yield RunLine(1, problems=(Problem("", message, 1),))
+        return
+    position = 0
+    try:
+        for position, (sample, model) in enumerate(samples, start=1):
+            try:
+                canonical = inspect_ai.convert(object_at(sample, ""), model=model)
+                run = numbering.number(load_run(canonical))
+            except InvalidInput as exc:
+                yield RunLine(position, problems=_in_sample(exc, position), unit=SAMPLE)
+                continue
+            yield RunLine(position, run=run, canonical=canonical, unit=SAMPLE)
+    except InvalidInput as exc:  # the document itself is broken (or has no samples)
+        yield RunLine(position + 1, problems=exc.problems, unit=SAMPLE)
+
+
+def _in_sample(exc: InvalidInput, position: int) -> tuple[Problem, ...]:
+    return tuple(_sample_problem(position, p.path, p.message) for p in exc.problems)
+
+
+def _sample_problem(position: int, path: str, message: str) -> Problem:
+    """A problem with the sample at ``position``; its path starts at the sample."""
+    where = f"samples[{position - 1}]"
+    return Problem(field_path(where, path) if path else where, message)
+
+
+class _ByteStream:
+    """A readable binary stream of ``head`` and then the rest of the file: the document whose
+    first line was already read to recognise it."""
+
+    def __init__(self, head: bytes, rest: Iterator[bytes]):
+        self._pending = bytearray(head)
+        # A file reads on in chunks; other iterables of lines are taken a line at a time.
+        self._read_more = rest.read if hasattr(rest, "read") else lambda _size: next(rest, b"")
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self._pending) < size:
+            more = self._read_more(max(size - len(self._pending), 1 << 16))
+            if not more:
+                break
+            self._pending.extend(more)
+        data = bytes(self._pending if size < 0 else self._pending[:size])
+        del self._pending[: len(data)]
+        return data

@@ -1,7 +1,27 @@
 """Run formats: each importer turns one uploaded line into a canonical run (DESIGN.md §3.2).
 
 Every line is an object with ``case`` (and optionally ``trial``, ``meta``, ``error``) plus
-the run in one of the formats below. ``to_canonical`` detects the format unless told.
+the run in one of the formats below. ``to_canonical`` detects the format unless told. An
+Inspect AI eval log is one JSON document rather than lines: ``scoring.runfile`` splits it
+into its samples, and each sample is then a line of the ``inspect_ai`` format.
+
+Detection tries the formats in this order; the first whose ``detect`` accepts the line wins:
+
+1. ``canonical``: ``batches``.
+2. ``inspect_ai``: ``messages`` beside ``epoch`` (an Inspect sample; its messages look like
+   OpenAI's, so it goes first).
+3. ``anthropic``: ``messages`` with a content block of a type only Anthropic uses
+   (``tool_use``, ``tool_result``, ``thinking``, ...).
+4. ``openai_chat``: any other ``messages`` list. A run of text turns alone reads the same
+   in Anthropic's format, so nothing is lost by calling it this one.
+5. ``openai_responses``: ``output`` (a list) or ``responses``.
+6. ``gemini``: ``contents``.
+7. ``otel``: ``resourceSpans`` or ``spans``.
+8. ``bfcl``: ``result`` beside ``id`` and no ``case``.
+
+No two formats share the key that detects them except the three ``messages`` formats, which
+the content of the messages tells apart; so the order only settles lines that carry keys of
+two formats at once.
 """
 
 from __future__ import annotations
@@ -12,10 +32,30 @@ from typing import Any
 from scoring.matcher import InvalidInput
 from scoring.matcher.jsonvalue import json_type
 
-from . import bfcl, canonical, openai_chat
+from . import (
+    anthropic,
+    bfcl,
+    canonical,
+    gemini,
+    inspect_ai,
+    openai_chat,
+    openai_responses,
+    otel,
+)
 
-# Detection tries these in order; the first whose ``detect`` accepts the line wins.
-IMPORTERS = {module.NAME: module for module in (canonical, openai_chat, bfcl)}
+IMPORTERS = {
+    module.NAME: module
+    for module in (
+        canonical,
+        inspect_ai,
+        anthropic,
+        openai_chat,
+        openai_responses,
+        gemini,
+        otel,
+        bfcl,
+    )
+}
 FORMAT_NAMES = tuple(IMPORTERS)
 
 
@@ -30,6 +70,6 @@ def to_canonical(line: Any, format_name: str | None = None) -> dict:
         raise InvalidInput.single("", f"a run line must be a JSON object, not {json_type(line)}")
     name = format_name or detect_format(line)
     if name is None:
-        keys = ", ".join(module.SIGNATURE for module in IMPORTERS.values())
+        keys = ", ".join(dict.fromkeys(module.SIGNATURE for module in IMPORTERS.values()))
         raise InvalidInput.single("", f"unrecognised run format: expected one of the keys {keys}")
     return IMPORTERS[name].convert(line)

@@ -12,7 +12,7 @@ from typing import Any
 from scoring.matcher import InvalidInput
 from scoring.matcher.jsonvalue import json_type
 
-from .openai_chat import arguments_fields
+from .common import arguments_fields
 
 NAME = "bfcl"
 SIGNATURE = "result"

@@ -1,6 +1,10 @@
-"""What every run format shares."""
+"""What every run format shares: the envelope fields, arguments, text and shape checks."""
 
 from collections.abc import Mapping
+from typing import Any
+
+from scoring.matcher import InvalidInput
+from scoring.matcher.jsonvalue import json_type, parse_json
 
 
 def envelope_fields(line: Mapping) -> dict:
@@ -10,3 +14,79 @@ def envelope_fields(line: Mapping) -> dict:
         if key in line:
             out[key] = line[key]
     return out
+
+
+def with_error(run: dict, error: str | None) -> dict:
+    """``run`` with ``error``, what the format itself says went wrong, unless the line
+    already gives one (an empty string is an error too, DESIGN.md §4)."""
+    if run.get("error") is None:
+        run["error"] = error
+    return run
+
+
+def with_meta(run: dict, extra: Mapping) -> dict:
+    """``run`` with ``extra`` added to its meta; a meta that is not an object is left for
+    ``load_run`` to report."""
+    meta = run.get("meta")
+    if meta is None or isinstance(meta, Mapping):
+        run["meta"] = {**(meta or {}), **extra}
+    return run
+
+
+def arguments_fields(raw: Any) -> dict:
+    """``arguments`` of a call whose arguments came as an object or a JSON string; text
+    that is not a JSON object is kept as ``arguments_raw`` with ``arguments: null``."""
+    if isinstance(raw, Mapping):
+        return {"arguments": raw}
+    if not isinstance(raw, str):
+        return {"arguments": None, "arguments_raw": None if raw is None else str(raw)}
+    try:
+        parsed = parse_json(raw) if raw.strip() else {}
+    except InvalidInput:
+        parsed = None
+    if isinstance(parsed, Mapping):
+        return {"arguments": parsed}
+    return {"arguments": None, "arguments_raw": raw}
+
+
+def content_text(content: Any) -> str | None:
+    """Message content as text: a string, or the text parts (``{"type": "text", "text"}``)
+    of a list of parts joined; None when there is no text."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+        ]
+        return "".join(parts) if parts else None
+    return None
+
+
+def is_join_key(value: Any) -> bool:
+    """Whether ``value`` can join a call to its result: a string or a number, as call ids are
+    (anything else is no id, and must not be used as a dict key)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def object_at(value: Any, where: str) -> Mapping:
+    """``value`` when it is a JSON object; otherwise ``InvalidInput`` naming ``where``."""
+    if not isinstance(value, Mapping):
+        raise InvalidInput.single(where, f"must be an object, not {json_type(value)}")
+    return value
+
+
+def list_at(value: Any, where: str) -> list:
+    """``value`` when it is a JSON array; otherwise ``InvalidInput`` naming ``where``."""
+    if not isinstance(value, list):
+        raise InvalidInput.single(where, f"must be a list, not {json_type(value)}")
+    return value
+
+
+def name_at(container: Mapping, key: str, where: str) -> str:
+    """The tool name at ``container[key]``, which must be a string."""
+    if key not in container:
+        raise InvalidInput.single(f"{where}.{key}", "required: the tool name, a string")
+    name = container[key]
+    if not isinstance(name, str):
+        raise InvalidInput.single(f"{where}.{key}", f"must be a string, not {json_type(name)}")
+    return name

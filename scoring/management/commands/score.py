@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand
 
 from scoring.importers import FORMAT_NAMES
 from scoring.junit import JUnitWriter
-from scoring.matcher import PASS, InvalidInput, Problem, load_suite, parse_suite_document, score
+from scoring.matcher import PASS, InvalidInput, load_suite, parse_suite_document, score
 from scoring.runfile import read_run_lines
 from scoring.writers import JsonArrayWriter, SummaryWriter
 
@@ -27,7 +27,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("suite_file", help="suite file, JSON or YAML")
-        parser.add_argument("run_file", help="run file, JSON lines (- for standard input)")
+        parser.add_argument(
+            "run_file",
+            help="run file: JSON lines, or an Inspect AI eval log (.json); - for standard input",
+        )
         parser.add_argument(
             "--json", action="store_true", dest="as_json", help="print a JSON array of reports"
         )
@@ -76,14 +79,14 @@ class Command(BaseCommand):
                 problems = item.problems
                 case = suite.case(item.run.case) if item.run else None
                 if item.run and case is None:
-                    problems = (
-                        Problem("case", f"{item.run.case!r} is not in the suite", item.line),
-                    )
+                    problems = (item.problem("case", f"{item.run.case!r} is not in the suite"),)
                 if problems:
                     invalid += 1
                     for problem in problems:
+                        # A sample of an Inspect log has no line; its path names the sample.
+                        at = f"{run_file}:{problem.line}" if problem.line is not None else run_file
                         field = f"{problem.path}: " if problem.path else ""
-                        self.stderr.write(f"{run_file}:{problem.line}: {field}{problem.message}")
+                        self.stderr.write(f"{at}: {field}{problem.message}")
                     if junit_writer:
                         junit_writer.add_invalid(item.line, problems)
                     continue

@@ -1,0 +1,231 @@
+"""Inspect AI eval logs (formats.md §6): each sample of a log is a run.
+
+A log is one JSON document, ``eval`` (task, model, ...) first and then ``samples``.
+``read_log`` streams the samples of a log file without loading it whole, and ``convert``
+turns one sample into a run; a sample on a line of its own (``id``, ``epoch``, ``messages``)
+is detected as this format too.
+
+The case is the sample ``id``, the trial ``epoch - 1`` (epochs count from 1), and meta holds
+the model and the epoch. The ``tool_calls`` of each assistant message are one batch:
+``function`` is the name and ``arguments`` already an object. A call with a ``parse_error``
+has no arguments; its text, when Inspect kept it in the error, is ``arguments_raw``. Tool
+messages give results by ``tool_call_id``, and their ``error`` makes a failed call. The final
+text is ``output.completion``, else the text of the last assistant message. The sample's
+``error`` (or the limit that halted it) is the run's error.
+"""
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, BinaryIO
+
+import ijson
+
+from scoring.matcher import InvalidInput
+
+from .common import (
+    arguments_fields,
+    content_text,
+    envelope_fields,
+    is_join_key,
+    list_at,
+    name_at,
+    object_at,
+    with_meta,
+)
+
+NAME = "inspect_ai"
+SIGNATURE = "samples"
+
+# How Inspect words a parse error (inspect_ai.model._call_tools.tool_parse_error_message);
+# the model's text sits between the two fixed parts.
+_PARSE_ERROR = re.compile(
+    r"Error parsing the following tool call arguments:\n\n(.*)\n\nError details: ", re.DOTALL
+)
+
+
+# The fields of a sample a run is made of; read_log skips the others.
+_SAMPLE_FIELDS = frozenset({"id", "epoch", "messages", "output", "error", "limit"})
+MAX_DEPTH = 256  # as deep as orjson writes, so any run read here can be stored
+# ijson parses a chunk at a time, building a prefix string as long as the depth for each
+# event: small chunks let the depth check stop a file of brackets before that work grows
+# quadratic (a 64 KiB chunk of them took 20 s; 4 KiB ones cost normal logs nothing).
+_CHUNK = 4096
+
+
+def detect(line: Mapping) -> bool:
+    """A single sample (a line of a log's samples)."""
+    return "epoch" in line and isinstance(line.get("messages"), list)
+
+
+def is_log(value: Any) -> bool:
+    """Whether ``value`` is a whole eval log (rather than a run or a sample)."""
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("eval"), Mapping)
+        and isinstance(value.get("samples"), list)
+    )
+
+
+def log_samples(log: Mapping) -> Iterator[tuple[Any, str | None]]:
+    """(sample, the log's model) for each sample of a log already in memory."""
+    model = log["eval"].get("model")
+    for sample in log["samples"]:
+        yield sample, model if isinstance(model, str) else None
+
+
+def read_log(stream: BinaryIO) -> Iterator[tuple[Any, str | None]]:
+    """(sample, the log's model) for each sample of the log in ``stream``, read one sample at
+    a time: memory holds one sample, however large the log.
+
+    ``eval.model`` comes before ``samples`` in Inspect's logs; in a log where it does not,
+    the model is None here and ``convert`` takes each sample's own. Raises ``InvalidInput``
+    when the document breaks off, nests too deeply or has no samples."""
+    events = _run_events(ijson.parse(stream, buf_size=_CHUNK, use_float=True))
+    model = None
+    try:
+        for prefix, event, value in events:
+            if prefix == "eval.model" and event == "string":
+                model = value
+            elif prefix == "samples":
+                if event == "start_array":
+                    break
+                raise InvalidInput.single("samples", "this log holds none (written header-only?)")
+        else:
+            raise InvalidInput.single(
+                "",
+                "a run file holds one JSON object per line; this one is a single JSON document,"
+                " and not an Inspect AI eval log either (it has no samples)",
+            )
+        for sample in ijson.items(events, "samples.item"):
+            yield sample, model
+    except ijson.JSONError as exc:
+        raise InvalidInput.single("", f"invalid JSON: {_first_line(exc)}") from None
+
+
+def _run_events(events: Iterator[tuple]) -> Iterator[tuple]:
+    """``events`` less those of the sample fields a run is not made of (``events``,
+    ``attachments``, ``store``, ...: most of a log's bytes), so they are never built.
+
+    A document nested deeper than ``MAX_DEPTH`` is refused (see ``_CHUNK``)."""
+    depth = 0
+    skip_until = None  # skipping a container's events until its depth closes
+    skip_value = False  # the next event is the value of a skipped field
+    for event in events:
+        prefix, kind, value = event
+        if kind == "start_map" or kind == "start_array":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InvalidInput.single("", f"nested more than {MAX_DEPTH} levels deep")
+            if skip_value:
+                skip_value, skip_until = False, depth - 1
+                continue
+        elif kind == "end_map" or kind == "end_array":
+            depth -= 1
+            if skip_until is not None and depth == skip_until:
+                skip_until = None
+                continue
+        elif skip_value:  # a skipped field's scalar value
+            skip_value = False
+            continue
+        if skip_until is not None:
+            continue
+        if kind == "map_key" and prefix == "samples.item" and value not in _SAMPLE_FIELDS:
+            skip_value = True
+            continue
+        yield event
+
+
+def _first_line(exc: Exception) -> str:
+    """ijson's message without the excerpt it draws below it."""
+    message = exc.args[0] if exc.args else exc
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    return str(message).strip().splitlines()[0]
+
+
+def convert(line: Mapping, *, model: str | None = None) -> dict:
+    """The run of one sample; ``model`` is the log's (``eval.model``), when known."""
+    messages = list_at(line.get("messages"), "messages")
+    epoch = line.get("epoch")
+    if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
+        raise InvalidInput.single("epoch", "must be a whole number ≥ 1 (epochs count from 1)")
+    run = envelope_fields(line)
+    if "case" not in line:
+        if not is_join_key(line.get("id")):
+            raise InvalidInput.single("id", "required: the sample id, a string or a number")
+        run["case"] = str(line["id"])
+    run.setdefault("trial", epoch - 1)
+    batches = []
+    last_text = None
+    awaiting: dict = {}  # tool call id → its call, until its tool message
+    for i, message in enumerate(messages):
+        role = object_at(message, f"messages[{i}]").get("role")
+        if role == "tool" and is_join_key(message.get("tool_call_id")):
+            call = awaiting.pop(message["tool_call_id"], None)
+            if call is not None:
+                call.update(_tool_result(message))
+        if role != "assistant":
+            continue
+        last_text = content_text(message.get("content"))
+        tool_calls = message.get("tool_calls")
+        tool_calls = [] if tool_calls is None else list_at(tool_calls, f"messages[{i}].tool_calls")
+        calls = [_call(call, f"messages[{i}].tool_calls[{j}]") for j, call in enumerate(tool_calls)]
+        awaiting.update((call["id"], call) for call in calls if is_join_key(call["id"]))
+        if calls:
+            batches.append(calls)
+    output = line.get("output")
+    completion = output.get("completion") if isinstance(output, Mapping) else None
+    run["batches"] = batches
+    run["final_text"] = completion if isinstance(completion, str) and completion else last_text
+    run["error"] = _sample_error(line)  # Inspect's own error field, not the envelope's text
+    if model is None and isinstance(output, Mapping) and isinstance(output.get("model"), str):
+        model = output["model"]
+    return with_meta(run, {"model": model, "epoch": epoch} if model else {"epoch": epoch})
+
+
+def _call(call: Any, where: str) -> dict:
+    call = object_at(call, where)
+    out = {"id": call.get("id"), "name": name_at(call, "function", where)}
+    if call.get("parse_error"):
+        out.update(arguments=None, arguments_raw=_raw_arguments(call))
+    else:
+        out.update(arguments_fields(call.get("arguments", {})))
+    return out
+
+
+def _raw_arguments(call: Mapping) -> str | None:
+    """The model's text for arguments Inspect could not parse, where it is still there."""
+    if isinstance(call.get("arguments"), str):
+        return call["arguments"]
+    found = _PARSE_ERROR.match(str(call["parse_error"]))
+    return found.group(1) if found else None
+
+
+def _tool_result(message: Mapping) -> dict:
+    """The ``result`` (and ``is_error``) a tool message gives its call."""
+    result: dict[str, Any] = {"result": content_text(message.get("content"))}
+    error = message.get("error")
+    if error:
+        result["is_error"] = True
+        if not result["result"]:  # Inspect leaves the content empty and says why in error
+            result["result"] = _message_of(error)
+    return result
+
+
+def _sample_error(sample: Mapping) -> str | None:
+    if sample.get("error"):
+        return _message_of(sample["error"])
+    limit = sample.get("limit")
+    if isinstance(limit, Mapping) and limit.get("type"):
+        value = limit.get("limit")
+        shown = f" ({value:g})" if isinstance(value, int | float) else ""
+        return f"{limit['type']} limit reached{shown}"
+    return None
+
+
+def _message_of(error: Any) -> str:
+    """An Inspect error (``{message, ...}``, or a string) as text."""
+    if isinstance(error, Mapping) and error.get("message"):
+        kind = error.get("type")
+        return f"{kind}: {error['message']}" if kind else str(error["message"])
+    return str(error)

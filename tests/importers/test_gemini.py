@@ -1,0 +1,195 @@
+"""Gemini ``contents`` (formats.md §4): functionCall parts of one model turn are a batch."""
+
+import pytest
+
+from scoring.importers import detect_format, gemini, to_canonical
+from scoring.matcher import InvalidInput, load_run
+
+from .examples import ANSWER, LINES, QUESTION
+from .examples import gemini as example
+
+
+def imported(line, format_name=None):
+    canonical = to_canonical(line, format_name)
+    load_run(canonical)
+    return canonical
+
+
+def model(*parts):
+    return {"role": "model", "parts": list(parts)}
+
+
+def user(*parts):
+    return {"role": "user", "parts": list(parts)}
+
+
+def call(name, args, call_id=None, key="functionCall"):
+    body = {"name": name, "args": args}
+    if call_id:
+        body["id"] = call_id
+    return {key: body}
+
+
+def response(name, result, call_id=None, key="functionResponse"):
+    body = {"name": name, "response": result}
+    if call_id:
+        body["id"] = call_id
+    return {key: body}
+
+
+def test_the_function_calls_of_one_model_turn_are_one_batch_with_results_by_id():
+    run = imported(example())
+    assert run["batches"] == [
+        [
+            {
+                "id": "fc-1",
+                "name": "get_weather",
+                "arguments": {"city": "Paris"},
+                "result": {"temp_c": 18},
+            },
+            {
+                "id": "fc-2",
+                "name": "get_weather",
+                "arguments": {"city": "Tokyo"},
+                "result": {"error": "timeout"},
+                "is_error": True,
+            },
+        ]
+    ]
+    assert run["final_text"] == ANSWER
+
+
+def test_results_are_joined_by_id_whatever_their_order():
+    line = example()
+    line["contents"][2]["parts"].reverse()
+    batch = imported(line)["batches"][0]
+    assert [(c["id"], c["result"]) for c in batch] == [
+        ("fc-1", {"temp_c": 18}),
+        ("fc-2", {"error": "timeout"}),
+    ]
+
+
+def test_without_ids_parallel_calls_of_one_tool_are_paired_by_order_and_name():
+    line = {
+        "case": "weather",
+        "contents": [
+            user({"text": QUESTION + " And is it raining in Paris?"}),
+            model(
+                call("get_weather", {"city": "Paris"}),
+                call("get_rain", {"city": "Paris"}),
+                call("get_weather", {"city": "Tokyo"}),
+            ),
+            user(
+                response("get_rain", {"raining": False}),
+                response("get_weather", {"temp_c": 18}),
+                response("get_weather", {"error": "timeout"}),
+            ),
+            model(call("get_weather", {"city": "Lyon"})),
+            user(response("get_weather", {"temp_c": 15})),
+            model({"text": "Paris 18°C and dry, Lyon 15°C; "}, {"text": "Tokyo unavailable."}),
+        ],
+    }
+    run = imported(line)
+    assert [[(c["arguments"]["city"], c["result"]) for c in b] for b in run["batches"]] == [
+        [("Paris", {"temp_c": 18}), ("Paris", {"raining": False}), ("Tokyo", {"error": "timeout"})],
+        [("Lyon", {"temp_c": 15})],
+    ]
+    assert [c["id"] for c in run["batches"][0]] == [None, None, None]
+    assert run["batches"][0][2]["is_error"] is True
+    assert run["final_text"] == "Paris 18°C and dry, Lyon 15°C; Tokyo unavailable."
+
+
+def test_the_python_sdks_snake_case_parts_are_read_too():
+    line = {
+        "case": "weather",
+        "contents": [
+            user({"text": QUESTION}),
+            model(
+                call("get_weather", {"city": "Paris"}, "a", key="function_call"),
+                call("get_weather", {"city": "Tokyo"}, "b", key="function_call"),
+            ),
+            user(
+                response("get_weather", {"output": "18C"}, "a", key="function_response"),
+                response("get_weather", {"error": "timeout"}, "b", key="function_response"),
+            ),
+            model({"text": ANSWER}),
+        ],
+    }
+    assert imported(line) == imported(line, "gemini")
+    batch = imported(line)["batches"][0]
+    assert [(c["name"], c["result"], c.get("is_error", False)) for c in batch] == [
+        ("get_weather", {"output": "18C"}, False),
+        ("get_weather", {"error": "timeout"}, True),
+    ]
+
+
+def test_a_call_without_args_has_empty_arguments_and_args_text_is_parsed_or_kept_raw():
+    line = {
+        "case": "clock",
+        "contents": [
+            user({"text": "What time is it, and convert 3 km?"}),
+            model(
+                {"functionCall": {"name": "get_time"}},
+                call("convert", '{"km": 3}'),
+                call("convert", '{"km": 3'),
+            ),
+        ],
+    }
+    batch = imported(line)["batches"][0]
+    assert [c["arguments"] for c in batch] == [{}, {"km": 3}, None]
+    assert batch[2]["arguments_raw"] == '{"km": 3'
+
+
+def test_thought_summaries_are_not_final_text():
+    line = {
+        "case": "hello",
+        "contents": [
+            user({"text": "Hi"}),
+            model({"text": "The user greets me.", "thought": True}, {"text": "Hello!"}),
+        ],
+    }
+    run = imported(line)
+    assert (run["batches"], run["final_text"]) == ([], "Hello!")
+
+
+def test_a_run_that_ended_in_an_error_keeps_it():
+    line = example()
+    line["contents"] = line["contents"][:3]  # no answer: the model call failed
+    line["error"] = "503 UNAVAILABLE: The model is overloaded."
+    run = imported(line)
+    assert run["error"] == "503 UNAVAILABLE: The model is overloaded."
+    assert run["final_text"] is None
+    assert len(run["batches"][0]) == 2
+
+
+def test_detected_automatically_and_forced_by_name():
+    assert detect_format(example()) == "gemini"
+    assert imported(example(), "gemini") == imported(example())
+
+
+@pytest.mark.parametrize("other", sorted(set(LINES) - {"gemini"}))
+def test_lines_of_other_formats_are_not_taken_for_gemini(other):
+    assert not gemini.detect(LINES[other]())
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (
+            lambda c: c[1]["parts"][0]["functionCall"].pop("name"),
+            "contents[1].parts[0].functionCall.name",
+        ),
+        (lambda c: c[1]["parts"].__setitem__(1, "fc"), "contents[1].parts[1]"),
+        (lambda c: c[1].__setitem__("parts", {}), "contents[1].parts"),
+        (
+            lambda c: c[1]["parts"][1].__setitem__("functionCall", []),
+            "contents[1].parts[1].functionCall",
+        ),
+    ],
+)
+def test_malformed_lines_name_the_field(mutate, path):
+    line = example()
+    mutate(line["contents"])
+    with pytest.raises(InvalidInput) as caught:
+        to_canonical(line)
+    assert caught.value.problems[0].path == path

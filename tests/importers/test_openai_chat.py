@@ -1,0 +1,143 @@
+"""OpenAI Chat Completions (formats.md §1): each assistant message's tool_calls is a batch."""
+
+import pytest
+
+from scoring.importers import detect_format, openai_chat, to_canonical
+from scoring.matcher import InvalidInput, load_run
+
+from .examples import ANSWER, LINES, QUESTION
+from .examples import openai_chat as example
+
+
+def imported(line, format_name=None):
+    canonical = to_canonical(line, format_name)
+    load_run(canonical)
+    return canonical
+
+
+def tool_call(call_id, name, arguments):
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_parallel_tool_calls_are_one_batch_with_results_joined_by_tool_call_id():
+    run = imported(example())
+    assert run["batches"] == [
+        [
+            {
+                "id": "call_a1",
+                "name": "get_weather",
+                "arguments": {"city": "Paris"},
+                "result": '{"temp_c": 18}',
+            },
+            {
+                "id": "call_b2",
+                "name": "get_weather",
+                "arguments": {"city": "Tokyo"},
+                "result": '{"error": "timeout"}',
+            },
+        ]
+    ]
+    assert run["final_text"] == ANSWER
+
+
+def test_a_reused_call_id_joins_each_result_to_the_latest_call_before_it():
+    line = {
+        "case": "c",
+        "messages": [
+            {"role": "user", "content": "Add 1 and 2, then double it."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [tool_call("call_x", "add", '{"a":1,"b":2}')],
+            },
+            {"role": "tool", "tool_call_id": "call_x", "name": "add", "content": "3"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [tool_call("call_x", "double", '{"n":3}')],
+            },
+            {"role": "tool", "tool_call_id": "call_x", "name": "double", "content": "6"},
+            {"role": "assistant", "content": "6"},
+        ],
+    }
+    run = imported(line)
+    assert [[(c["name"], c["result"]) for c in b] for b in run["batches"]] == [
+        [("add", "3")],
+        [("double", "6")],
+    ]
+
+
+def test_malformed_arguments_are_kept_raw():
+    line = example()
+    line["messages"][2]["tool_calls"][1]["function"]["arguments"] = '{"city": "Tok'
+    call = imported(line)["batches"][0][1]
+    assert (call["arguments"], call["arguments_raw"]) == (None, '{"city": "Tok')
+
+
+def test_a_legacy_function_call_is_a_batch_of_one_with_its_function_message():
+    line = {
+        "case": "weather",
+        "messages": [
+            {"role": "user", "content": QUESTION},
+            {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            },
+            {"role": "function", "name": "get_weather", "content": "18C"},
+            {"role": "assistant", "content": "18°C in Paris."},
+        ],
+    }
+    run = imported(line)
+    assert run["batches"] == [
+        [{"name": "get_weather", "arguments": {"city": "Paris"}, "result": "18C"}]
+    ]
+    assert run["final_text"] == "18°C in Paris."
+
+
+def test_a_run_with_no_tool_calls_and_a_run_error():
+    line = {
+        "case": "hello",
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Hello!"}]},
+        ],
+        "error": "context_length_exceeded",
+    }
+    run = imported(line)
+    assert (run["batches"], run["final_text"], run["error"]) == (
+        [],
+        "Hello!",
+        "context_length_exceeded",
+    )
+
+
+def test_detected_automatically_and_forced_by_name():
+    assert detect_format(example()) == "openai_chat"
+    assert imported(example(), "openai_chat") == imported(example())
+
+
+@pytest.mark.parametrize("other", sorted(set(LINES) - {"openai_chat", "inspect_ai"}))
+def test_lines_of_other_formats_are_not_taken_for_openai_chat(other):
+    # An Inspect sample has chat messages too; detection tries inspect_ai first.
+    assert not openai_chat.detect(LINES[other]())
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (
+            lambda m: m[2]["tool_calls"][0]["function"].pop("name"),
+            "messages[2].tool_calls[0].function.name",
+        ),
+        (lambda m: m[2]["tool_calls"][1].pop("function"), "messages[2].tool_calls[1].function"),
+        (lambda m: m[2].__setitem__("tool_calls", "x"), "messages[2].tool_calls"),
+        (lambda m: m.__setitem__(0, "system"), "messages[0]"),
+    ],
+)
+def test_malformed_lines_name_the_field(mutate, path):
+    line = example()
+    mutate(line["messages"])
+    with pytest.raises(InvalidInput) as caught:
+        to_canonical(line)
+    assert caught.value.problems[0].path == path

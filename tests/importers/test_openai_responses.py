@@ -1,0 +1,196 @@
+"""OpenAI Responses API (formats.md §2): function_call items of one response are a batch."""
+
+import pytest
+
+from scoring.importers import detect_format, openai_responses, to_canonical
+from scoring.matcher import InvalidInput, load_run
+
+from .examples import (
+    ANSWER,
+    LINES,
+    QUESTION,
+    function_call,
+    function_call_output,
+    message,
+    response,
+)
+from .examples import openai_responses as example
+
+
+def imported(line, format_name=None):
+    canonical = to_canonical(line, format_name)
+    load_run(canonical)
+    return canonical
+
+
+def test_the_function_calls_of_one_response_are_a_batch_keyed_by_call_id_with_results():
+    run = imported(example())
+    assert run["batches"] == [
+        [
+            {
+                "id": "call_a1",
+                "name": "get_weather",
+                "arguments": {"city": "Paris"},
+                "result": '{"temp_c": 18}',
+            },
+            {
+                "id": "call_b2",
+                "name": "get_weather",
+                "arguments": {"city": "Tokyo"},
+                "result": '{"error": "timeout"}',
+            },
+        ]
+    ]
+    assert run["final_text"] == ANSWER
+    assert run["error"] is None
+
+
+def test_calls_echoed_back_in_the_input_are_not_counted_twice():
+    run = imported(example())
+    assert sum(len(batch) for batch in run["batches"]) == 2
+
+
+def test_each_response_may_carry_the_input_of_its_own_request():
+    line = {
+        "case": "weather",
+        "responses": [
+            {
+                **response(
+                    "resp_1",
+                    [
+                        function_call("fc_1", "call_a1", '{"city":"Paris"}'),
+                        function_call("fc_2", "call_b2", '{"city":"Tokyo"}'),
+                    ],
+                ),
+                "input": QUESTION,
+            },
+            {
+                **response("resp_2", [function_call("fc_3", "call_c3", '{"city":"Tokyo"}')]),
+                "previous_response_id": "resp_1",
+                "input": [
+                    function_call_output("call_b2", "timeout"),
+                    function_call_output("call_a1", "18C"),
+                ],
+            },
+            {
+                **response("resp_3", [message("Paris 18°C, Tokyo 25°C.")]),
+                "previous_response_id": "resp_2",
+                "input": [function_call_output("call_c3", "25C")],
+            },
+        ],
+    }
+    run = imported(line)
+    assert [[(c["id"], c["result"]) for c in batch] for batch in run["batches"]] == [
+        [("call_a1", "18C"), ("call_b2", "timeout")],
+        [("call_c3", "25C")],
+    ]
+    assert run["final_text"] == "Paris 18°C, Tokyo 25°C."
+
+
+def test_a_single_response_line_is_the_response_itself():
+    line = {
+        "case": "weather",
+        **response(
+            "resp_1",
+            [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                function_call("fc_1", "call_a1", '{"city":"Paris"}'),
+                function_call("fc_2", "call_b2", '{"city":"Tokyo"}'),
+            ],
+        ),
+    }
+    run = imported(line)
+    assert [c["id"] for c in run["batches"][0]] == ["call_a1", "call_b2"]
+    assert "result" not in run["batches"][0][0]
+    assert run["final_text"] is None
+
+
+def test_malformed_or_truncated_arguments_are_kept_raw():
+    truncated = {
+        **function_call("fc_1", "call_a1", '{"city":"Par'),
+        "status": "incomplete",
+    }
+    line = {"case": "weather", **response("resp_1", [truncated], status="incomplete")}
+    line["incomplete_details"] = {"reason": "max_output_tokens"}
+    run = imported(line)
+    (call,) = run["batches"][0]
+    assert (call["arguments"], call["arguments_raw"]) == (None, '{"city":"Par')
+    assert run["error"] == "response incomplete: max_output_tokens"
+
+
+def test_a_failed_last_response_is_the_run_error():
+    line = example()
+    line["responses"][-1] = response(
+        "resp_2",
+        [],
+        status="failed",
+        error={"code": "server_error", "message": "The model failed to generate a response."},
+    )
+    run = imported(line)
+    assert run["error"] == "response failed: server_error: The model failed to generate a response."
+    assert run["final_text"] is None
+    assert len(run["batches"]) == 1
+
+
+def test_an_earlier_failed_response_that_was_retried_is_no_run_error():
+    line = example()
+    failed = response("resp_0", [], status="failed", error={"code": "rate_limit_exceeded"})
+    line["responses"].insert(0, failed)
+    assert imported(line)["error"] is None
+
+
+def test_an_error_on_the_line_is_kept_over_the_responses_own():
+    line = {**example(), "error": "harness timeout after 600 s"}
+    line["responses"][-1]["status"] = "cancelled"
+    assert imported(line)["error"] == "harness timeout after 600 s"
+    del line["error"]
+    assert imported(line)["error"] == "response cancelled"
+
+
+def test_a_run_with_no_tool_calls_has_its_text_only():
+    line = {
+        "case": "hello",
+        "input": "Say hello",
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            message("Hello", "msg_1"),
+            message(" there!", "msg_2"),
+        ],
+        "status": "completed",
+    }
+    run = imported(line)
+    assert (run["batches"], run["final_text"]) == ([], "Hello there!")
+
+
+def test_detected_automatically_and_forced_by_name():
+    assert detect_format(example()) == "openai_responses"
+    assert imported(example(), "openai_responses") == imported(example())
+
+
+@pytest.mark.parametrize("other", sorted(set(LINES) - {"openai_responses"}))
+def test_lines_of_other_formats_are_not_taken_for_responses(other):
+    assert not openai_responses.detect(LINES[other]())
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (lambda r: r[0]["output"][1].pop("name"), "responses[0].output[1].name"),
+        (lambda r: r[0]["output"].__setitem__(2, "call"), "responses[0].output[2]"),
+        (lambda r: r[1].__setitem__("output", {}), "responses[1].output"),
+        (lambda r: r.__setitem__(1, []), "responses[1]"),
+    ],
+)
+def test_malformed_lines_name_the_field(mutate, path):
+    line = example()
+    mutate(line["responses"])
+    with pytest.raises(InvalidInput) as caught:
+        to_canonical(line)
+    assert caught.value.problems[0].path == path
+
+
+def test_a_single_response_names_output_paths_from_the_line():
+    line = {"case": "weather", **response("resp_1", [{"type": "function_call", "call_id": "c"}])}
+    with pytest.raises(InvalidInput) as caught:
+        to_canonical(line)
+    assert caught.value.problems[0].path == "output[0].name"

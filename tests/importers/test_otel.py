@@ -1,0 +1,318 @@
+"""OpenTelemetry GenAI spans as OTLP/JSON (formats.md §5): tool spans grouped by model turn."""
+
+import json
+
+import pytest
+
+from scoring.importers import detect_format, otel, to_canonical
+from scoring.matcher import InvalidInput, load_run
+
+from .examples import ANSWER, LINES, otlp_attributes, otlp_export, otlp_span
+from .examples import otel as example
+
+AGENT = "a000000000000001"
+
+
+def imported(line, format_name=None):
+    canonical = to_canonical(line, format_name)
+    load_run(canonical)
+    return canonical
+
+
+def chat(span_id, start, end, parent=AGENT, **attributes):
+    return otlp_span(
+        span_id, parent, "chat gpt-4o", start, end, gen_ai__operation__name="chat", **attributes
+    )
+
+
+def tool(span_id, parent, start, name, arguments=None, call_id=None, **attributes):
+    fields = {"gen_ai__operation__name": "execute_tool", "gen_ai__tool__name": name}
+    if arguments is not None:
+        fields["gen_ai__tool__call__arguments"] = arguments
+    if call_id is not None:
+        fields["gen_ai__tool__call__id"] = call_id
+    return otlp_span(
+        span_id, parent, f"execute_tool {name}", start, start + 20, **fields, **attributes
+    )
+
+
+def agent(*, error=None):
+    return otlp_span(
+        AGENT,
+        "",
+        "invoke_agent weather",
+        0,
+        1000,
+        error=error,
+        gen_ai__operation__name="invoke_agent",
+    )
+
+
+def messages(*parts, role="assistant", finish_reason="stop"):
+    return json.dumps([{"role": role, "parts": list(parts), "finish_reason": finish_reason}])
+
+
+def test_tool_spans_beside_the_chat_spans_are_batched_by_the_chat_span_before_them():
+    run = imported(example())
+    assert run["batches"] == [
+        [
+            {
+                "id": "call_a1",
+                "name": "get_weather",
+                "arguments": {"city": "Paris"},
+                "result": '{"temp_c": 18}',
+            },
+            {
+                "id": "call_b2",
+                "name": "get_weather",
+                "arguments": {"city": "Tokyo"},
+                "result": "timeout",
+                "is_error": True,
+            },
+        ]
+    ]
+    assert run["final_text"] == ANSWER
+    assert run["error"] is None
+    assert "meta" not in run
+
+
+def test_tool_spans_nested_under_their_chat_span_form_its_batch_in_the_chat_spans_order():
+    line = {
+        "case": "trip",
+        **otlp_export(
+            agent(),
+            # written out of order: the batches follow the chat spans' start times
+            tool("t3", "c2", 520, "book", '{"flight":"SK123"}', "call_3"),
+            chat("c2", 500, 600),
+            chat("c1", 100, 400),
+            tool("t2", "c1", 310, "search_hotels", '{"city":"Oslo"}', "call_2"),
+            tool("t1", "c1", 300, "search_flights", '{"to":"OSL"}', "call_1"),
+        ),
+    }
+    run = imported(line)
+    assert [[c["name"] for c in batch] for batch in run["batches"]] == [
+        ["search_flights", "search_hotels"],
+        ["book"],
+    ]
+
+
+def test_sibling_tool_spans_after_each_chat_span_are_its_batch():
+    line = {
+        "case": "trip",
+        **otlp_export(
+            agent(),
+            chat("c1", 100, 200),
+            tool("t1", AGENT, 210, "search_flights", '{"to":"OSL"}', "call_1"),
+            tool("t2", AGENT, 215, "search_hotels", '{"city":"Oslo"}', "call_2"),
+            chat("c2", 300, 400),
+            tool("t3", AGENT, 410, "book", '{"flight":"SK123"}', "call_3"),
+            chat(
+                "c3",
+                500,
+                600,
+                gen_ai__output__messages=messages({"type": "text", "content": "Booked."}),
+            ),
+        ),
+    }
+    run = imported(line)
+    assert [[c["id"] for c in batch] for batch in run["batches"]] == [
+        ["call_1", "call_2"],
+        ["call_3"],
+    ]
+    assert run["final_text"] == "Booked."
+
+
+def test_a_flat_spans_list_is_read_like_the_otlp_nesting():
+    nested = example()
+    spans = nested.pop("resourceSpans")[0]["scopeSpans"][0]["spans"]
+    flat = {"case": "weather", "spans": spans}
+    assert detect_format(flat) == "otel"
+    assert imported(flat) == imported(example())
+
+
+def test_arguments_not_captured_are_empty_and_meta_says_so():
+    line = {
+        "case": "weather",
+        "meta": {"model": "gpt-4o"},
+        **otlp_export(
+            agent(),
+            chat("c1", 100, 200),
+            tool("t1", AGENT, 210, "get_weather", call_id="call_a1"),
+            tool("t2", AGENT, 211, "get_weather", call_id="call_b2"),
+        ),
+    }
+    run = imported(line)
+    assert [c["arguments"] for c in run["batches"][0]] == [{}, {}]
+    assert run["meta"] == {"model": "gpt-4o", "otel": otel.ARGUMENTS_NOT_CAPTURED}
+    assert all(set(call) == {"id", "name", "arguments"} for call in run["batches"][0])
+
+
+def test_malformed_arguments_are_kept_raw_and_the_tool_name_may_come_from_the_span_name():
+    broken = tool("t1", AGENT, 210, "get_weather", '{"city": "Par', "call_a1")
+    broken["attributes"] = [a for a in broken["attributes"] if a["key"] != "gen_ai.tool.name"]
+    line = {"case": "weather", **otlp_export(agent(), chat("c1", 100, 200), broken)}
+    (call,) = imported(line)["batches"][0]
+    assert call["name"] == "get_weather"
+    assert (call["arguments"], call["arguments_raw"]) == (None, '{"city": "Par')
+
+
+def test_with_no_tool_spans_the_chat_spans_messages_give_batches_and_results():
+    first = messages(
+        {
+            "type": "tool_call",
+            "id": "call_a1",
+            "name": "get_weather",
+            "arguments": {"city": "Paris"},
+        },
+        {
+            "type": "tool_call",
+            "id": "call_b2",
+            "name": "get_weather",
+            "arguments": {"city": "Tokyo"},
+        },
+        finish_reason="tool_call",
+    )
+    results = json.dumps(
+        [
+            {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris and Tokyo?"}]},
+            {
+                "role": "tool",
+                "parts": [
+                    {"type": "tool_call_response", "id": "call_a1", "result": {"temp_c": 18}},
+                    {"type": "tool_call_response", "id": "call_b2", "result": "timeout"},
+                ],
+            },
+        ]
+    )
+    line = {
+        "case": "weather",
+        **otlp_export(
+            chat("c1", 100, 200, parent="", gen_ai__output__messages=first),
+            chat(
+                "c2",
+                300,
+                400,
+                parent="",
+                gen_ai__input__messages=results,
+                gen_ai__output__messages=messages({"type": "text", "content": ANSWER}),
+            ),
+        ),
+    }
+    run = imported(line)
+    assert run["batches"] == [
+        [
+            {
+                "id": "call_a1",
+                "name": "get_weather",
+                "arguments": {"city": "Paris"},
+                "result": {"temp_c": 18},
+            },
+            {
+                "id": "call_b2",
+                "name": "get_weather",
+                "arguments": {"city": "Tokyo"},
+                "result": "timeout",
+            },
+        ]
+    ]
+    assert run["final_text"] == ANSWER
+
+
+def test_without_output_messages_on_chat_spans_the_agent_spans_answer_is_the_final_text():
+    answered = otlp_span(
+        AGENT,
+        "",
+        "invoke_agent weather",
+        0,
+        1000,
+        gen_ai__operation__name="invoke_agent",
+        gen_ai__output__messages=messages({"type": "text", "content": ANSWER}),
+    )
+    line = {"case": "weather", **otlp_export(answered, chat("c1", 10, 90))}
+    assert imported(line)["final_text"] == ANSWER
+
+
+def test_a_failed_root_span_is_the_run_error():
+    line = example()
+    spans = line["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[0]["status"] = {"code": 2, "message": "agent exceeded max turns"}
+    del spans[-1]  # the answering chat span never happened
+    run = imported(line)
+    assert run["error"] == "invoke_agent weather: agent exceeded max turns"
+    assert run["final_text"] is None
+    assert load_run(run).error == "invoke_agent weather: agent exceeded max turns"
+
+
+def test_a_status_code_written_as_its_name_counts_too():
+    line = example()
+    line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["status"] = {"code": "STATUS_CODE_ERROR"}
+    assert imported(line)["error"] == "invoke_agent weather: failed"
+
+
+def test_a_run_with_no_tool_calls_is_its_chat_span_text():
+    line = {
+        "case": "hello",
+        **otlp_export(
+            chat(
+                "c1",
+                0,
+                100,
+                parent="",
+                gen_ai__output__messages=messages({"type": "text", "content": "Hello!"}),
+            )
+        ),
+    }
+    run = imported(line)
+    assert (run["batches"], run["final_text"], run["error"]) == ([], "Hello!", None)
+
+
+def test_otlp_any_values_are_read_into_python_values():
+    attributes = otlp_attributes(text="a", count=3, ratio=0.5, flag=True, tags=["x", "y"])
+    attributes.append({"key": "nested", "value": {"kvlistValue": {"values": otlp_attributes(k=1)}}})
+    attributes.append({"key": "empty", "value": {}})
+    values, index = otel.read_attributes(attributes, "attributes")
+    assert values == {
+        "text": "a",
+        "count": 3,
+        "ratio": 0.5,
+        "flag": True,
+        "tags": ["x", "y"],
+        "nested": {"k": 1},
+        "empty": None,
+    }
+    assert index["tags"] == 4
+
+
+def test_detected_automatically_and_forced_by_name():
+    assert detect_format(example()) == "otel"
+    assert imported(example(), "otel") == imported(example())
+
+
+@pytest.mark.parametrize("other", sorted(set(LINES) - {"otel"}))
+def test_lines_of_other_formats_are_not_taken_for_otel(other):
+    assert not otel.detect(LINES[other]())
+
+
+def test_malformed_lines_name_the_field():
+    line = example()
+    spans = line["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[4]["attributes"][-1]["value"]["stringValue"] = '[{"role": "assistant", "parts": [{"ty'
+    with pytest.raises(InvalidInput) as caught:
+        to_canonical(line)
+    problem = caught.value.problems[0]
+    assert problem.path == "resourceSpans[0].scopeSpans[0].spans[4].attributes[2].value.stringValue"
+    assert problem.message.startswith("invalid JSON")
+
+    line = example()
+    nameless = line["resourceSpans"][0]["scopeSpans"][0]["spans"][3]
+    nameless["name"] = "tool"
+    nameless["attributes"] = [a for a in nameless["attributes"] if a["key"] != "gen_ai.tool.name"]
+    with pytest.raises(InvalidInput) as caught:
+        to_canonical(line)
+    assert caught.value.problems[0].path == "resourceSpans[0].scopeSpans[0].spans[3].attributes"
+
+    line = example()
+    line["resourceSpans"][0]["scopeSpans"][0]["spans"][2] = "span"
+    with pytest.raises(InvalidInput) as caught:
+        to_canonical(line)
+    assert caught.value.problems[0].path == "resourceSpans[0].scopeSpans[0].spans[2]"
