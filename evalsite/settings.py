@@ -135,6 +135,18 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
+# Uploads of run files (limits give clear errors, by line where they apply).
+CASEBOOK_MAX_UPLOAD_BYTES = env.int("CASEBOOK_MAX_UPLOAD_BYTES", default=2 << 30)
+CASEBOOK_MAX_UNCOMPRESSED_BYTES = env.int("CASEBOOK_MAX_UNCOMPRESSED_BYTES", default=8 << 30)
+CASEBOOK_MAX_LINE_BYTES = env.int("CASEBOOK_MAX_LINE_BYTES", default=16 << 20)
+CASEBOOK_MAX_JSON_DEPTH = env.int("CASEBOOK_MAX_JSON_DEPTH", default=64)
+# Runs per scoring task, and how long a submission may make no progress before the sweep
+# picks it up again (a worker or the broker went away).
+CASEBOOK_CHUNK_RUNS = env.int("CASEBOOK_CHUNK_RUNS", default=1000)
+CASEBOOK_STALL_SECONDS = env.int("CASEBOOK_STALL_SECONDS", default=120)
+# Django reads a request body into memory up to this size; run files are streamed past it.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
+
 # Celery. Without REDIS_URL, tasks run in the calling process (the embedded default).
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
@@ -149,6 +161,9 @@ CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 20 * 60}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BEAT_SCHEDULE = {
+    "resume-stalled-submissions": {"task": "scoring.tasks.sweep", "schedule": 60.0},
+}
 
 LOGGING = {
     "version": 1,

@@ -13,15 +13,16 @@ deciding, so a large JSON-lines file is never read whole.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from scoring.importers import inspect_ai, to_canonical
+from scoring.importers import detect_format, inspect_ai, to_canonical
 from scoring.importers.common import object_at
 from scoring.matcher import InvalidInput, Problem, Run, TrialNumbering, load_run, parse_json
 from scoring.matcher.errors import field_path
+from scoring.matcher.jsonvalue import nested_deeper_than
 
 _BOM = b"\xef\xbb\xbf"
 _ZIP = b"PK\x03\x04"
@@ -45,6 +46,7 @@ class RunLine:
     canonical: dict | None = None  # the run as stored: canonical format, unknown fields kept
     problems: tuple[Problem, ...] = ()
     unit: str = LINE
+    format: str | None = None  # the run format, when the line was recognised
 
     def problem(self, path: str, message: str) -> Problem:
         """A further problem with this run (an unknown case, say), located like the others."""
@@ -54,9 +56,12 @@ class RunLine:
 
 
 def json_lines(
-    lines: Iterable[bytes], *, max_line_bytes: int | None = None
+    lines: Iterable[bytes], *, max_line_bytes: int | None = None, max_depth: int | None = None
 ) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value or ``InvalidInput``) for each non-blank line, in order."""
+    """(line number, parsed value or ``InvalidInput``) for each non-blank line, in order.
+
+    A line longer than ``max_line_bytes``, or nested deeper than ``max_depth`` arrays and
+    objects, is an ``InvalidInput`` saying so."""
     for number, raw in enumerate(lines, start=1):
         if number == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM) :]
@@ -67,17 +72,32 @@ def json_lines(
             yield number, InvalidInput([Problem("", message, number)])
             continue
         try:
-            yield number, parse_json(raw)
+            value = parse_json(raw)
         except InvalidInput as exc:
             yield number, exc.at_line(number)
+            continue
+        # Only a line with that many brackets can be that deep: counting them is cheap.
+        if (
+            max_depth is not None
+            and raw.count(b"[") + raw.count(b"{") > max_depth
+            and nested_deeper_than(value, max_depth)
+        ):
+            message = f"the JSON is nested more than {max_depth} levels deep"
+            yield number, InvalidInput([Problem("", message, number)])
+            continue
+        yield number, value
 
 
 def read_run_lines(
-    lines: Iterable[bytes], *, format_name: str | None = None, max_line_bytes: int | None = None
+    lines: Iterable[bytes],
+    *,
+    format_name: str | None = None,
+    max_line_bytes: int | None = None,
+    max_depth: int | None = None,
 ) -> Iterator[RunLine]:
     """The runs of a run file (``lines``: an iterable of byte lines, such as a binary file),
     in order; blank lines are skipped. A file that is an Inspect AI eval log gives a run per
-    sample."""
+    sample. The limits are those of ``json_lines``."""
     rest = iter(lines)
     head = []  # the lines read to tell what the file is: blank ones, then the first other
     for raw in rest:
@@ -92,26 +112,28 @@ def read_run_lines(
         samples = inspect_ai.read_log(_ByteStream(b"".join(head), rest))
         yield from _sample_runs(samples, format_name, TrialNumbering())
     else:
-        yield from _line_runs(chain(head, rest), format_name, max_line_bytes)
+        limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth}
+        yield from _line_runs(json_lines(chain(head, rest), **limits), format_name)
 
 
-def _line_runs(
-    lines: Iterable[bytes], format_name: str | None, max_line_bytes: int | None
-) -> Iterator[RunLine]:
+def _line_runs(values: Iterable[tuple[int, Any]], format_name: str | None) -> Iterator[RunLine]:
     numbering = TrialNumbering()
-    for number, value in json_lines(lines, max_line_bytes=max_line_bytes):
+    for number, value in values:
         if inspect_ai.is_log(value):  # a whole log written compactly, on one line
             yield from _sample_runs(inspect_ai.log_samples(value), format_name, numbering)
             continue
+        name = format_name
         try:
             if isinstance(value, InvalidInput):
                 raise value
-            canonical = to_canonical(value, format_name)
+            if name is None and isinstance(value, Mapping):
+                name = detect_format(value)
+            canonical = to_canonical(value, name)
             run = numbering.number(load_run(canonical))
         except InvalidInput as exc:
-            yield RunLine(number, problems=exc.at_line(number).problems)
+            yield RunLine(number, problems=exc.at_line(number).problems, format=name)
             continue
-        yield RunLine(number, run=run, canonical=canonical)
+        yield RunLine(number, run=run, canonical=canonical, format=name)
 
 
 def _sample_runs(
@@ -131,7 +153,9 @@ def _sample_runs(
             except InvalidInput as exc:
                 yield RunLine(position, problems=_in_sample(exc, position), unit=SAMPLE)
                 continue
-            yield RunLine(position, run=run, canonical=canonical, unit=SAMPLE)
+            yield RunLine(
+                position, run=run, canonical=canonical, unit=SAMPLE, format=inspect_ai.NAME
+            )
     except InvalidInput as exc:  # the document itself is broken (or has no samples)
         yield RunLine(position + 1, problems=exc.problems, unit=SAMPLE)
 

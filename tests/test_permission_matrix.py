@@ -5,16 +5,20 @@ A route that is missing from the table fails ``test_every_route_is_in_the_matrix
 page or endpoint cannot ship without its permissions being pinned down here.
 """
 
+import io
 import json
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import TestCase
 from django.urls import get_resolver
 from django.urls.resolvers import URLResolver
 from rest_framework.authtoken.models import Token
 
 from cases import services
 from cases.models import Membership, Role, Team, User, Visibility
+from scoring.submissions import create_submission
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "admin")
 DEMO = json.loads((Path(__file__).parent.parent / "cases/demo/assistant.suite.json").read_text())
@@ -27,6 +31,7 @@ EDITOR_FORM = {
     "call-0-required_args": "{}",
     "action": "save",
 }
+RUN_FILE = b'{"case": "greeting", "batches": [], "final_text": "Hello!"}\n'
 
 
 class World:
@@ -49,6 +54,9 @@ class World:
         services.save_case(self.suite, document, admin, case=self.case)
         self.case.refresh_from_db()
         self.viewer_membership = Membership.objects.get(team=self.team, user=self.users["viewer"])
+        with TestCase.captureOnCommitCallbacks(execute=True):  # ingest and score it now
+            self.submission = create_submission(self.suite, admin, io.BytesIO(RUN_FILE))
+        self.run = self.submission.runs.get()
 
     def ids(self):
         return {
@@ -57,6 +65,8 @@ class World:
             "case": self.case.pk,
             "key": self.case.key,
             "membership": self.viewer_membership.pk,
+            "submission": self.submission.pk,
+            "run": self.run.pk,
         }
 
 
@@ -126,6 +136,14 @@ PAGES = [
     ),
     ("case_delete", "post", {"pk": "suite", "case_id": "case"}, {}, EDIT_POST),
     ("case_try", "post", {"pk": "suite"}, EDITOR_FORM | {"run": '{"batches": []}'}, READ),
+    ("upload", "get", {"pk": "suite"}, None, EDIT_PAGE),
+    ("upload", "post", {"pk": "suite"}, "run-file", EDIT_POST),
+    ("submission", "get", {"pk": "submission"}, None, READ),
+    ("submission_progress", "get", {"pk": "submission"}, None, READ),
+    ("run", "get", {"pk": "submission", "run_id": "run"}, None, READ),
+    ("submission_rescore", "post", {"pk": "submission"}, {"version": 1}, EDIT_POST),
+    ("submission_retry", "post", {"pk": "submission"}, {}, EDIT_POST),
+    ("submission_delete", "post", {"pk": "submission"}, {}, EDIT_POST),
 ]
 API = [
     ("api:team-list", "get", {}, None, API_SIGNED_IN),
@@ -185,6 +203,24 @@ API = [
         {"tag": "release"},
         (401, 404, 403, 200, 200),
     ),
+    ("api:suite-submission-list", "get", {"suite_pk": "suite"}, None, API_READ),
+    (
+        "api:suite-submission-list",
+        "post",
+        {"suite_pk": "suite"},
+        "run-file",
+        (401, 404, 403, 202, 202),
+    ),
+    ("api:submission-detail", "get", {"pk": "submission"}, None, API_READ),
+    ("api:submission-results", "get", {"pk": "submission"}, None, API_READ),
+    (
+        "api:submission-rescore",
+        "post",
+        {"pk": "submission"},
+        {"version": 1},
+        (401, 404, 403, 202, 202),
+    ),
+    ("api:submission-detail", "delete", {"pk": "submission"}, None, (401, 404, 403, 204, 204)),
 ]
 # Routes of the framework or of sign-in, not of teams, suites or cases.
 NOT_OURS = {"api:api-root", "schema", "swagger-ui", "login", "logout"}
@@ -225,6 +261,10 @@ def _request(client, world, route, method, kwargs, body, api):
         body = _case_document(world)
     elif isinstance(body, dict) and body.get("team") == "team-id":
         body = {"team": world.team.pk}
+    if body == "run-file":
+        if api:
+            return getattr(client, method)(url, data=RUN_FILE, content_type="application/x-ndjson")
+        body = {"file": SimpleUploadedFile("runs.jsonl", RUN_FILE), "label": "uploaded"}
     if api:
         if route == "api:suite-import-suite":
             url += f"?team={world.team.slug}"

@@ -1,6 +1,9 @@
-"""Routes of the REST API, under /api/ (DESIGN.md §8)."""
+"""Routes of the REST API, under /api/ (DESIGN.md §8): one router, so one namespace, for
+the library's endpoints and the submissions'."""
 
 from rest_framework.routers import DefaultRouter
+
+from scoring.api import views as scoring_views
 
 from . import views
 
@@ -18,5 +21,11 @@ router.register(r"teams/(?P<team_slug>[-\w]+)/members", views.MemberViewSet, bas
 router.register("suites", views.SuiteViewSet, basename="suite")
 router.register(r"suites/(?P<suite_pk>[0-9]+)/cases", views.CaseViewSet, basename="case")
 router.register(r"suites/(?P<suite_pk>[0-9]+)/versions", views.VersionViewSet, basename="version")
+router.register(
+    r"suites/(?P<suite_pk>[0-9]+)/submissions",
+    scoring_views.SuiteSubmissionViewSet,
+    basename="suite-submission",
+)
+router.register("submissions", scoring_views.SubmissionViewSet, basename="submission")
 
 urlpatterns = router.urls

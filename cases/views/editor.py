@@ -21,6 +21,7 @@ from django.views.decorators.vary import vary_on_headers
 from scoring.importers import to_canonical
 from scoring.matcher import InvalidInput, Problem, load_run, load_suite, parse_json, score
 from scoring.matcher.errors import Problems
+from scoring.matcher.jsonvalue import pretty_json
 from scoring.matcher.matchers import EQUAL, PatternCompiler
 from scoring.matcher.options import DEFAULT
 from scoring.matcher.regex import pattern_problem
@@ -38,7 +39,6 @@ from ..editor_forms import (
 )
 from ..models import Case, Suite
 from ..permissions import can_edit_suite, suite_for
-from .suites import pretty_json
 
 BLANK_CALL = {"required_args": "{}"}
 BLANK_EXPECTATION = {"type": "called_tool"}

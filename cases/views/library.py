@@ -2,9 +2,11 @@
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.shortcuts import render
 from django.views.decorators.vary import vary_on_headers
+
+from scoring.models import Status, Submission
 
 from ..models import Suite
 from ..permissions import teams_of, visible_suites
@@ -27,10 +29,17 @@ def search_suites(user, q: str = "", team: str = ""):
             found |= Q(tags__icontains=q) | Q(cases__tags__icontains=q)
         suites = suites.filter(found)
     # Counting in a subquery: a join-and-count would multiply with the search joins above.
+    last = Submission.objects.filter(suite=OuterRef("pk"), status=Status.DONE).order_by("-created")
     return (
         Suite.objects.filter(pk__in=suites.values("pk"))
         .select_related("team")
-        .annotate(case_count=Count("cases", distinct=True))
+        .annotate(
+            case_count=Count("cases", distinct=True),
+            last_submission=Subquery(last.values("pk")[:1]),
+            last_label=Subquery(last.values("label")[:1]),
+            last_passed=Subquery(last.values("passed")[:1]),
+            last_scored=Subquery(last.values("scored")[:1]),
+        )
         .order_by("name", "pk")
     )
 

@@ -3,7 +3,6 @@ cases and history, settings, replace from a file, export, copy to another team."
 
 from __future__ import annotations
 
-import orjson
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -12,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from scoring.bfcl import suite_from_bfcl
 from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document
-from scoring.matcher.jsonvalue import dump_json
+from scoring.matcher.jsonvalue import pretty_json
 from scoring.matcher.suite import SCHEMA
 from scoring.runfile import json_lines
 
@@ -157,6 +156,7 @@ def suite_detail(request, pk):
         "cases": cases,
         "latest": latest,
         "versions": suite.versions.select_related("author")[:30],
+        "submissions": suite.submissions.select_related("version", "uploader")[:20],
         "can_edit": can_edit,
         "copy_form": CopyForm(teams=_editor_teams(request.user)),
     }
@@ -233,13 +233,6 @@ def pick_version(suite, number: str | None, tag: str | None):
     if version is None:
         raise Http404("No such version.")
     return version
-
-
-def pretty_json(document) -> bytes:
-    try:
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
-    except TypeError:  # exact numbers orjson cannot write: keep them, unindented
-        return dump_json(document) + b"\n"
 
 
 @login_required

@@ -88,6 +88,26 @@ def lone_surrogate_path(value: Any, path: str = "") -> str | None:
     return None
 
 
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` has arrays and objects nested more than ``limit`` deep (a scalar
+    is at depth 0, ``[1]`` at depth 1)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, Mapping):
+            children = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend(
+            (child, depth + 1) for child in children if isinstance(child, Mapping | list | tuple)
+        )
+    return False
+
+
 def _encodes(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -128,6 +148,15 @@ def dump_json(value: Any) -> bytes:
         return orjson.dumps(value)
     except TypeError:
         return _dump_exact(value).encode()
+
+
+def pretty_json(value: Any) -> bytes:
+    """JSON text for people: indented by two, ending in a newline. A value holding numbers
+    orjson cannot write exactly is written unindented, numbers kept."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+    except TypeError:
+        return dump_json(value) + b"\n"
 
 
 def _dump_exact(value: Any) -> str:

@@ -25,3 +25,37 @@ document.addEventListener("htmx:confirm", (event) => {
   event.preventDefault();
   if (window.confirm(message)) event.detail.issueRequest(true);
 });
+
+// The upload form: a file dropped on the drop zone is the one uploaded, its name shown,
+// and htmx's upload progress drives the progress bar.
+document.addEventListener("dragover", (event) => {
+  const zone = event.target.closest(".dropzone");
+  if (!zone) return;
+  event.preventDefault();
+  zone.classList.add("dragging");
+});
+document.addEventListener("dragleave", (event) => {
+  event.target.closest(".dropzone")?.classList.remove("dragging");
+});
+document.addEventListener("drop", (event) => {
+  const zone = event.target.closest(".dropzone");
+  if (!zone) return;
+  event.preventDefault();
+  zone.classList.remove("dragging");
+  const input = zone.querySelector("input[type=file]");
+  input.files = event.dataTransfer.files;
+  input.dispatchEvent(new Event("change", { bubbles: true }));
+});
+document.addEventListener("change", (event) => {
+  const input = event.target;
+  if (!input.matches(".dropzone input[type=file]")) return;
+  const chosen = input.closest(".dropzone").querySelector("[data-chosen]");
+  const file = input.files[0];
+  if (chosen) chosen.textContent = file ? `${file.name} (${(file.size / 1048576).toFixed(1)} MB)` : "";
+});
+document.addEventListener("htmx:xhr:progress", (event) => {
+  const bar = event.target.closest("form")?.querySelector(".upload-progress");
+  if (!bar || !event.detail.lengthComputable) return;
+  bar.hidden = false;
+  bar.value = (event.detail.loaded / event.detail.total) * 100;
+});

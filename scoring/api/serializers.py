@@ -1,0 +1,142 @@
+"""Serializers of the submissions API (DESIGN.md §8)."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from scoring.importers import FORMAT_NAMES
+
+from ..models import InvalidLine, Result, Submission
+
+INVALID_LINES_LISTED = 1000
+
+
+class UploadQuerySerializer(serializers.Serializer):
+    label = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="e.g. the model's name"
+    )
+    format = serializers.ChoiceField(
+        choices=FORMAT_NAMES, required=False, help_text="the run format; detected when absent"
+    )
+    filename = serializers.CharField(
+        required=False, max_length=255, help_text="a name for a file sent as the whole body"
+    )
+
+
+class SubmittedSerializer(serializers.Serializer):
+    """The 202 answer to an upload."""
+
+    id = serializers.IntegerField()
+    status_url = serializers.URLField()
+    html_url = serializers.URLField()
+
+
+class InvalidLineSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = InvalidLine
+        fields = ["line", "reason"]
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    """A submission's status and counts, the same numbers its page shows."""
+
+    suite = serializers.IntegerField(source="suite_id")
+    version = serializers.IntegerField(source="version.number")
+    uploader = serializers.CharField(source="uploader.username", default=None)
+    counts = serializers.SerializerMethodField()
+    pass_rate = serializers.FloatField(read_only=True)
+    invalid_lines = serializers.SerializerMethodField(
+        help_text=f"the first {INVALID_LINES_LISTED}; ``invalid`` counts them all"
+    )
+    unknown_cases = serializers.SerializerMethodField(help_text="keys of cases not in the version")
+    html_url = serializers.SerializerMethodField()
+    results_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "suite",
+            "version",
+            "label",
+            "uploader",
+            "filename",
+            "size",
+            "formats_seen",
+            "status",
+            "error",
+            "total",
+            "scored",
+            "counts",
+            "pass_rate",
+            "invalid",
+            "invalid_lines",
+            "unknown_cases",
+            "stored_runs",
+            "created",
+            "ingest_started",
+            "ingest_finished",
+            "scoring_finished",
+            "html_url",
+            "results_url",
+        ]
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {k: {"type": "integer"} for k in ("pass", "fail", "error")},
+        }
+    )
+    def get_counts(self, submission) -> dict:
+        return {"pass": submission.passed, "fail": submission.failed, "error": submission.errored}
+
+    @extend_schema_field(InvalidLineSerializer(many=True))
+    def get_invalid_lines(self, submission) -> list:
+        lines = submission.invalid_lines.all()[:INVALID_LINES_LISTED]
+        return InvalidLineSerializer(lines, many=True).data
+
+    def get_unknown_cases(self, submission) -> list[str]:
+        return sorted(submission.unknown_cases)
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_html_url(self, submission) -> str:
+        return self.context["request"].build_absolute_uri(submission.get_absolute_url())
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_results_url(self, submission) -> str:
+        url = reverse("api:submission-results", args=[submission.pk])
+        return self.context["request"].build_absolute_uri(url)
+
+
+class ResultFilterSerializer(serializers.Serializer):
+    verdict = serializers.ChoiceField(choices=["pass", "fail", "error"], required=False)
+    case = serializers.CharField(required=False, help_text="only the runs of this case")
+
+
+class ReportSerializer(serializers.Serializer):
+    """A report (§3.3) as stored, with the page that reviews it."""
+
+    case = serializers.CharField()
+    trial = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=["pass", "fail", "error"])
+    predicates = serializers.ListField(child=serializers.DictField())
+    error = serializers.CharField(allow_null=True)
+    html_url = serializers.URLField()
+
+    def to_representation(self, result: Result) -> dict:
+        url = reverse("run", args=[result.submission_id, result.run_id])
+        return {**result.report, "html_url": self.context["request"].build_absolute_uri(url)}
+
+
+class RescoreSerializer(serializers.Serializer):
+    version = serializers.IntegerField(min_value=1, help_text="the suite version to score against")
+
+
+class SubmissionListSerializer(SubmissionSerializer):
+    """A submission in a list: its status and counts, without the invalid lines."""
+
+    class Meta(SubmissionSerializer.Meta):
+        fields = [f for f in SubmissionSerializer.Meta.fields if f != "invalid_lines"]

@@ -1,0 +1,203 @@
+"""The submissions API (DESIGN.md §8): upload a run file, follow its scoring, read the
+reports. Access is the pages' (``cases.permissions``): a submission is seen by whoever
+sees its suite, uploaded and re-scored by the suite's editors and admins."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+
+from cases import permissions as rules
+from cases.api.permissions import InSuiteAccess
+from cases.api.views import NOT_ALLOWED, NOT_FOUND, CasebookViewMixin
+from cases.models import SuiteVersion
+
+from .. import submissions
+from ..models import Result, Submission
+from ..uploads import UploadRefused, UploadTooLarge
+from .parsers import RawRunFileParser
+from .serializers import (
+    ReportSerializer,
+    RescoreSerializer,
+    ResultFilterSerializer,
+    SubmissionListSerializer,
+    SubmissionSerializer,
+    SubmittedSerializer,
+    UploadQuerySerializer,
+)
+
+
+def _absolute(request, url: str) -> str:
+    return request.build_absolute_uri(url)
+
+
+class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """``/api/suites/{suite_pk}/submissions/``: a suite's submissions, and uploads."""
+
+    serializer_class = SubmissionListSerializer
+    permission_classes = [InSuiteAccess]
+    # Multipart for ``-F file=@runs.jsonl``; any other body is the run file itself, read
+    # as a stream (never whole into memory).
+    parser_classes = [MultiPartParser, RawRunFileParser]
+
+    def get_queryset(self):
+        if self.schema_only():
+            return Submission.objects.none()
+        return self.suite.submissions.select_related("version", "uploader")
+
+    @extend_schema(summary="The suite's submissions, newest first")
+    def list(self, request, suite_pk):
+        return super().list(request, suite_pk)
+
+    @extend_schema(
+        summary="Upload a run file to score against the suite's current version",
+        description=(
+            "The body is the run file (JSON lines in any supported format, or an Inspect AI "
+            "log; gzip-compressed or not), or a multipart form with the file in `file`. "
+            "The file is stored and scored in the background: poll `status_url`."
+        ),
+        parameters=[UploadQuerySerializer],
+        request={
+            "application/x-ndjson": OpenApiTypes.BINARY,
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}},
+            },
+        },
+        responses={
+            202: SubmittedSerializer,
+            400: OpenApiResponse(description="empty, or not a file"),
+            403: NOT_ALLOWED,
+            404: NOT_FOUND,
+            413: OpenApiResponse(description="over the upload limit"),
+        },
+    )
+    def create(self, request, suite_pk):
+        query = UploadQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            submission = self._store(request, **query.validated_data)
+        except UploadTooLarge as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        except UploadRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        answer = {
+            "id": submission.pk,
+            "status_url": _absolute(
+                request, reverse("api:submission-detail", args=[submission.pk])
+            ),
+            "html_url": _absolute(request, submission.get_absolute_url()),
+        }
+        return Response(answer, status=status.HTTP_202_ACCEPTED)
+
+    def _store(self, request, label="", format="", filename=""):
+        # Refused before a byte of an oversized body is read.
+        if int(request.META.get("CONTENT_LENGTH") or 0) > settings.CASEBOOK_MAX_UPLOAD_BYTES:
+            raise UploadTooLarge
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise UploadRefused("send the run file as the body, or as the multipart field 'file'")
+        return submissions.create_submission(
+            self.suite,
+            request.user,
+            upload,
+            filename=filename
+            or (upload.name if request.content_type.startswith("multipart/") else ""),
+            label=label,
+            format_name=format,
+        )
+
+
+class SubmissionViewSet(
+    CasebookViewMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """``/api/submissions/{id}/``: status, results, re-scoring."""
+
+    serializer_class = SubmissionSerializer
+    lookup_value_regex = "[0-9]+"
+
+    def get_queryset(self):
+        if self.schema_only():
+            return Submission.objects.none()
+        visible = rules.visible_suites(self.request.user)
+        return Submission.objects.filter(suite__in=visible).select_related(
+            "suite__team", "version", "uploader"
+        )
+
+    def check_object_permissions(self, request, submission):
+        super().check_object_permissions(request, submission)
+        if request.method != "GET" and not rules.can_edit_suite(request.user, submission.suite):
+            raise PermissionDenied("Only the suite's editors and admins change its submissions.")
+
+    @extend_schema(
+        summary="A submission's status and counts",
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
+        responses={200: SubmissionSerializer, 404: NOT_FOUND},
+    )
+    def retrieve(self, request, pk):
+        return super().retrieve(request, pk)
+
+    @extend_schema(
+        summary="Delete a submission with its runs and results (the suite's editors)",
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
+        responses={204: None, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    )
+    def destroy(self, request, pk):
+        submissions.delete_submission(self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        summary="The reports (§3.3), each with the page that reviews it",
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH), ResultFilterSerializer],
+        responses={200: ReportSerializer(many=True), 404: NOT_FOUND},
+    )
+    @action(detail=True)
+    def results(self, request, pk):
+        submission = self.get_object()
+        query = ResultFilterSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        results = Result.objects.filter(submission=submission).order_by("run__seq")
+        if verdict := query.validated_data.get("verdict"):
+            results = results.filter(verdict=verdict)
+        if case := query.validated_data.get("case"):
+            results = results.filter(run__case_key=case)
+        page = self.paginate_queryset(results.only("run_id", "submission_id", "report"))
+        serializer = ReportSerializer(page, many=True, context=self.get_serializer_context())
+        return self.get_paginated_response(serializer.data)
+
+    @extend_schema(
+        summary="Score the submission's runs again, against another version of its suite",
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
+        request=RescoreSerializer,
+        responses={
+            202: SubmissionSerializer,
+            403: NOT_ALLOWED,
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="still reading its file"),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def rescore(self, request, pk):
+        submission = self.get_object()
+        serializer = RescoreSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        number = serializer.validated_data["version"]
+        version = SuiteVersion.objects.filter(suite=submission.suite, number=number).first()
+        if version is None:
+            raise NotFound(f"The suite has no version {number}.")
+        try:
+            submissions.rescore(submission, version)
+        except submissions.NotReady as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        submission = get_object_or_404(self.get_queryset(), pk=pk)
+        return Response(self.get_serializer(submission).data, status=status.HTTP_202_ACCEPTED)

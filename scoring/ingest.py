@@ -1,0 +1,170 @@
+"""Reading an uploaded run file into stored runs (DESIGN.md §5, step 2).
+
+The file is streamed from the database a chunk at a time and read a line at a time. Valid
+runs are written in bulk, one scoring chunk's worth per transaction, and each committed
+chunk is enqueued for scoring at once, so workers score while the file is still being
+read. Invalid lines are recorded with their number and reason; they never stop the valid
+lines around them.
+
+Reading again after a lost worker starts from the beginning: everything the earlier attempt
+stored is deleted first, under a new generation that makes its stray tasks do nothing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from contextlib import closing
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from scoring.matcher import Problem
+from scoring.matcher import Suite as MatcherSuite
+from scoring.runfile import RunLine, read_run_lines
+
+from .bulk import insert_rows
+from .models import InvalidLine, Run, Status, Submission
+from .submissions import (
+    clear_runs,
+    enqueue_chunks,
+    finish_if_complete,
+    note_unknown_case,
+    suite_of_version,
+)
+from .uploads import UploadRefused, open_upload
+
+RUN_FIELDS = ("submission_id", "seq", "line", "case_key", "trial", "document", "final_text")
+INVALID_FIELDS = ("submission_id", "line", "reason")
+INVALID_BATCH = 1000
+
+
+class Superseded(Exception):
+    """The submission was started again (or deleted) while this attempt was reading it."""
+
+
+def ingest(submission_id: int) -> None:
+    """Read the submission's file into runs; a no-op if another attempt is at it or done."""
+    generation = _claim(submission_id)
+    if generation is None:
+        return
+    submission = Submission.objects.get(pk=submission_id)
+    batch = _Batch(submission, generation, suite_of_version(submission.version_id))
+    try:
+        with closing(open_upload(submission_id)) as stream:
+            lines = read_run_lines(
+                stream,
+                format_name=submission.format or None,
+                max_line_bytes=settings.CASEBOOK_MAX_LINE_BYTES,
+                max_depth=settings.CASEBOOK_MAX_JSON_DEPTH,
+            )
+            for item in lines:
+                batch.add(item)
+    except UploadRefused as exc:
+        batch.stop(str(exc))
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        batch.stop(f"the gzip data is broken: {exc or 'it ends too soon'}")
+    except Superseded:
+        return
+    try:
+        batch.flush(final=True)
+    except Superseded:
+        return
+
+
+def _claim(submission_id: int) -> int | None:
+    """Start a new attempt at reading the file, and return its generation; None when the
+    file is read already or another attempt is making progress."""
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+        if submission is None or submission.status != Status.INGESTING:
+            return None
+        busy_since = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS)
+        if submission.ingest_started is not None and submission.heartbeat >= busy_since:
+            return None
+        if submission.generation:
+            clear_runs(submission)  # what an earlier, lost attempt had stored
+        submission.generation += 1
+        submission.ingest_started = timezone.now()
+        submission.save()
+        return submission.generation
+
+
+class _Batch:
+    """The runs and invalid lines read since the last write."""
+
+    def __init__(self, submission: Submission, generation: int, suite: MatcherSuite):
+        self.submission_id = submission.pk
+        self.chunk_runs = submission.chunk_runs
+        self.generation = generation
+        self.suite = suite
+        self.seq = 0  # runs stored, and the last one's seq
+        self.last_line = 0
+        self.runs: list[tuple] = []
+        self.known = 0
+        self.invalid: list[tuple] = []
+        self.unknown: list[tuple[str, int]] = []
+        self.formats: set[str] = set()
+
+    def add(self, item: RunLine) -> None:
+        self.last_line = item.line
+        if item.format:
+            self.formats.add(item.format)
+        if item.problems:
+            self.invalid.append((self.submission_id, item.line, describe(item.problems)))
+            if len(self.invalid) >= INVALID_BATCH:
+                self.flush(runs=False)
+            return
+        run = item.run
+        canonical = item.canonical
+        canonical["trial"] = run.trial  # as numbered: stored runs are complete
+        if self.suite.case(run.case) is None:
+            self.unknown.append((run.case, item.line))
+        else:
+            self.known += 1
+        self.seq += 1
+        self.runs.append(
+            (self.submission_id, self.seq, item.line, run.case, run.trial,
+             canonical, run.final_text)
+        )  # fmt: skip
+        if len(self.runs) == self.chunk_runs:
+            self.flush()
+
+    def stop(self, reason: str) -> None:
+        """The file cannot be read past here; what was read is kept."""
+        self.invalid.append((self.submission_id, self.last_line + 1, reason))
+
+    def flush(self, *, runs: bool = True, final: bool = False) -> None:
+        """Write what was read, in one transaction with the submission's counts.
+
+        Runs are written a whole scoring chunk at a time (or the last, partial one), so
+        each chunk is enqueued once, when all its runs are there."""
+        with transaction.atomic():
+            submission = Submission.objects.select_for_update().filter(pk=self.submission_id)
+            submission = submission.first()
+            if submission is None or submission.generation != self.generation:
+                raise Superseded
+            if runs and self.runs:
+                insert_rows(Run, RUN_FIELDS, self.runs)
+                submission.stored_runs = self.runs[-1][1]
+                submission.total += self.known
+                for case_key, line in self.unknown:
+                    note_unknown_case(submission.unknown_cases, case_key, line)
+                enqueue_chunks(submission, [(submission.stored_runs - 1) // self.chunk_runs])
+                self.runs, self.unknown, self.known = [], [], 0
+            insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
+            submission.invalid += len(self.invalid)
+            submission.formats_seen = sorted(self.formats)
+            if final:
+                submission.ingest_finished = timezone.now()
+                submission.status = Status.SCORING
+                finish_if_complete(submission)
+            submission.save()
+        self.invalid = []
+
+
+def describe(problems: tuple[Problem, ...]) -> str:
+    """An invalid line's reason: each problem, with the field it is about."""
+    return "; ".join(f"{p.path}: {p.message}" if p.path else p.message for p in problems)

@@ -1,0 +1,239 @@
+"""Uploads of recorded runs, and their results.
+
+A Submission is one uploaded run file, scored against one version of a suite. Its runs are
+stored as canonical runs (DESIGN.md §3.2); each run gets exactly one Result (the §3.3
+report) and one row per predicate, which the results pages filter and group by.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from cases.fields import JSONTextField
+from cases.models import Suite, SuiteVersion
+
+
+class Status(models.TextChoices):
+    # From the upload until every line is read (it may wait for a worker, or the broker).
+    INGESTING = "ingesting", "ingesting"
+    SCORING = "scoring", "scoring"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class Submission(models.Model):
+    suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="submissions")
+    version = models.ForeignKey(SuiteVersion, on_delete=models.PROTECT, related_name="submissions")
+    label = models.CharField(max_length=200, blank=True, help_text="e.g. the model's name")
+    uploader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    filename = models.CharField(max_length=255, blank=True)
+    size = models.BigIntegerField(default=0, help_text="bytes uploaded")
+    format = models.CharField(
+        max_length=40, blank=True, help_text="forced run format, or empty to detect"
+    )
+    formats_seen = models.JSONField(default=list, blank=True)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.INGESTING, db_index=True
+    )
+    error = models.TextField(blank=True, help_text="why the submission failed")
+    # Starting the ingestion again, or re-scoring, begins a new generation: tasks carry the
+    # generation they were enqueued for, and one from an older generation does nothing.
+    generation = models.PositiveIntegerField(default=0)
+    chunk_runs = models.PositiveIntegerField(help_text="runs per scoring task")
+    # Counts. ``scored`` and the verdicts are the sums of the ScoredChunk rows, so a chunk
+    # scored twice never counts twice.
+    stored_runs = models.PositiveIntegerField(default=0, help_text="valid runs kept")
+    total = models.PositiveIntegerField(default=0, help_text="runs of cases in the version")
+    scored = models.PositiveIntegerField(default=0)
+    passed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    errored = models.PositiveIntegerField(default=0)
+    invalid = models.PositiveIntegerField(default=0)
+    unknown_cases = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="case key → {runs, lines}: runs of no case in the version",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    ingest_started = models.DateTimeField(null=True, blank=True)
+    ingest_finished = models.DateTimeField(null=True, blank=True)
+    scoring_finished = models.DateTimeField(null=True, blank=True)
+    # Moved by every step, so the sweep can tell a stalled submission from a busy one.
+    heartbeat = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["suite", "-created"])]
+
+    def __str__(self):
+        return f"{self.suite} #{self.pk} {self.label}".strip()
+
+    def get_absolute_url(self):
+        return reverse("submission", args=[self.pk])
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (Status.DONE, Status.FAILED)
+
+    @property
+    def progress(self) -> float:
+        """Share of the runs scored so far, 0..1."""
+        if self.status == Status.DONE:
+            return 1.0
+        return self.scored / self.total if self.total else 0.0
+
+    @property
+    def chunk_count(self) -> int:
+        return -(-self.stored_runs // self.chunk_runs)
+
+    def chunk_bounds(self, index: int) -> tuple[int, int]:
+        """The first and last ``Run.seq`` of scoring chunk ``index``."""
+        return index * self.chunk_runs + 1, (index + 1) * self.chunk_runs
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+
+class UploadChunk(models.Model):
+    """A piece of the uploaded file, kept in the database so that any worker on any machine
+    can read it (no shared disk) and nothing uploaded is lost if a worker or the broker is
+    down when it arrives."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        ordering = ["submission", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "index"], name="one_chunk_per_index")
+        ]
+
+    def __str__(self):
+        return f"upload of submission {self.submission_id}, chunk {self.index}"
+
+
+class InvalidLine(models.Model):
+    """A line of the upload that holds no valid run, and why (the valid ones are kept)."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="invalid_lines"
+    )
+    line = models.PositiveIntegerField()
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["submission", "line"]
+
+    def __str__(self):
+        return f"line {self.line}: {self.reason}"
+
+
+class Run(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="runs")
+    seq = models.PositiveIntegerField(help_text="1, 2, 3, ... in file order; chunks are ranges")
+    line = models.PositiveIntegerField(
+        help_text="where the run was in the uploaded file (for an Inspect log, its sample)"
+    )
+    case_key = models.TextField()  # of any length: a run may name a case the suite lacks
+    trial = models.PositiveIntegerField()
+    document = JSONTextField(help_text="the canonical run (§3.2), unknown fields kept")
+    # A copy, for searching; null (no text reply) differs from "" (an empty one).
+    final_text = models.TextField(null=True, blank=True)  # noqa: DJ001
+
+    class Meta:
+        ordering = ["submission", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "seq"], name="run_seq_unique"),
+            models.UniqueConstraint(
+                fields=["submission", "case_key", "trial"], name="one_run_per_trial"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.case_key} trial {self.trial}"
+
+    def get_absolute_url(self):
+        return reverse("run", args=[self.submission_id, self.pk])
+
+
+LABEL_LIMIT = 1000
+
+
+class Verdict(models.TextChoices):
+    PASS = "pass", "pass"
+    FAIL = "fail", "fail"
+    ERROR = "error", "error"
+
+
+class Result(models.Model):
+    """The one report (§3.3) of a run, against its submission's suite version."""
+
+    # The run's own id: a worker knows it before inserting, so reports and their predicate
+    # rows go in with one bulk copy each, no ids to read back.
+    run = models.OneToOneField(
+        Run, on_delete=models.CASCADE, primary_key=True, related_name="result"
+    )
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="results")
+    verdict = models.CharField(max_length=5, choices=Verdict.choices)
+    report = JSONTextField()
+    scored_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["submission", "verdict"])]
+
+    def __str__(self):
+        return f"{self.verdict}: run {self.run_id}"
+
+
+class PredicateResult(models.Model):
+    """One predicate of one report, for filtering runs by failing predicate and grouping
+    failures."""
+
+    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="predicates")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20)
+    index = models.IntegerField(null=True)
+    label = models.TextField()  # at most LABEL_LIMIT characters: the row is indexed by it
+    passed = models.BooleanField()
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [
+            # Failing predicates are what reviewers filter and group by.
+            models.Index(
+                fields=["submission", "label"],
+                condition=models.Q(passed=False),
+                name="failing_predicate_label",
+            )
+        ]
+
+    def __str__(self):
+        return f"{'passed' if self.passed else 'failed'}: {self.label}"
+
+
+class ScoredChunk(models.Model):
+    """A scoring chunk that is done: written with its results in one transaction, so the
+    submission's counts (the sums of these rows) count each run once however often a chunk
+    is re-run."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    generation = models.PositiveIntegerField()
+    index = models.PositiveIntegerField()
+    scored = models.PositiveIntegerField()
+    passed = models.PositiveIntegerField()
+    failed = models.PositiveIntegerField()
+    errored = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "generation", "index"], name="chunk_scored_once"
+            )
+        ]
+
+    def __str__(self):
+        return f"submission {self.submission_id} chunk {self.index} (generation {self.generation})"

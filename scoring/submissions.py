@@ -1,0 +1,259 @@
+"""A submission's way through the pipeline (DESIGN.md §5): upload, re-score, and resuming
+what a lost worker or broker left unfinished.
+
+Every step that changes a submission's state takes its row lock first, so a web request,
+the ingesting task, the scoring tasks and the sweep never act on a stale view of it. Tasks
+are enqueued only once the transaction that made their work visible has committed.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from functools import lru_cache
+from typing import BinaryIO
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from cases.models import Suite, SuiteVersion
+from scoring.matcher import Suite as MatcherSuite
+from scoring.matcher import load_suite
+
+from .models import PredicateResult, Result, ScoredChunk, Status, Submission
+from .uploads import UploadRefused, store_upload
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_CASES_KEPT = 1000  # case keys listed per submission; their runs are all counted
+UNKNOWN_LINES_KEPT = 5  # line numbers listed per unknown case
+
+
+class NotReady(Exception):
+    """The submission is not in a state that allows this; the message says why."""
+
+
+def create_submission(
+    suite: Suite,
+    uploader,
+    stream: BinaryIO,
+    *,
+    filename: str = "",
+    label: str = "",
+    format_name: str = "",
+) -> Submission:
+    """Store an uploaded run file as a new submission against the suite's current version,
+    and enqueue its ingestion. Raises ``UploadRefused`` (and keeps nothing) when the file
+    breaks a limit or is empty."""
+    version = suite.latest_version
+    if version is None:
+        raise UploadRefused("the suite has no version to score against")
+    with transaction.atomic():
+        submission = Submission.objects.create(
+            suite=suite,
+            version=version,
+            uploader=uploader,
+            filename=filename[:255],
+            label=label,
+            format=format_name,
+            chunk_runs=settings.CASEBOOK_CHUNK_RUNS,
+        )
+        submission.size = store_upload(submission.pk, stream)
+        if not submission.size:
+            raise UploadRefused("the file is empty")
+        submission.save(update_fields=["size", "heartbeat"])
+        enqueue_ingest(submission.pk)
+    return submission
+
+
+def rescore(submission: Submission, version: SuiteVersion) -> None:
+    """Score the submission's runs again, against ``version`` of its suite."""
+    if version.suite_id != submission.suite_id:
+        raise NotReady("that version belongs to another suite")
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().get(pk=submission.pk)
+        if locked.status == Status.INGESTING:
+            raise NotReady("the submission is still reading its file")
+        clear_results(locked)
+        locked.version = version
+        locked.generation += 1
+        locked.error = ""
+        recount_cases(locked, suite_of_version(version.pk))
+        locked.status = Status.SCORING
+        locked.scoring_finished = None
+        finish_if_complete(locked)
+        locked.save()
+        enqueue_chunks(locked, range(locked.chunk_count))
+    submission.refresh_from_db()
+
+
+def retry(submission: Submission) -> None:
+    """Start a failed submission again from where it failed: reading, or scoring."""
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().get(pk=submission.pk)
+        if locked.status != Status.FAILED:
+            raise NotReady("only a failed submission can be retried")
+        locked.error = ""
+        if locked.ingest_finished is None:
+            locked.status = Status.INGESTING
+            locked.ingest_started = None
+            locked.save()
+            enqueue_ingest(locked.pk)
+            return
+    rescore(submission, submission.version)
+
+
+def mark_failed(submission_id: int, reason: str) -> None:
+    Submission.objects.filter(pk=submission_id).exclude(status=Status.DONE).update(
+        status=Status.FAILED, error=reason, heartbeat=timezone.now()
+    )
+
+
+def resume_stalled() -> list[int]:
+    """Pick up every unfinished submission that has made no progress for
+    ``CASEBOOK_STALL_SECONDS``: its ingestion is started again, or the chunks not yet
+    scored are enqueued again. Returns their ids. Run periodically (Celery beat)."""
+    cutoff = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS)
+    stalled = Submission.objects.filter(
+        status__in=[Status.INGESTING, Status.SCORING], heartbeat__lt=cutoff
+    ).values_list("pk", flat=True)
+    resumed = []
+    for pk in stalled:
+        with transaction.atomic():
+            submission = Submission.objects.select_for_update().get(pk=pk)
+            if submission.finished or submission.heartbeat >= cutoff:
+                continue  # moved on while we looked
+            if submission.status == Status.INGESTING:
+                # Nobody is reading it: whoever started is gone (or never got the message).
+                submission.ingest_started = None
+                enqueue_ingest(pk)
+            else:
+                done = set(
+                    ScoredChunk.objects.filter(
+                        submission=submission, generation=submission.generation
+                    ).values_list("index", flat=True)
+                )
+                missing = [i for i in range(submission.chunk_count) if i not in done]
+                enqueue_chunks(submission, missing)
+                finish_if_complete(submission)
+            # Touched, so that it is not enqueued again before the workers have had a go.
+            submission.save()
+        log.info("resumed stalled submission %s", pk)
+        resumed.append(pk)
+    return resumed
+
+
+def delete_submission(submission: Submission) -> None:
+    """Delete the submission, its uploaded file, runs and results."""
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().filter(pk=submission.pk).first()
+        if locked is None:
+            return
+        clear_runs(locked)  # in bulk: the ORM's cascade would load every row first
+        locked.chunks.all().delete()
+        locked.delete()
+
+
+def clear_results(submission: Submission) -> None:
+    """Delete the submission's results and the record of its scored chunks."""
+    PredicateResult.objects.filter(submission=submission).delete()
+    Result.objects.filter(submission=submission).only("pk").delete()
+    ScoredChunk.objects.filter(submission=submission).delete()
+    submission.scored = submission.passed = submission.failed = submission.errored = 0
+
+
+def clear_runs(submission: Submission) -> None:
+    """Delete everything read from the file, to read it again from the start."""
+    clear_results(submission)
+    submission.runs.only("pk").delete()
+    submission.invalid_lines.all().delete()
+    submission.stored_runs = submission.total = submission.invalid = 0
+    submission.unknown_cases = {}
+    submission.formats_seen = []
+
+
+def recount_cases(submission: Submission, suite: MatcherSuite) -> None:
+    """Set ``total`` and ``unknown_cases`` for the runs stored, against ``suite``."""
+    submission.total = 0
+    submission.unknown_cases = {}
+    runs = submission.runs.order_by("seq").values_list("case_key", "line")
+    for case_key, line in runs.iterator(chunk_size=5000):
+        if suite.case(case_key) is not None:
+            submission.total += 1
+        else:
+            note_unknown_case(submission.unknown_cases, case_key, line)
+
+
+def note_unknown_case(unknown: dict, case_key: str, line: int) -> None:
+    entry = unknown.get(case_key)
+    if entry is None:
+        if len(unknown) >= UNKNOWN_CASES_KEPT:
+            return
+        entry = unknown[case_key] = {"runs": 0, "lines": []}
+    entry["runs"] += 1
+    if len(entry["lines"]) < UNKNOWN_LINES_KEPT:
+        entry["lines"].append(line)
+
+
+def update_counts(submission: Submission) -> None:
+    """The verdict counts as the sums of the scored chunks of the current generation."""
+    sums = ScoredChunk.objects.filter(
+        submission=submission, generation=submission.generation
+    ).aggregate(
+        scored=Sum("scored", default=0),
+        passed=Sum("passed", default=0),
+        failed=Sum("failed", default=0),
+        errored=Sum("errored", default=0),
+    )
+    for name, value in sums.items():
+        setattr(submission, name, value)
+
+
+def finish_if_complete(submission: Submission) -> None:
+    """Mark the (locked) submission done once its file is read and every run scored."""
+    if (
+        submission.status == Status.SCORING
+        and submission.ingest_finished is not None
+        and submission.scored >= submission.total
+    ):
+        submission.status = Status.DONE
+        submission.scoring_finished = timezone.now()
+
+
+@lru_cache(maxsize=16)
+def suite_of_version(version_id: int) -> MatcherSuite:
+    """The matcher's suite for a version; versions never change, so workers keep a few."""
+    document = SuiteVersion.objects.values_list("document", flat=True).get(pk=version_id)
+    # Lenient: a version saved before a rule tightened still scores, its bad patterns
+    # reported as errors of the runs that reach them.
+    return load_suite(document, strict=False)
+
+
+def enqueue_ingest(submission_id: int) -> None:
+    from .tasks import ingest_submission  # the tasks call this module
+
+    _after_commit(ingest_submission, submission_id)
+
+
+def enqueue_chunks(submission: Submission, indexes) -> None:
+    from .tasks import score_chunk
+
+    for index in indexes:
+        _after_commit(score_chunk, submission.pk, submission.generation, index)
+
+
+def _after_commit(task, *args) -> None:
+    """Send ``task`` once the current transaction commits. A broker that cannot be reached
+    is logged, not raised: the work is in the database, and the sweep sends it again."""
+
+    def send():
+        try:
+            task.delay(*args)
+        except Exception:
+            # Eager mode (no broker) runs the task here, so this is also where a task's
+            # own failure lands; it has already marked the submission failed.
+            log.exception("could not run %s%r now; the sweep will retry", task.name, args)
+
+    transaction.on_commit(send)

@@ -1,0 +1,54 @@
+"""Celery tasks: thin wrappers over the pipeline modules.
+
+Tasks are acknowledged late (a worker lost mid-task leaves its message to be delivered
+again), retried with backoff when the database or broker hiccups, and idempotent, so a
+second delivery does no harm. With no ``REDIS_URL`` they run in the calling process.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from . import chunks, ingest, submissions
+
+RETRIED = (OperationalError, InterfaceError)
+RETRY = {
+    "acks_late": True,
+    "autoretry_for": RETRIED,
+    "retry_backoff": 2,
+    "retry_backoff_max": 60,
+    "max_retries": 8,
+}
+
+
+@contextmanager
+def _failing(submission_id: int):
+    """An error that retrying cannot cure (a bug) fails the submission, with the reason."""
+    try:
+        yield
+    except RETRIED:
+        raise  # retried; if it never clears, the sweep resumes the submission later
+    except Exception as exc:
+        submissions.mark_failed(submission_id, f"{type(exc).__name__}: {exc}")
+        raise
+
+
+@shared_task(**RETRY)
+def ingest_submission(submission_id: int) -> None:
+    with _failing(submission_id):
+        ingest.ingest(submission_id)
+
+
+@shared_task(**RETRY)
+def score_chunk(submission_id: int, generation: int, index: int) -> None:
+    with _failing(submission_id):
+        chunks.score_chunk(submission_id, generation, index)
+
+
+@shared_task(acks_late=True)
+def sweep() -> list[int]:
+    """Resume submissions that stalled (run every minute by Celery beat)."""
+    return submissions.resume_stalled()
