@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 
+import orjson
+
 TOOLS = [
     "search_flights", "get_reservation", "update_reservation", "cancel_reservation",
     "get_user", "send_email", "lookup_order", "issue_refund", "get_weather", "read_file",
@@ -288,3 +290,44 @@ def adversarial_cases() -> list[tuple[str, dict, dict]]:
         )
     )
     return out
+
+
+def as_openai_chat(run: dict) -> dict:
+    """The same run as an OpenAI Chat Completions transcript (formats.md): each batch an
+    assistant message with ``tool_calls`` (arguments as JSON strings), each result a
+    ``tool`` message, the final text a last assistant message."""
+    messages = [
+        {"role": "system", "content": "You are a travel agent. Use the tools."},
+        {"role": "user", "content": f"Please handle request {run['case']}."},
+    ]
+    for batch in run["batches"]:
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {
+                            "name": call["name"],
+                            "arguments": orjson.dumps(call["arguments"]).decode(),
+                        },
+                    }
+                    for call in batch
+                ],
+            }
+        )
+        messages.extend(
+            {
+                "role": "tool",
+                "tool_call_id": call["id"],
+                "content": orjson.dumps(call["result"]).decode(),
+            }
+            for call in batch
+        )
+    messages.append({"role": "assistant", "content": run["final_text"]})
+    line = {"case": run["case"], "trial": run["trial"], "messages": messages, "meta": run["meta"]}
+    if run["error"] is not None:
+        line["error"] = run["error"]
+    return line

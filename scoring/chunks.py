@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from scoring.matcher import ERROR, FAIL, PASS, Report, load_run, score
 
-from .bulk import insert_rows
+from .bulk import insert_rows, relax_durability
 from .models import LABEL_LIMIT, PredicateResult, Result, Run, ScoredChunk, Submission
 from .submissions import finish_if_complete, suite_of_version, update_counts
 
@@ -50,6 +50,7 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
         )  # fmt: skip
 
     with transaction.atomic():
+        relax_durability()  # results can be scored again
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None or submission.generation != generation:
             return

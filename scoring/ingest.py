@@ -21,11 +21,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from cases.models import Case
 from scoring.matcher import Problem
 from scoring.matcher import Suite as MatcherSuite
 from scoring.runfile import RunLine, read_run_lines
 
-from .bulk import insert_rows
+from .bulk import insert_rows, relax_durability
 from .models import InvalidLine, Run, Status, Submission
 from .submissions import (
     clear_runs,
@@ -39,6 +40,10 @@ from .uploads import UploadRefused, open_upload
 RUN_FIELDS = ("submission_id", "seq", "line", "case_key", "trial", "document", "final_text")
 INVALID_FIELDS = ("submission_id", "line", "reason")
 INVALID_BATCH = 1000
+# A run's case key and trial go into indexed, 32-bit columns; past these a run is refused by
+# line rather than failing its whole chunk's insert.
+CASE_KEY_LIMIT = Case._meta.get_field("key").max_length  # no suite can have a longer one
+TRIAL_LIMIT = 2**31 - 1
 
 
 class Superseded(Exception):
@@ -112,8 +117,9 @@ class _Batch:
         self.last_line = item.line
         if item.format:
             self.formats.add(item.format)
-        if item.problems:
-            self.invalid.append((self.submission_id, item.line, describe(item.problems)))
+        problems = item.problems or unstorable(item)
+        if problems:
+            self.invalid.append((self.submission_id, item.line, describe(problems)))
             if len(self.invalid) >= INVALID_BATCH:
                 self.flush(runs=False)
             return
@@ -142,6 +148,7 @@ class _Batch:
         Runs are written a whole scoring chunk at a time (or the last, partial one), so
         each chunk is enqueued once, when all its runs are there."""
         with transaction.atomic():
+            relax_durability()  # runs can be read again from the stored upload
             submission = Submission.objects.select_for_update().filter(pk=self.submission_id)
             submission = submission.first()
             if submission is None or submission.generation != self.generation:
@@ -163,6 +170,19 @@ class _Batch:
                 finish_if_complete(submission)
             submission.save()
         self.invalid = []
+
+
+def unstorable(item: RunLine) -> tuple[Problem, ...]:
+    """What keeps a valid run out of the database: a case key longer than any case's (the
+    index over runs could not hold a very long one), or a trial past the column's range."""
+    problems = []
+    if len(item.run.case) > CASE_KEY_LIMIT:
+        length = len(item.run.case)
+        message = f"at most {CASE_KEY_LIMIT} characters, as a case's key (this is {length:,})"
+        problems.append(item.problem("case", message))
+    if item.run.trial > TRIAL_LIMIT:
+        problems.append(item.problem("trial", f"at most {TRIAL_LIMIT:,}"))
+    return tuple(problems)
 
 
 def describe(problems: tuple[Problem, ...]) -> str:

@@ -102,7 +102,11 @@ class UploadChunk(models.Model):
     can read it (no shared disk) and nothing uploaded is lost if a worker or the broker is
     down when it arrives."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="chunks")
+    # Indexed by the unique constraint below, as the other tables' links to their
+    # submission are by an index that starts with it: none needs one of its own.
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="chunks", db_index=False
+    )
     index = models.PositiveIntegerField()
     data = models.BinaryField()
 
@@ -120,20 +124,23 @@ class InvalidLine(models.Model):
     """A line of the upload that holds no valid run, and why (the valid ones are kept)."""
 
     submission = models.ForeignKey(
-        Submission, on_delete=models.CASCADE, related_name="invalid_lines"
+        Submission, on_delete=models.CASCADE, related_name="invalid_lines", db_index=False
     )
     line = models.PositiveIntegerField()
     reason = models.TextField()
 
     class Meta:
         ordering = ["submission", "line"]
+        indexes = [models.Index(fields=["submission", "line"])]
 
     def __str__(self):
         return f"line {self.line}: {self.reason}"
 
 
 class Run(models.Model):
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="runs")
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="runs", db_index=False
+    )
     seq = models.PositiveIntegerField(help_text="1, 2, 3, ... in file order; chunks are ranges")
     line = models.PositiveIntegerField(
         help_text="where the run was in the uploaded file (for an Inspect log, its sample)"
@@ -177,7 +184,9 @@ class Result(models.Model):
     run = models.OneToOneField(
         Run, on_delete=models.CASCADE, primary_key=True, related_name="result"
     )
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="results")
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="results", db_index=False
+    )
     verdict = models.CharField(max_length=5, choices=Verdict.choices)
     report = JSONTextField()
     scored_at = models.DateTimeField(auto_now=True)
@@ -194,7 +203,11 @@ class PredicateResult(models.Model):
     failures."""
 
     result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="predicates")
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    # Reached through ``result`` for everything but the failing-label index below, so no
+    # index of its own: ingestion writes several of these rows per run.
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     kind = models.CharField(max_length=20)
     index = models.IntegerField(null=True)
     label = models.TextField()  # at most LABEL_LIMIT characters: the row is indexed by it
@@ -220,7 +233,9 @@ class ScoredChunk(models.Model):
     submission's counts (the sums of these rows) count each run once however often a chunk
     is re-run."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     generation = models.PositiveIntegerField()
     index = models.PositiveIntegerField()
     scored = models.PositiveIntegerField()

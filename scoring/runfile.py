@@ -76,12 +76,7 @@ def json_lines(
         except InvalidInput as exc:
             yield number, exc.at_line(number)
             continue
-        # Only a line with that many brackets can be that deep: counting them is cheap.
-        if (
-            max_depth is not None
-            and raw.count(b"[") + raw.count(b"{") > max_depth
-            and nested_deeper_than(value, max_depth)
-        ):
+        if max_depth is not None and nested_deeper_than(raw, max_depth):
             message = f"the JSON is nested more than {max_depth} levels deep"
             yield number, InvalidInput([Problem("", message, number)])
             continue

@@ -158,7 +158,7 @@ def delete_submission(submission: Submission) -> None:
 
 def clear_results(submission: Submission) -> None:
     """Delete the submission's results and the record of its scored chunks."""
-    PredicateResult.objects.filter(submission=submission).delete()
+    PredicateResult.objects.filter(result__submission=submission).delete()
     Result.objects.filter(submission=submission).only("pk").delete()
     ScoredChunk.objects.filter(submission=submission).delete()
     submission.scored = submission.passed = submission.failed = submission.errored = 0
