@@ -157,8 +157,21 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 15 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
-# Above the task time limit, so a slow task is never redelivered while it still runs.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 20 * 60}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Above the task time limit, so a slow task is never redelivered while it still runs.
+    "visibility_timeout": 20 * 60,
+    # A broker that is down or hung costs an upload seconds, not a hung request: the
+    # upload is kept, and the sweep sends its tasks once the broker answers again.
+    "socket_connect_timeout": 5,
+    "socket_timeout": 5,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 5
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 1,
+    "interval_max": 1,
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE = {
