@@ -1,13 +1,15 @@
 """Forms of the submission pages."""
 
 from django import forms
+from django.utils.text import Truncator
 
 from scoring.importers import FORMAT_NAMES
 
 
 class UploadForm(forms.Form):
     file = forms.FileField(
-        help_text="JSON lines in any supported format, or an Inspect AI log; may be gzipped"
+        label="Run file",
+        help_text="JSON lines in any supported format, or an Inspect AI log; may be gzipped",
     )
     label = forms.CharField(
         max_length=200, required=False, help_text="e.g. the model's name and settings"
@@ -23,7 +25,15 @@ class RescoreForm(forms.Form):
 
     def __init__(self, *args, versions, **kwargs):
         super().__init__(*args, **kwargs)
+        versions = list(versions)
+        latest = max((v.number for v in versions), default=None)
         self.fields["version"].choices = [
-            (v.number, f"v{v.number}{' · ' + v.tag if v.tag else ''} — {v.message}")
-            for v in versions
+            (v.number, self.describe(v, latest=v.number == latest)) for v in versions
         ]
+
+    @staticmethod
+    def describe(version, *, latest: bool) -> str:
+        """``v3 · release — Changed case refund (latest)``, the message cut short."""
+        tag = f" · {version.tag}" if version.tag else ""
+        message = Truncator(version.message).chars(60)
+        return f"v{version.number}{tag} — {message}{' (latest)' if latest else ''}"

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from .models import Result, Submission, Verdict
+from .models import PredicateResult, Result, Submission, Verdict
 from .passk import KFigures, pass_at_k, pass_hat_k, suite_figures
+
+COMMON_FAILURES_SHOWN = 10
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,12 @@ class Trials:
         """Whether some case has more than one trial (else pass@k is just the pass rate)."""
         return self.k > 1
 
+    @property
+    def shown(self) -> list[KFigures]:
+        """The figures worth a row: k up to 5, the powers of two, and the largest k. With
+        dozens of trials a row per k is a wall of numbers that barely change."""
+        return [f for f in self.figures if f.k <= 5 or f.k & (f.k - 1) == 0 or f.k == self.k]
+
 
 def case_trials(submission: Submission) -> Trials:
     """Runs and passes per case, with pass@k and pass^k (for the scored runs)."""
@@ -50,6 +58,17 @@ def case_trials(submission: Submission) -> Trials:
         for key, n, c in counts
     ]
     return Trials(cases, figures)
+
+
+def common_failures(submission: Submission) -> list[dict]:
+    """The predicates that fail most often, with how many runs fail them: where to start
+    reading. (The predicate rows' partial index covers exactly this query.)"""
+    return list(
+        PredicateResult.objects.filter(submission=submission, passed=False)
+        .values("label")
+        .annotate(runs=Count("pk"))
+        .order_by("-runs", "label")[:COMMON_FAILURES_SHOWN]
+    )
 
 
 @dataclass(frozen=True)

@@ -6,21 +6,26 @@ its editors and admins upload, re-score and delete.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
 from cases.permissions import can_edit_suite, suite_for
+from scoring.matcher import InvalidInput, load_run
 
 from . import submissions
 from .forms import RescoreForm, UploadForm
-from .models import Result, Run, Submission
-from .results import case_trials, run_rows
+from .models import LABEL_LIMIT, PredicateResult, Result, Run, Submission
+from .results import case_trials, common_failures, run_rows
 from .uploads import UploadRefused
 
 INVALID_LINES_SHOWN = 100
@@ -28,17 +33,35 @@ RUNS_PER_PAGE = 50
 
 
 def submission_for(user, pk, *, edit: bool = False) -> Submission:
-    """The submission, if the user may see its suite (and change it, with ``edit``)."""
-    submission = get_object_or_404(Submission.objects.select_related("version", "uploader"), pk=pk)
+    """The submission, if the user may see its suite (and change it, with ``edit``).
+
+    The version's document (the whole suite file, which may be megabytes) is left unread:
+    the pages show its number, and the progress poll asks for this every second."""
+    submission = get_object_or_404(
+        Submission.objects.select_related("version", "uploader").defer("version__document"),
+        pk=pk,
+    )
     submission.suite = suite_for(user, submission.suite_id, edit=edit)
     return submission
+
+
+def sentence(exc: Exception) -> str:
+    """An exception's message (``the file is empty``) as a sentence for the page."""
+    text = str(exc)
+    return f"{text[:1].upper()}{text[1:]}."
+
+
+def versions_of(suite):
+    """The suite's versions, newest first, without their documents."""
+    return suite.versions.defer("document")
 
 
 @login_required
 def upload(request, pk):
     suite = suite_for(request.user, pk, edit=True)
-    form = UploadForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    # Bound on every POST, even an empty one: a POST without a file is an error to show.
+    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    if form.is_valid():
         data = form.cleaned_data
         try:
             submission = submissions.create_submission(
@@ -50,25 +73,37 @@ def upload(request, pk):
                 format_name=data["format"],
             )
         except UploadRefused as exc:
-            form.add_error("file", str(exc))
+            form.add_error("file", sentence(exc))
         else:
             url = submission.get_absolute_url()
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    status = 422 if form.errors else 200
-    return render(request, "scoring/upload.html", {"suite": suite, "form": form}, status=status)
+    context = {"suite": suite, "form": form, "version": versions_of(suite).first()}
+    return render(request, "scoring/upload.html", context, status=422 if form.errors else 200)
 
 
 @login_required
-@vary_on_headers("HX-Request")
+@vary_on_headers("HX-Request", "HX-Target")
 def submission_detail(request, pk):
     submission = submission_for(request.user, pk)
     verdict = request.GET.get("verdict", "")
     case = request.GET.get("case", "")
-    results = Result.objects.filter(submission=submission).select_related("run")
+    predicate = request.GET.get("predicate", "")
+    # The documents stay unread: the table shows keys, verdicts and failing labels only.
+    results = (
+        Result.objects.filter(submission=submission)
+        .select_related("run")
+        .defer("run__document", "run__final_text")
+    )
     if verdict:
         results = results.filter(verdict=verdict)
     if case:
         results = results.filter(run__case_key=case)
+    if predicate:
+        # A subquery, not a join: a report may fail two predicates of the same label.
+        failing = PredicateResult.objects.filter(
+            submission=submission, passed=False, label=predicate[:LABEL_LIMIT]
+        )
+        results = results.filter(pk__in=failing.values("result_id"))
     page = Paginator(results.order_by("run__seq"), RUNS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "submission": submission,
@@ -77,21 +112,41 @@ def submission_detail(request, pk):
         "rows": run_rows(page),
         "verdict": verdict,
         "case": case,
+        "predicate": predicate,
     }
     if request.htmx and request.htmx.target == "runs":
         return render(request, "scoring/submission.html#runs", context)
     can_edit = can_edit_suite(request.user, submission.suite)
-    context |= {
+    context |= progress_context(submission) | {
         "can_edit": can_edit,
         "trials": case_trials(submission) if submission.finished else None,
+        "failures": common_failures(submission) if submission.finished else None,
+        # A list, not the dict: a template would read ``unknown_cases.items`` as the entry
+        # of a case called "items".
+        "unknown_cases": sorted(submission.unknown_cases.items()),
         "invalid_lines": submission.invalid_lines.all()[:INVALID_LINES_SHOWN],
         "rescore_form": RescoreForm(
-            versions=submission.suite.versions.all(), initial={"version": submission.version.number}
+            versions=versions_of(submission.suite),
+            initial={"version": submission.version.number},
         )
         if can_edit
         else None,
     }
     return render(request, "scoring/submission.html", context)
+
+
+def progress_context(submission: Submission) -> dict:
+    """What the progress box says beyond the stored counts: the runs of cases the version
+    lacks, how long reading the file took, and whether the submission has stalled (no worker has
+    touched it for a while; the sweep resumes it)."""
+    quiet = timezone.now() - submission.heartbeat
+    started, finished = submission.ingest_started, submission.ingest_finished
+    return {
+        "unknown_runs": submission.stored_runs - submission.total,
+        "read_in": finished - started if started and finished else None,
+        "stalled": not submission.finished
+        and quiet > timedelta(seconds=settings.CASEBOOK_STALL_SECONDS),
+    }
 
 
 @login_required
@@ -101,14 +156,15 @@ def submission_progress(request, pk):
     submission = submission_for(request.user, pk)
     if submission.finished and request.htmx:
         return HttpResponseClientRefresh()
-    return render(request, "scoring/submission.html#progress", {"submission": submission})
+    context = {"submission": submission} | progress_context(submission)
+    return render(request, "scoring/submission.html#progress", context)
 
 
 @login_required
 @require_POST
 def submission_rescore(request, pk):
     submission = submission_for(request.user, pk, edit=True)
-    form = RescoreForm(request.POST, versions=submission.suite.versions.all())
+    form = RescoreForm(request.POST, versions=versions_of(submission.suite))
     if not form.is_valid():
         messages.error(request, "Choose one of the suite's versions.")
         return redirect(submission)
@@ -129,7 +185,7 @@ def submission_retry(request, pk):
     try:
         submissions.retry(submission)
     except submissions.NotReady as exc:
-        messages.error(request, str(exc).capitalize() + ".")
+        messages.error(request, sentence(exc))
     return redirect(submission)
 
 
@@ -150,10 +206,16 @@ def run_detail(request, pk, run_id):
         raise Http404("No such run.")
     result = Result.objects.filter(run=run).first()
     trials = Run.objects.filter(submission=submission, case_key=run.case_key)
+    try:
+        # Read as the matcher reads it: arguments left out are {}, and so on.
+        recorded = load_run(run.document)
+    except InvalidInput:
+        recorded = None  # stored before a rule tightened: the page shows the JSON as stored
     context = {
         "submission": submission,
         "suite": submission.suite,
         "run": run,
+        "recorded": recorded,
         "report": result.report if result else None,
         "trials": trials.order_by("trial").values("pk", "trial", "result__verdict"),
     }

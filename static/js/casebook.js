@@ -26,19 +26,25 @@ document.addEventListener("htmx:confirm", (event) => {
   if (window.confirm(message)) event.detail.issueRequest(true);
 });
 
-// The upload form: a file dropped on the drop zone is the one uploaded, its name shown,
-// and htmx's upload progress drives the progress bar.
+// The upload form: a file dropped on the drop zone (or anywhere on the page, which has
+// one zone) is the one uploaded, its name shown; htmx's upload progress drives the progress
+// bar, and the status line says what happens once the bytes are sent.
+function dropzoneFor(event) {
+  if (!event.dataTransfer?.types.includes("Files")) return null;
+  return event.target.closest?.(".dropzone") ?? document.querySelector(".dropzone");
+}
 document.addEventListener("dragover", (event) => {
-  const zone = event.target.closest(".dropzone");
+  const zone = dropzoneFor(event);
   if (!zone) return;
   event.preventDefault();
   zone.classList.add("dragging");
 });
 document.addEventListener("dragleave", (event) => {
-  event.target.closest(".dropzone")?.classList.remove("dragging");
+  const zone = event.target.closest?.(".dropzone");
+  if (zone && !zone.contains(event.relatedTarget)) zone.classList.remove("dragging");
 });
 document.addEventListener("drop", (event) => {
-  const zone = event.target.closest(".dropzone");
+  const zone = dropzoneFor(event);
   if (!zone) return;
   event.preventDefault();
   zone.classList.remove("dragging");
@@ -53,9 +59,26 @@ document.addEventListener("change", (event) => {
   const file = input.files[0];
   if (chosen) chosen.textContent = file ? `${file.name} (${(file.size / 1048576).toFixed(1)} MB)` : "";
 });
+function uploadStatus(form, text) {
+  const status = form?.querySelector("[data-upload-status]");
+  if (status) status.textContent = text;
+}
 document.addEventListener("htmx:xhr:progress", (event) => {
-  const bar = event.target.closest("form")?.querySelector(".upload-progress");
+  const form = event.target.closest("form");
+  const bar = form?.querySelector(".upload-progress");
   if (!bar || !event.detail.lengthComputable) return;
+  const share = (event.detail.loaded / event.detail.total) * 100;
   bar.hidden = false;
-  bar.value = (event.detail.loaded / event.detail.total) * 100;
+  bar.value = share;
+  uploadStatus(form, share < 100
+    ? `Uploading: ${Math.floor(share)}%`
+    : "Uploaded. Reading the file; the results page opens as soon as it is ready.");
+});
+document.addEventListener("htmx:responseError", (event) => {
+  uploadStatus(event.target.closest(".upload-form"),
+    `The upload failed (${event.detail.xhr.status} ${event.detail.xhr.statusText}); please try again.`);
+});
+document.addEventListener("htmx:sendError", (event) => {
+  uploadStatus(event.target.closest(".upload-form"),
+    "The upload did not reach Casebook (is the network down?); please try again.");
 });

@@ -9,6 +9,8 @@ import pytest
 
 from cases.models import Membership, Role, Team, User
 
+from .browsing import round_trip, sign_in
+
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
@@ -17,21 +19,6 @@ def team(user):
     team = Team.objects.create(name="Agents", slug="agents")
     Membership.objects.create(team=team, user=user, role=Role.ADMIN)
     return team
-
-
-def round_trip(page, action):
-    """Do ``action`` and wait until the editor it re-rendered is in place."""
-    with page.expect_response(lambda r: r.request.method == "POST" and "/cases/" in r.url):
-        action()
-    page.wait_for_function("!document.querySelector('#editor.htmx-request, #editor.htmx-swapping')")
-
-
-def sign_in(page, live_server, username, password):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{live_server.url}/")
 
 
 def test_a_new_user_builds_a_suite_in_the_browser(page, live_server, user, password, team):
