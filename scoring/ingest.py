@@ -37,7 +37,9 @@ from .submissions import (
 )
 from .uploads import UploadRefused, open_upload
 
-RUN_FIELDS = ("submission_id", "seq", "line", "case_key", "trial", "document", "final_text")
+RUN_FIELDS = (
+    "submission_id", "seq", "line", "case_key", "trial", "document", "final_text", "tools"
+)  # fmt: skip
 INVALID_FIELDS = ("submission_id", "line", "reason")
 INVALID_BATCH = 1000
 # A run's case key and trial go into indexed, 32-bit columns; past these a run is refused by
@@ -97,6 +99,12 @@ def _claim(submission_id: int) -> int | None:
         return submission.generation
 
 
+def tools_text(run) -> str:
+    """``Run.tools`` for a run: the names it called, one a line."""
+    names = sorted({call.name for batch in run.batches for call in batch})
+    return "".join(f"\n{name}" for name in names) + "\n" if names else ""
+
+
 class _Batch:
     """The runs and invalid lines read since the last write."""
 
@@ -133,7 +141,7 @@ class _Batch:
         self.seq += 1
         self.runs.append(
             (self.submission_id, self.seq, item.line, run.case, run.trial,
-             canonical, run.final_text)
+             canonical, run.final_text, tools_text(run))
         )  # fmt: skip
         if len(self.runs) == self.chunk_runs:
             self.flush()

@@ -150,6 +150,10 @@ class Run(models.Model):
     document = JSONTextField(help_text="the canonical run (§3.2), unknown fields kept")
     # A copy, for searching; null (no text reply) differs from "" (an empty one).
     final_text = models.TextField(null=True, blank=True)  # noqa: DJ001
+    # The names of the tools it called, each on a line of its own and the text starting
+    # with a newline ("\nget_weather\nsend_email\n"), so that one portable ``contains``
+    # finds the runs that called a tool.
+    tools = models.TextField(default="", blank=True)
 
     class Meta:
         ordering = ["submission", "seq"]
@@ -252,3 +256,69 @@ class ScoredChunk(models.Model):
 
     def __str__(self):
         return f"submission {self.submission_id} chunk {self.index} (generation {self.generation})"
+
+
+class ReviewStatus(models.TextChoices):
+    UNTRIAGED = "untriaged", "untriaged"
+    REGRESSION = "regression", "regression"
+    EXPECTATION_WRONG = "expectation_wrong", "expectation wrong"
+    FLAKY = "flaky", "flaky"
+    WONT_FIX = "wont_fix", "won't fix"
+
+
+class Review(models.Model):
+    """A reviewer's decision on a run. Made the first time someone triages the run: a run
+    without one is untriaged. It belongs to the run, not to its result, so it outlives
+    re-scoring (the reviewer fixes the suite, re-scores, and sees the decision beside the
+    new verdict)."""
+
+    run = models.OneToOneField(
+        Run, on_delete=models.CASCADE, primary_key=True, related_name="review"
+    )
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="reviews", db_index=False
+    )
+    status = models.CharField(
+        max_length=20, choices=ReviewStatus.choices, default=ReviewStatus.UNTRIAGED
+    )
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="assigned_reviews",
+    )
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["submission", "status"])]
+
+    def __str__(self):
+        return f"{self.get_status_display()}: run {self.run_id}"
+
+
+class ReviewEvent(models.Model):
+    """One entry of a run's review history: a status set, an assignment, or a comment."""
+
+    class Kind(models.TextChoices):
+        STATUS = "status", "status"
+        ASSIGNEE = "assignee", "assignee"
+        COMMENT = "comment", "comment"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="review_events")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    status = models.CharField(max_length=20, choices=ReviewStatus.choices, blank=True)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "created", "pk"]
+
+    def __str__(self):
+        return f"{self.kind} on run {self.run_id}"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
-from .models import PredicateResult, Result, Submission, Verdict
+from .models import LABEL_LIMIT, PredicateResult, Result, ReviewStatus, Submission, Verdict
 from .passk import KFigures, pass_at_k, pass_hat_k, suite_figures
+from .reviews import with_status
+from .submissions import suite_of_version
 
 COMMON_FAILURES_SHOWN = 10
 
@@ -83,3 +85,81 @@ def run_rows(results) -> list[RunRow]:
         RunRow(result, [p["label"] for p in result.report["predicates"] if not p["passed"]])
         for result in results
     ]
+
+
+# What the runs table may be sorted by: the query parameter, and the ordering it means.
+SORTS = {
+    "line": ("run__seq",),
+    "case": ("run__case_key", "run__trial"),
+    "-case": ("-run__case_key", "run__trial"),
+    "verdict": ("verdict", "run__seq"),
+    "-verdict": ("-verdict", "run__seq"),
+}
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """The filters of a submission's runs table, as they stand in its URL (shareable, and
+    the back button restores them). Each empty one is off."""
+
+    verdict: str = ""
+    case: str = ""  # exact key
+    tag: str = ""  # of the case, in the version scored against
+    predicate: str = ""  # a failing predicate's label
+    tool: str = ""  # a tool the run called
+    review: str = ""  # review status
+    text: str = ""  # in the final answer, case-insensitive
+    sort: str = "line"
+
+    @classmethod
+    def from_query(cls, query) -> RunFilters:
+        """From a request's GET parameters; unknown values are dropped, not errors (a
+        shared link outlives a renamed option)."""
+        values = {f.name: query.get(f.name, "").strip() for f in fields(cls)}
+        if values["verdict"] not in Verdict.values:
+            values["verdict"] = ""
+        if values["review"] not in ReviewStatus.values:
+            values["review"] = ""
+        if values["sort"] not in SORTS:
+            values["sort"] = "line"
+        values["predicate"] = values["predicate"][:LABEL_LIMIT]
+        return cls(**values)
+
+    @property
+    def active(self) -> bool:
+        """Whether any filter (not the sort) narrows the table."""
+        return any(value for name, value in asdict(self).items() if name != "sort")
+
+    def as_query(self) -> dict[str, str]:
+        """The parameters that are set, for links that keep the filters."""
+        return {
+            name: value
+            for name, value in asdict(self).items()
+            if value and not (name == "sort" and value == "line")
+        }
+
+    def results(self, submission: Submission) -> QuerySet[Result]:
+        """The submission's results that pass the filters, in the chosen order."""
+        results = Result.objects.filter(submission=submission)
+        if self.verdict:
+            results = results.filter(verdict=self.verdict)
+        if self.case:
+            results = results.filter(run__case_key=self.case)
+        if self.tag:
+            suite = suite_of_version(submission.version_id)
+            keys = [case.key for case in suite.cases if self.tag in case.tags]
+            results = results.filter(run__case_key__in=keys)
+        if self.predicate:
+            # A subquery, not a join: a report may fail two predicates of the same label.
+            failing = PredicateResult.objects.filter(
+                submission=submission, passed=False, label=self.predicate
+            )
+            results = results.filter(pk__in=failing.values("result_id"))
+        if self.tool:
+            results = results.filter(run__tools__contains=f"\n{self.tool}\n")
+        if self.review:
+            runs = with_status(submission.runs.all(), self.review)
+            results = results.filter(pk__in=runs.values("pk"))
+        if self.text:
+            results = results.filter(run__final_text__icontains=self.text)
+        return results.order_by(*SORTS[self.sort])

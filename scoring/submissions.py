@@ -22,7 +22,15 @@ from cases.models import Suite, SuiteVersion
 from scoring.matcher import Suite as MatcherSuite
 from scoring.matcher import load_suite
 
-from .models import PredicateResult, Result, ScoredChunk, Status, Submission
+from .models import (
+    PredicateResult,
+    Result,
+    Review,
+    ReviewEvent,
+    ScoredChunk,
+    Status,
+    Submission,
+)
 from .uploads import UploadRefused, store_upload
 
 log = logging.getLogger(__name__)
@@ -167,6 +175,8 @@ def clear_results(submission: Submission) -> None:
 def clear_runs(submission: Submission) -> None:
     """Delete everything read from the file, to read it again from the start."""
     clear_results(submission)
+    ReviewEvent.objects.filter(run__submission=submission).delete()
+    Review.objects.filter(submission=submission).delete()
     submission.runs.only("pk").delete()
     submission.invalid_lines.all().delete()
     submission.stored_runs = submission.total = submission.invalid = 0

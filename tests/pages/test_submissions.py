@@ -14,9 +14,9 @@ import pytest
 from django.utils import timezone
 
 from cases import services
-from scoring import views
 from scoring.models import InvalidLine, Result, Run, Status, Submission
 from scoring.submissions import create_submission
+from scoring.views import submission as submission_views
 
 from .conftest import HX, escaped, text, upload
 
@@ -317,7 +317,7 @@ def test_invalid_lines_are_listed_with_their_numbers_and_reasons(as_user, viewer
 
 
 def test_only_the_first_invalid_lines_are_listed(as_user, viewer, suite, submit, monkeypatch):
-    monkeypatch.setattr(views, "INVALID_LINES_SHOWN", 2)
+    monkeypatch.setattr(submission_views, "INVALID_LINES_SHOWN", 2)
     submission = submit(suite, ["bad"] * 3 + [GREETING_PASS])
     html = section(text(as_user(viewer).get(url(submission))), "Invalid lines")
     assert [row[0] for row in cells(html)] == ["1", "2"]
@@ -427,7 +427,7 @@ def test_a_full_page_with_filters_keeps_them_in_the_form(as_user, viewer, scored
 
 
 def test_runs_table_paginates_and_keeps_the_filter(as_user, viewer, scored, monkeypatch):
-    monkeypatch.setattr(views, "RUNS_PER_PAGE", 2)
+    monkeypatch.setattr(submission_views, "RUNS_PER_PAGE", 2)
     client = as_user(viewer)
     first = text(client.get(url(scored), {"verdict": "fail"}, headers=HX | {"HX-Target": "runs"}))
     assert run_keys(first) == [("greeting", "fail"), ("weather-two-cities", "fail")]
@@ -441,7 +441,7 @@ def test_runs_table_paginates_and_keeps_the_filter(as_user, viewer, scored, monk
 
 
 def test_a_page_number_past_the_end_shows_the_last_page(as_user, viewer, scored, monkeypatch):
-    monkeypatch.setattr(views, "RUNS_PER_PAGE", 5)
+    monkeypatch.setattr(submission_views, "RUNS_PER_PAGE", 5)
     html = text(as_user(viewer).get(url(scored), {"page": 99}, headers=HX | {"HX-Target": "runs"}))
     assert "Page 2 of 2" in html
 

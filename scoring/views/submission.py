@@ -1,8 +1,5 @@
-"""Submission pages: upload a run file, follow its scoring, read the results and runs.
-
-Access is the suite's (``cases.permissions``): whoever sees the suite sees its submissions,
-its editors and admins upload, re-score and delete.
-"""
+"""The submission page: upload a run file, follow its scoring, read the results and the
+runs table; re-score, retry and delete."""
 
 from __future__ import annotations
 
@@ -12,37 +9,23 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
 from cases.permissions import can_edit_suite, suite_for
-from scoring.matcher import InvalidInput, load_run
+from scoring import submissions
+from scoring.forms import RescoreForm, UploadForm
+from scoring.models import Submission
+from scoring.results import RunFilters, case_trials, common_failures, run_rows
+from scoring.uploads import UploadRefused
 
-from . import submissions
-from .forms import RescoreForm, UploadForm
-from .models import LABEL_LIMIT, PredicateResult, Result, Run, Submission
-from .results import case_trials, common_failures, run_rows
-from .uploads import UploadRefused
+from .access import submission_for
 
 INVALID_LINES_SHOWN = 100
 RUNS_PER_PAGE = 50
-
-
-def submission_for(user, pk, *, edit: bool = False) -> Submission:
-    """The submission, if the user may see its suite (and change it, with ``edit``).
-
-    The version's document (the whole suite file, which may be megabytes) is left unread:
-    the pages show its number, and the progress poll asks for this every second."""
-    submission = get_object_or_404(
-        Submission.objects.select_related("version", "uploader").defer("version__document"),
-        pk=pk,
-    )
-    submission.suite = suite_for(user, submission.suite_id, edit=edit)
-    return submission
 
 
 def sentence(exc: Exception) -> str:
@@ -83,36 +66,22 @@ def upload(request, pk):
 
 @login_required
 @vary_on_headers("HX-Request", "HX-Target")
-def submission_detail(request, pk):
+def detail(request, pk):
     submission = submission_for(request.user, pk)
-    verdict = request.GET.get("verdict", "")
-    case = request.GET.get("case", "")
-    predicate = request.GET.get("predicate", "")
+    filters = RunFilters.from_query(request.GET)
     # The documents stay unread: the table shows keys, verdicts and failing labels only.
     results = (
-        Result.objects.filter(submission=submission)
+        filters.results(submission)
         .select_related("run")
-        .defer("run__document", "run__final_text")
+        .defer("run__document", "run__final_text", "run__tools")
     )
-    if verdict:
-        results = results.filter(verdict=verdict)
-    if case:
-        results = results.filter(run__case_key=case)
-    if predicate:
-        # A subquery, not a join: a report may fail two predicates of the same label.
-        failing = PredicateResult.objects.filter(
-            submission=submission, passed=False, label=predicate[:LABEL_LIMIT]
-        )
-        results = results.filter(pk__in=failing.values("result_id"))
-    page = Paginator(results.order_by("run__seq"), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(results, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "submission": submission,
         "suite": submission.suite,
         "page": page,
         "rows": run_rows(page),
-        "verdict": verdict,
-        "case": case,
-        "predicate": predicate,
+        "filters": filters,
     }
     if request.htmx and request.htmx.target == "runs":
         return render(request, "scoring/submission.html#runs", context)
@@ -150,7 +119,7 @@ def progress_context(submission: Submission) -> dict:
 
 
 @login_required
-def submission_progress(request, pk):
+def progress(request, pk):
     """The progress partial, polled while the submission runs. Once it is finished the
     whole page is loaded again, with its results."""
     submission = submission_for(request.user, pk)
@@ -162,7 +131,7 @@ def submission_progress(request, pk):
 
 @login_required
 @require_POST
-def submission_rescore(request, pk):
+def rescore(request, pk):
     submission = submission_for(request.user, pk, edit=True)
     form = RescoreForm(request.POST, versions=versions_of(submission.suite))
     if not form.is_valid():
@@ -180,7 +149,7 @@ def submission_rescore(request, pk):
 
 @login_required
 @require_POST
-def submission_retry(request, pk):
+def retry(request, pk):
     submission = submission_for(request.user, pk, edit=True)
     try:
         submissions.retry(submission)
@@ -191,32 +160,8 @@ def submission_retry(request, pk):
 
 @login_required
 @require_POST
-def submission_delete(request, pk):
+def delete(request, pk):
     submission = submission_for(request.user, pk, edit=True)
     submissions.delete_submission(submission)
     messages.success(request, f"Deleted submission #{pk} and its runs.")
     return redirect(submission.suite)
-
-
-@login_required
-def run_detail(request, pk, run_id):
-    submission = submission_for(request.user, pk)
-    run = Run.objects.filter(submission=submission, pk=run_id).first()
-    if run is None:
-        raise Http404("No such run.")
-    result = Result.objects.filter(run=run).first()
-    trials = Run.objects.filter(submission=submission, case_key=run.case_key)
-    try:
-        # Read as the matcher reads it: arguments left out are {}, and so on.
-        recorded = load_run(run.document)
-    except InvalidInput:
-        recorded = None  # stored before a rule tightened: the page shows the JSON as stored
-    context = {
-        "submission": submission,
-        "suite": submission.suite,
-        "run": run,
-        "recorded": recorded,
-        "report": result.report if result else None,
-        "trials": trials.order_by("trial").values("pk", "trial", "result__verdict"),
-    }
-    return render(request, "scoring/run.html", context)

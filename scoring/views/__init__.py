@@ -1,0 +1,1 @@
+"""Pages of submissions and runs, a module a page."""
