@@ -53,8 +53,10 @@ def comment(run: Run, text: str, author) -> ReviewEvent:
 
 
 def _update(runs: QuerySet[Run], author, *, event: str, **fields) -> int:
-    pairs = list(runs.values_list("pk", "submission_id"))
     with transaction.atomic():
+        # Distinct: a filter that joins (through predicates, say) may name a run twice, and
+        # one upsert may not touch a row twice.
+        pairs = list(runs.order_by().values_list("pk", "submission_id").distinct())
         for start in range(0, len(pairs), BULK_BATCH):
             batch = pairs[start : start + BULK_BATCH]
             Review.objects.bulk_create(
