@@ -212,11 +212,13 @@ class TrialNumbering:
     __slots__ = ("_seen", "_taken")
 
     def __init__(self) -> None:
-        self._taken: dict[str, set[int]] = {}
+        self._taken: dict[str, _TakenTrials] = {}
         self._seen: dict[str, int] = {}
 
     def number(self, run: Run) -> Run:
-        taken = self._taken.setdefault(run.case, set())
+        taken = self._taken.get(run.case)
+        if taken is None:
+            taken = self._taken[run.case] = _TakenTrials()
         if run.trial is None:
             trial = self._seen.get(run.case, 0)
             while trial in taken:
@@ -229,3 +231,27 @@ class TrialNumbering:
         taken.add(run.trial)
         self._seen[run.case] = self._seen.get(run.case, 0) + 1
         return run
+
+
+class _TakenTrials:
+    """The trial numbers a case has used: every number below ``prefix``, and the others in
+    a set. Trials mostly come as 0, 1, 2, …, so the set stays empty and a file of a million
+    runs costs a few integers per case, not a million set entries."""
+
+    __slots__ = ("others", "prefix")
+
+    def __init__(self) -> None:
+        self.prefix = 0
+        self.others: set[int] = set()
+
+    def __contains__(self, trial: int) -> bool:
+        return trial < self.prefix or trial in self.others
+
+    def add(self, trial: int) -> None:
+        if trial != self.prefix:
+            self.others.add(trial)
+            return
+        self.prefix += 1
+        while self.prefix in self.others:
+            self.others.remove(self.prefix)
+            self.prefix += 1
