@@ -144,6 +144,9 @@ CASEBOOK_MAX_JSON_DEPTH = env.int("CASEBOOK_MAX_JSON_DEPTH", default=64)
 # picks it up again (a worker or the broker went away).
 CASEBOOK_CHUNK_RUNS = env.int("CASEBOOK_CHUNK_RUNS", default=1000)
 CASEBOOK_STALL_SECONDS = env.int("CASEBOOK_STALL_SECONDS", default=120)
+# How long a review queue's item stays with the reviewer who opened it before another
+# reviewer may be given it.
+CASEBOOK_REVIEW_RESERVATION_SECONDS = env.int("CASEBOOK_REVIEW_RESERVATION_SECONDS", default=300)
 # Django reads a request body into memory up to this size; run files are streamed past it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
 

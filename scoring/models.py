@@ -5,6 +5,8 @@ stored as canonical runs (DESIGN.md §3.2); each run gets exactly one Result (th
 report) and one row per predicate, which the results pages filter and group by.
 """
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -322,3 +324,67 @@ class ReviewEvent(models.Model):
 
     def __str__(self):
         return f"{self.kind} on run {self.run_id}"
+
+
+class ReviewQueue(models.Model):
+    """A list of runs to review, worked through one "next item" at a time by its reviewers.
+
+    Made from the runs table's filters as they stood (``filter_query``) or from one failure
+    group (``group``, a failing predicate's label): the items are fixed when it is made, so
+    a run scored or triaged later does not move other reviewers' places."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="queues")
+    name = models.CharField(max_length=200)
+    filter_query = models.TextField(blank=True, help_text="the runs table's query string")
+    group = models.TextField(blank=True, help_text="the failing predicate's label")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["submission", "-created"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("queue", args=[self.pk])
+
+    def runs_url(self) -> str:
+        """The submission's runs table, filtered to the runs the queue was made from."""
+        query = urlencode({"predicate": self.group}) if self.group else self.filter_query
+        return f"{reverse('submission', args=[self.submission_id])}?{query}#runs-section"
+
+
+class QueueItem(models.Model):
+    """One run of a queue. Whether it is done is not stored: it is done when its run's
+    review status is anything but untriaged, however that status was set (from the queue,
+    the run page, or a bulk change to a failure group), and undone again if someone sets
+    it back. ``reserved_by`` holds it for one reviewer until ``reserved_until`` so that two
+    never triage the same run at once."""
+
+    queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="items")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="queue_items")
+    position = models.PositiveIntegerField(help_text="1, 2, 3, ... in the order built")
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="queue_items",
+    )
+    reserved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    reserved_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["queue", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "position"], name="queue_position_unique"),
+            models.UniqueConstraint(fields=["queue", "run"], name="queue_run_once"),
+        ]
+
+    def __str__(self):
+        return f"{self.queue} #{self.position}"

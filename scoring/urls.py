@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import run, submission
+from .views import queues, run, submission
 
 urlpatterns = [
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),
@@ -10,4 +10,9 @@ urlpatterns = [
     path("submissions/<int:pk>/retry/", submission.retry, name="submission_retry"),
     path("submissions/<int:pk>/delete/", submission.delete, name="submission_delete"),
     path("submissions/<int:pk>/runs/<int:run_id>/", run.detail, name="run"),
+    path("submissions/<int:pk>/queues/", queues.queue_list, name="queues"),
+    path("submissions/<int:pk>/queues/new/", queues.queue_new, name="queue_new"),
+    path("queues/<int:pk>/", queues.queue_detail, name="queue"),
+    path("queues/<int:pk>/assign/", queues.queue_assign, name="queue_assign"),
+    path("queues/<int:pk>/next/", queues.queue_next, name="queue_next"),
 ]

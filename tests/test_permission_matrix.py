@@ -18,6 +18,7 @@ from rest_framework.authtoken.models import Token
 
 from cases import services
 from cases.models import Membership, Role, Team, User, Visibility
+from scoring.queues import build_queue
 from scoring.submissions import create_submission
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "admin")
@@ -57,6 +58,7 @@ class World:
         with TestCase.captureOnCommitCallbacks(execute=True):  # ingest and score it now
             self.submission = create_submission(self.suite, admin, io.BytesIO(RUN_FILE))
         self.run = self.submission.runs.get()
+        self.queue = build_queue(self.submission, "all runs", admin)
 
     def ids(self):
         return {
@@ -67,6 +69,7 @@ class World:
             "membership": self.viewer_membership.pk,
             "submission": self.submission.pk,
             "run": self.run.pk,
+            "queue": self.queue.pk,
         }
 
 
@@ -144,6 +147,14 @@ PAGES = [
     ("submission_rescore", "post", {"pk": "submission"}, {"version": 1}, EDIT_POST),
     ("submission_retry", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("submission_delete", "post", {"pk": "submission"}, {}, EDIT_POST),
+    ("queues", "get", {"pk": "submission"}, None, READ),
+    ("queue_new", "get", {"pk": "submission"}, None, EDIT_PAGE),
+    ("queue_new", "post", {"pk": "submission"}, {"name": "Triage"}, EDIT_POST),
+    ("queue", "get", {"pk": "queue"}, None, READ),
+    ("queue_assign", "post", {"pk": "queue"}, {"reviewers": []}, EDIT_POST),
+    # Reserves the next run and opens it: a link, so GET (and POST, from the queue page).
+    ("queue_next", "get", {"pk": "queue"}, None, EDIT_POST),
+    ("queue_next", "post", {"pk": "queue"}, {}, EDIT_POST),
 ]
 API = [
     ("api:team-list", "get", {}, None, API_SIGNED_IN),

@@ -1,0 +1,190 @@
+"""Review queue pages: make a queue of a filter's runs or of a failure group, see who has done
+how much, and work through it ("next item" reserves a run and opens its page)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from cases.models import Role, User
+from cases.permissions import can_edit_suite
+from scoring import queues
+from scoring.models import LABEL_LIMIT, ReviewQueue, Submission
+from scoring.results import RunFilters
+
+from .access import submission_for
+
+ITEMS_PER_PAGE = 50
+
+
+class ReviewersField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj):
+        return obj.get_username()
+
+
+class AssignForm(forms.Form):
+    """Who works the queue: chosen among the team's editors and admins."""
+
+    def __init__(self, *args, submission: Submission, **kwargs):
+        super().__init__(*args, **kwargs)
+        members = User.objects.filter(
+            memberships__team_id=submission.suite.team_id,
+            memberships__role__in=[Role.EDITOR, Role.ADMIN],
+        ).order_by("username")
+        self.fields["reviewers"] = ReviewersField(
+            members,
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+            help_text="The unreviewed runs are shared out among them in turn; with nobody "
+            "chosen, whoever starts reviewing takes the next one.",
+        )
+
+
+class QueueForm(AssignForm):
+    name = forms.CharField(max_length=200)
+    field_order = ["name", "reviewers"]
+
+
+def queue_for(user, pk, *, edit: bool = False) -> ReviewQueue:
+    """The queue, if the user may see its submission (and, with ``edit``, change it)."""
+    queue = get_object_or_404(ReviewQueue.objects.select_related("created_by"), pk=pk)
+    queue.submission = submission_for(user, queue.submission_id, edit=edit)
+    return queue
+
+
+def default_name(submission: Submission, filters: RunFilters, group: str) -> str:
+    if group:
+        return f"Failing {group}"[:200]
+    described = ", ".join(f"{name}: {value}" for name, value in filters.as_query().items())
+    return (described or f"All runs of {submission.label or f'#{submission.pk}'}")[:200]
+
+
+@login_required
+def queue_list(request, pk):
+    submission = submission_for(request.user, pk)
+    made = submission.queues.select_related("created_by")
+    progress = queues.progress_of_queues(made)
+    context = {
+        "submission": submission,
+        "suite": submission.suite,
+        "queues": [(queue, progress.get(queue.pk)) for queue in made],
+        "can_edit": can_edit_suite(request.user, submission.suite),
+    }
+    return render(request, "scoring/queue_list.html", context)
+
+
+@login_required
+def queue_new(request, pk):
+    """Make a queue of the runs of the filters in the query string (the submission page's
+    current ones), or of the failure group ``?group=<failing predicate label>``."""
+    submission = submission_for(request.user, pk, edit=True)
+    group = request.GET.get("group", "").strip()[:LABEL_LIMIT]
+    filters = RunFilters(predicate=group) if group else RunFilters.from_query(request.GET)
+    group = queues.group_of(filters)
+    form = QueueForm(
+        request.POST if request.method == "POST" else None,
+        submission=submission,
+        initial={"name": default_name(submission, filters, group), "reviewers": [request.user]},
+    )
+    if form.is_valid():
+        try:
+            queue = queues.build_queue(
+                submission,
+                form.cleaned_data["name"],
+                request.user,
+                filters=filters,
+                group=group,
+                reviewers=form.cleaned_data["reviewers"],
+            )
+        except queues.NothingToReview:
+            form.add_error(None, "No scored run matches these filters: nothing to review.")
+        else:
+            messages.success(request, f"Made the queue “{queue.name}”.")
+            return redirect(queue)
+    context = {
+        "submission": submission,
+        "suite": submission.suite,
+        "form": form,
+        "filters": filters,
+        "group": group,
+        "runs": filters.results(submission).count(),
+    }
+    return render(request, "scoring/queue_new.html", context, status=422 if form.errors else 200)
+
+
+@login_required
+@vary_on_headers("HX-Request")
+def queue_detail(request, pk):
+    queue = queue_for(request.user, pk)
+    items = queue.items.select_related(
+        "run__result", "run__review", "assignee", "reserved_by"
+    ).only(
+        "queue",  # the related manager sets it on each item
+        "position",
+        "reserved_until",
+        "run__submission_id",
+        "run__case_key",
+        "run__trial",
+        "run__result__verdict",
+        "run__review__status",
+        "assignee__username",
+        "reserved_by__username",
+    )
+    context = {
+        "queue": queue,
+        "submission": queue.submission,
+        "suite": queue.submission.suite,
+        "page": Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page")),
+        "now": timezone.now(),
+    }
+    if request.htmx:
+        return render(request, "scoring/queue_detail.html#items", context)
+    can_edit = can_edit_suite(request.user, queue.submission.suite)
+    context |= {
+        "progress": queues.progress(queue),
+        "can_edit": can_edit,
+        "assign_form": AssignForm(submission=queue.submission) if can_edit else None,
+    }
+    return render(request, "scoring/queue_detail.html", context)
+
+
+@login_required
+@require_POST
+def queue_assign(request, pk):
+    """Share the queue's unreviewed runs out again, among the reviewers chosen."""
+    queue = queue_for(request.user, pk, edit=True)
+    form = AssignForm(request.POST, submission=queue.submission)
+    if form.is_valid():
+        reviewers = form.cleaned_data["reviewers"]
+        queues.deal_out(queue, reviewers)
+        names = ", ".join(r.get_username() for r in reviewers) or "whoever starts reviewing"
+        messages.success(request, f"The unreviewed runs now go to {names}.")
+    else:
+        messages.error(request, "Choose reviewers among the team's editors and admins.")
+    return redirect(queue)
+
+
+# GET as well as POST: it is what the run page's "next in queue" link and its auto-advance
+# open. Reserving is not a change anyone loses anything to: it lapses by itself, and asking
+# again gives the same item back.
+@login_required
+@require_http_methods(["GET", "POST"])
+def queue_next(request, pk):
+    """Reserve the next run of the queue to the user and open its page."""
+    queue = queue_for(request.user, pk, edit=True)
+    item = queues.next_item(queue, request.user)
+    if item is None:
+        if queues.progress(queue).finished:
+            messages.success(request, "Queue finished: every run in it has been reviewed.")
+        else:
+            messages.info(request, "The runs left are being reviewed by others right now.")
+        return redirect(queue)
+    run_url = reverse("run", args=[queue.submission_id, item.run_id])
+    return redirect(f"{run_url}?queue={queue.pk}")
