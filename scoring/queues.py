@@ -121,6 +121,12 @@ def _share(position, reviewers: list) -> Case:
     )
 
 
+def reviewers_of(queue: ReviewQueue) -> QuerySet:
+    """Whom the queue's unfinished items are dealt out to now (ids)."""
+    undone = queue.items.filter(~reviewed(), assignee__isnull=False)
+    return undone.order_by().values_list("assignee", flat=True).distinct()
+
+
 def deal_out(queue: ReviewQueue, reviewers) -> None:
     """Share the queue's unfinished items among ``reviewers`` round-robin by position, in
     one update; with no reviewers they go back to the shared pool. Finished items keep
@@ -171,10 +177,9 @@ def next_item(queue: ReviewQueue, user) -> QueueItem | None:
     return None
 
 
-def holder(item: QueueItem, user, *, now=None):
+def holder(item: QueueItem, user):
     """Who else holds the item right now (None if nobody, or ``user`` themself)."""
-    now = now or timezone.now()
-    live = item.reserved_until is not None and item.reserved_until > now
+    live = item.reserved_until is not None and item.reserved_until > timezone.now()
     if live and item.reserved_by_id is not None and item.reserved_by_id != user.pk:
         return item.reserved_by
     return None

@@ -150,7 +150,11 @@ def queue_detail(request, pk):
     context |= {
         "progress": queues.progress(queue),
         "can_edit": can_edit,
-        "assign_form": AssignForm(submission=queue.submission) if can_edit else None,
+        "assign_form": AssignForm(
+            submission=queue.submission, initial={"reviewers": queues.reviewers_of(queue)}
+        )
+        if can_edit
+        else None,
     }
     return render(request, "scoring/queue_detail.html", context)
 

@@ -5,6 +5,7 @@ per reviewer; and their pages, with the suite's permissions."""
 from __future__ import annotations
 
 import io
+import re
 import threading
 import time
 from datetime import timedelta
@@ -470,7 +471,13 @@ def test_reassigning_shares_the_rest_out_again(as_user, admin, editor, second_ed
         submission, "q", admin, filters=failing(submission), reviewers=[editor]
     )
     triage(queues.next_item(queue, editor), editor)
-    as_user(admin).post(f"/queues/{queue.pk}/assign/", {"reviewers": [second_editor.pk]})
+    client = as_user(admin)
+    # The form starts from whoever has unreviewed runs now.
+    html = text(client.get(f"/queues/{queue.pk}/"))
+    assert re.findall(
+        r'<input type="checkbox" name="reviewers" value="(\d+)"[^>]*checked', html
+    ) == [str(editor.pk)]
+    client.post(f"/queues/{queue.pk}/assign/", {"reviewers": [second_editor.pk]})
     shares = {s.assignee: (s.done, s.total) for s in queues.progress(queue).shares}
     assert shares == {"eddie-editor": (1, 1), "eve-editor": (0, 7)}
 
