@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from bench.datagen import as_openai_chat, realistic_stream  # noqa: E402
 
 PG = "postgres://postgres@127.0.0.1:5432"
-TARGET_SECONDS = 60
+TARGET_RUNS, TARGET_SECONDS = 100_000, 60
 TARGET_MB = 300
 SETUP = """
 from rest_framework.authtoken.models import Token
@@ -291,13 +291,16 @@ def report(name: str, path: Path, n_runs: int, figures: dict, memory: dict, cpu:
     size = path.stat().st_size / (1 << 20)
     packed = " (gzip)" if path.suffix == ".gz" else ""
     end = figures["end_to_end"]
-    verdict = "meets" if end < TARGET_SECONDS else "misses"
+    # The target is 100,000 runs in 60 s: as a rate, for files of any size.
+    verdict = "meets" if n_runs / end > TARGET_RUNS / TARGET_SECONDS else "misses"
     print(f"\n{name} format: {n_runs:,} runs, a {size:,.0f} MB file{packed}")
     _row("upload (client to 202)", f"{figures['upload']:8.1f} s")
     ingested = figures["ingested"]
     _row("ingested", f"{ingested:8.1f} s   {n_runs / ingested:9,.0f} runs/s")
     _row(
-        "scored, end to end", f"{end:8.1f} s   {n_runs / end:9,.0f} runs/s", f"{verdict} the target"
+        "scored, end to end",
+        f"{end:8.1f} s   {n_runs / end:9,.0f} runs/s",
+        f"{verdict} the target rate",
     )
     _row("verdicts", str(figures["status"]["counts"]))
     for process, mb in memory.items():
