@@ -4,6 +4,9 @@ from django import forms
 from django.utils.text import Truncator
 
 from scoring.importers import FORMAT_NAMES
+from scoring.matcher import InvalidInput, parse_json
+from scoring.matcher.jsonvalue import render
+from scoring.models import ReviewStatus
 
 
 class UploadForm(forms.Form):
@@ -37,3 +40,60 @@ class RescoreForm(forms.Form):
         tag = f" · {version.tag}" if version.tag else ""
         message = Truncator(version.message).chars(60)
         return f"v{version.number}{tag} — {message}{' (latest)' if latest else ''}"
+
+class ReviewForm(forms.Form):
+    """A change to a run's review. Each control of the review panel posts only its own
+    field, so a field left out of the post is left unchanged (an empty ``assignee`` means
+    nobody)."""
+
+    status = forms.ChoiceField(choices=ReviewStatus.choices, required=False)
+    assignee = forms.ModelChoiceField(queryset=None, required=False)
+    comment = forms.CharField(max_length=10_000, required=False, strip=True)
+    advance = forms.BooleanField(required=False, help_text="then open the next failure")
+
+    def __init__(self, *args, members, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["assignee"].queryset = members
+        self.fields["assignee"].empty_label = "nobody"
+
+    def sent(self, name: str) -> bool:
+        """Whether the post carried the field (so it is a change to make)."""
+        return self.is_bound and name in self.data
+
+
+class PromoteForm(forms.Form):
+    """A recorded call made into an expected call of the case: added, or in place of one."""
+
+    name = forms.CharField(max_length=200)
+    required_args = forms.CharField(
+        label="Required arguments",
+        widget=forms.Textarea(attrs={"rows": 8, "class": "json", "spellcheck": "false"}),
+        help_text="A JSON object; values may be argument matchers ($one_of, $regex, …).",
+    )
+    replace = forms.TypedChoiceField(
+        label="Expected call", coerce=int, empty_value=None, required=False
+    )
+    # The case revision the form was made from: saving over a newer one is refused.
+    revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args, expected_calls, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["replace"].choices = [("", "add as a new expected call")] + [
+            (index, f"replace #{index}: {Truncator(describe_call(call)).chars(80)}")
+            for index, call in enumerate(expected_calls)
+        ]
+
+    def clean_required_args(self):
+        try:
+            value = parse_json(self.cleaned_data["required_args"])
+        except InvalidInput as exc:
+            raise forms.ValidationError(exc.problems[0].message) from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError('Must be a JSON object: {"name": value, …}.')
+        return value
+
+
+def describe_call(call: dict) -> str:
+    """An expected call of a suite file in one line: ``get_weather(city="Paris")``."""
+    arguments = call.get("required_args") or {}
+    return f"{call.get('name', '')}({', '.join(f'{k}={render(v)}' for k, v in arguments.items())})"

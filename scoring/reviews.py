@@ -74,3 +74,10 @@ def _update(runs: QuerySet[Run], author, *, event: str, **fields) -> int:
 def history(run: Run) -> QuerySet[ReviewEvent]:
     """The run's review events, oldest first, with their authors."""
     return run.review_events.select_related("author", "assignee")
+
+
+def review_of(run: Run) -> Review:
+    """The run's review, or an unsaved untriaged one when nobody has triaged it yet (the
+    row is made by the first change)."""
+    review = Review.objects.filter(run=run).select_related("assignee").first()
+    return review or Review(run=run, submission_id=run.submission_id)

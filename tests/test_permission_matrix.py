@@ -32,7 +32,8 @@ EDITOR_FORM = {
     "call-0-required_args": "{}",
     "action": "save",
 }
-RUN_FILE = b'{"case": "greeting", "batches": [], "final_text": "Hello!"}\n'
+# One call, which the run page can make an expectation of.
+RUN_FILE = b'{"case": "greeting", "batches": [[{"name": "wave"}]], "final_text": "Hello!"}\n'
 
 
 class World:
@@ -144,6 +145,16 @@ PAGES = [
     ("submission", "get", {"pk": "submission"}, None, READ),
     ("submission_progress", "get", {"pk": "submission"}, None, READ),
     ("run", "get", {"pk": "submission", "run_id": "run"}, None, READ),
+    ("run_review", "post", {"pk": "submission", "run_id": "run"}, {"status": "flaky"}, EDIT_POST),
+    ("run_promote", "get", {"pk": "submission", "run_id": "run"}, {"call": "0-0"}, EDIT_PAGE),
+    (
+        "run_promote",
+        "post",
+        {"pk": "submission", "run_id": "run"},
+        {"call": "0-0", "name": "wave", "required_args": "{}"},
+        (302, 404, 403, 200, 200),
+    ),
+    ("run_rescore", "post", {"pk": "submission", "run_id": "run"}, {"version": 1}, EDIT_POST),
     ("submission_rescore", "post", {"pk": "submission"}, {"version": 1}, EDIT_POST),
     ("submission_retry", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("submission_delete", "post", {"pk": "submission"}, {}, EDIT_POST),

@@ -70,13 +70,19 @@ class ArgumentsPattern:
             if not (type(pattern) is Equal and pattern.plain)
         )
 
-    def _values(self, arguments: Mapping, name: str, key: str) -> list:
+    def sent(self, arguments: Mapping, name: str, key: str) -> list[tuple[str, Any]]:
+        """The recorded (name, value) pairs that stand for the expected argument ``name``:
+        one at most, but under ignore_case a call may carry several spellings ("city" and
+        "City")."""
         if not self.ignore_case:
-            return [arguments[name]] if name in arguments else []
-        # Under ignore_case a call may carry several spellings ("city" and "City").
-        return [value for arg, value in arguments.items() if arg.casefold() == key]
+            return [(name, arguments[name])] if name in arguments else []
+        return [(arg, value) for arg, value in arguments.items() if arg.casefold() == key]
 
-    def _unexpected(self, arguments: Mapping) -> list[str]:
+    def _values(self, arguments: Mapping, name: str, key: str) -> list:
+        return [value for _, value in self.sent(arguments, name, key)]
+
+    def unexpected(self, arguments: Mapping) -> list[str]:
+        """The recorded argument names ``exact_args`` forbids (none unless exact)."""
         if not self.exact:
             return []
         if self.ignore_case:
@@ -101,7 +107,7 @@ class ArgumentsPattern:
             for name, matches in self.checks:
                 if not matches(arguments.get(name, MISSING)):
                     return False
-        return not (self.exact and self._unexpected(arguments))
+        return not (self.exact and self.unexpected(arguments))
 
     def _failing(self, arguments: Mapping) -> list[tuple[str, ValuePattern, Any]]:
         failing = []
@@ -115,7 +121,7 @@ class ArgumentsPattern:
         """How many arguments fail (unparsed arguments count as all failing): a distance."""
         if arguments is None:
             return len(self.items)
-        return len(self._failing(arguments)) + len(self._unexpected(arguments))
+        return len(self._failing(arguments)) + len(self.unexpected(arguments))
 
     def differences(self, arguments: Mapping | None) -> list[str]:
         """One sentence per failing argument; empty when ``arguments`` match."""
@@ -126,7 +132,7 @@ class ArgumentsPattern:
         ]
         found.extend(
             f"{name}: not expected (no other arguments allowed)"
-            for name in self._unexpected(arguments)
+            for name in self.unexpected(arguments)
         )
         return found
 

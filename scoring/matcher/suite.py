@@ -51,8 +51,9 @@ class ExpectedCall:
                 self._credited[at] = result
         return result
 
-    def describe(self) -> str:
-        """The label before it is made unique: ``f(path="x") [ordered, after result of #0]``."""
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """What is required beyond the name and arguments, in words: ``ordered``, ..."""
         flags = []
         if self.ordered:
             flags.append("ordered")
@@ -60,6 +61,11 @@ class ExpectedCall:
             flags.append(f"after result of #{self.index - 1}")
         if self.exact_args:
             flags.append("no other arguments")
+        return tuple(flags)
+
+    def describe(self) -> str:
+        """The label before it is made unique: ``f(path="x") [ordered, after result of #0]``."""
+        flags = self.flags
         text = f"{self.name}({self.arguments.describe()})"
         return f"{text} [{', '.join(flags)}]" if flags else text
 

@@ -641,8 +641,8 @@ def run_page(client, submission, **where):
 
 
 def test_run_page_shows_the_verdict_and_every_predicate(as_user, viewer, full):
-    _, html = run_page(as_user(viewer), full, line=3)
-    verdict = html[html.index("<h2>Verdict</h2>") : html.index("<h2>Final text</h2>")]
+    run, html = run_page(as_user(viewer), full, line=3)
+    verdict = html[html.index("<h2>Verdict</h2>") : html.index('id="review"')]
     assert '<span class="verdict fail">fail</span>' in verdict
     assert re.findall(r'<li class="predicate (\w+)">', verdict) == [
         "fail",  # run completed without error
@@ -653,29 +653,29 @@ def test_run_page_shows_the_verdict_and_every_predicate(as_user, viewer, full):
     ]
     assert "the run ended with an error: max turns reached" in verdict
     assert "get_weather was called 3 times; expected at most 2 times" in verdict
-    # The calls a predicate matched link to their cards.
-    assert '<a class="muted small" href="#call-1-0">batch 1, call 0</a>' in verdict
+    # The calls a predicate matched link to their cards in the timeline.
+    assert f'<a class="muted small" href="#run-{run.pk}-call-1-0">batch 1, call 0</a>' in verdict
     assert "The run: 0 calls" not in html  # the mini timeline belongs to the try-run box
 
 
 def test_run_page_shows_the_calls_by_batch_with_arguments_and_results(as_user, viewer, full):
-    _, html = run_page(as_user(viewer), full, line=3)
-    calls = html[html.index("<h2>Recorded calls</h2>") :]
-    batches = calls.split('<li class="batch">')[1:]
+    run, html = run_page(as_user(viewer), full, line=3)
+    calls = html[html.index("<h2>Timeline</h2>") :]
+    batches = calls.split('<section class="tl-batch">')[1:]
     assert len(batches) == 2
     assert "batch 0 · 2 parallel calls" in batches[0]
-    assert "batch 1</div>" in batches[1]
-    first, second = batches[0].split('<div class="call-card')[1:]
-    assert 'id="call-0-0"' in first
+    assert "batch 1</h3>" in batches[1]
+    first, second = batches[0].split('<div class="tl-call recorded')[1:]
+    assert f'id="run-{run.pk}-call-0-0"' in first
     assert "call_a1" in first
     assert "{\n  &quot;city&quot;: &quot;Paris&quot;\n}" in first
     assert "{\n  &quot;temp_c&quot;: 18\n}" in first
     assert first.startswith('" id=')  # no is-error class
     # The garbled arguments, as the agent wrote them; the tool error, open and as text.
-    assert second.startswith(' is-error"')
+    assert second.startswith(" is-error")
     assert "arguments could not be parsed" in second
     assert "{&quot;city&quot;: &quot;Tok</pre>" in second
-    assert "<details open><summary>result (tool error)</summary>" in second
+    assert '<details class="tl-result" open><summary>result (tool error)</summary>' in second
     assert '<pre class="code">timeout after 30s</pre>' in second
     assert "&quot;city&quot;: &quot;Tokyo&quot;" in batches[1]
 
@@ -904,6 +904,6 @@ def test_run_page_queries_do_not_grow_with_the_trials(
     submission = submit(suite, many_runs(count))
     run = submission.runs.filter(case_key="weather-two-cities").last()
     client = as_user(viewer)
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(15):
         response = client.get(url(submission, f"runs/{run.pk}/"))
     assert response.status_code == 200

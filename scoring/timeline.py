@@ -1,0 +1,217 @@
+"""The side-by-side timeline of a scored run: the case's expected calls beside the run's
+recorded calls, batch by batch.
+
+A recorded call and the expected call credited with it share a row. An expected call that
+was not credited gets a row of its own just below the recorded call the report names as its
+nearest, with the report's reason and an argument-by-argument comparison with that call;
+one with no call to compare with (the tool was never called, or the run is not scored)
+comes after the batches. Recorded calls credited to nothing are marked.
+
+Everything comes from the report (DESIGN.md §3.3) of the suite version the run was scored
+against: the timeline shows what the matcher decided, it does not decide again. The
+template ``scoring/_timeline.html`` renders a ``Timeline`` and needs nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scoring.matcher import Call, ExpectedCall, InvalidInput, load_run
+from scoring.matcher import Case as MatcherCase
+from scoring.matcher import Run as MatcherRun
+from scoring.matcher.argdiff import ArgumentRow, compare_arguments
+
+from .models import Run
+from .submissions import suite_of_version
+
+MATCHED, MISSED, ERROR, UNSCORED = "matched", "missed", "error", "unscored"
+
+
+@dataclass(frozen=True)
+class ExpectedStep:
+    """An expected call of the case and what the report says of it."""
+
+    index: int
+    name: str
+    required_args: Mapping
+    flags: tuple[str, ...]
+    label: str
+    state: str  # MATCHED, MISSED, ERROR (could not be evaluated) or UNSCORED
+    detail: str | None = None
+    nearest: tuple[int, int] | None = None
+    # Against the nearest call, when some argument differs (empty when only order failed).
+    diff: tuple[ArgumentRow, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordedStep:
+    """A recorded call and what the report made of it."""
+
+    call: Call
+    credited: int | None = None  # the expected call credited with it
+    # Whether the report is there to say: an unscored run marks no call as unmatched.
+    scored: bool = False
+    forbidden: bool = False  # matched nothing, and the case forbids extra calls
+
+    @property
+    def unmatched(self) -> bool:
+        return self.scored and self.credited is None
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One line of the timeline: a matched pair, a recorded call alone, or an expected call
+    that was not credited (with the recorded call its reason is about, if any)."""
+
+    expected: ExpectedStep | None = None
+    recorded: RecordedStep | None = None
+    nearest: RecordedStep | None = None
+
+    @property
+    def kind(self) -> str:
+        if self.expected is None:
+            return "recorded"
+        if self.recorded is not None:
+            return "pair"
+        return "missed"
+
+
+@dataclass(frozen=True)
+class TimelineBatch:
+    index: int
+    rows: tuple[TimelineRow, ...]
+    size: int  # recorded calls in the batch
+
+
+@dataclass(frozen=True)
+class Timeline:
+    batches: tuple[TimelineBatch, ...]
+    # Expected calls with no recorded call beside them: never called, or not scored.
+    unplaced: tuple[TimelineRow, ...]
+    expected: int
+    credited: int
+    recorded: int
+    unmatched: int  # recorded calls credited to no expected call
+    scored: bool
+    # Prefix of the element ids (``call-0-1``), so two timelines can share a page.
+    anchor: str = ""
+    # Where an editor turns a recorded call into an expectation; empty for everyone else.
+    promote_url: str = ""
+    forbids_extra_calls: bool = False
+
+    def promotable(self, url: str) -> Timeline:
+        """This timeline with a "make this an expectation" action on each recorded call."""
+        return replace(self, promote_url=url)
+
+
+def build_timeline(
+    case: MatcherCase | None, run: MatcherRun, report: Mapping | None, *, anchor: str = ""
+) -> Timeline:
+    """The timeline of ``run`` against ``case`` (None: the version has no such case), as
+    ``report`` (the stored §3.3 report, or None before scoring) judged it."""
+    calls = {call.at: call for call in run.calls}
+    verdicts = _expected_verdicts(report)
+    scored = report is not None
+    forbids = case is not None and case.forbids_extra_calls
+    credited: dict[tuple[int, int], int] = {}
+    steps = []
+    for expected in case.expected_calls if case is not None else ():
+        verdict = verdicts.get(expected.index)
+        step = _expected_step(expected, verdict, calls)
+        if step.state == MATCHED:
+            credited[_at(verdict["matched"])] = expected.index
+        steps.append(step)
+    by_index = {step.index: step for step in steps}
+    recorded = {
+        at: RecordedStep(
+            call,
+            credited.get(at),
+            scored=scored,
+            forbidden=scored and forbids and at not in credited,
+        )
+        for at, call in calls.items()
+    }
+    missed_after: dict[tuple[int, int], list[ExpectedStep]] = {}
+    unplaced = []
+    for step in steps:
+        if step.state == MATCHED:
+            continue
+        if step.nearest in calls:
+            missed_after.setdefault(step.nearest, []).append(step)
+        else:
+            unplaced.append(TimelineRow(expected=step))
+    batches = []
+    for b, batch in enumerate(run.batches):
+        rows = []
+        for call in batch:
+            step = recorded[call.at]
+            pair = by_index[step.credited] if step.credited is not None else None
+            rows.append(TimelineRow(expected=pair, recorded=step))
+            rows.extend(
+                TimelineRow(expected=missed, nearest=step)
+                for missed in missed_after.get(call.at, ())
+            )
+        batches.append(TimelineBatch(b, tuple(rows), len(batch)))
+    return Timeline(
+        batches=tuple(batches),
+        unplaced=tuple(unplaced),
+        expected=len(steps),
+        credited=len(credited),
+        recorded=len(calls),
+        unmatched=sum(step.unmatched for step in recorded.values()),
+        scored=scored,
+        anchor=anchor,
+        forbids_extra_calls=forbids,
+    )
+
+
+def timeline_of(run: Run, report: Mapping | None) -> Timeline | None:
+    """The timeline of a stored run against the suite version its submission was scored
+    against, with ids of its own (``run-<pk>-call-0-1``); None when the stored run no
+    longer reads as a valid run."""
+    try:
+        recorded = load_run(run.document)
+    except InvalidInput:
+        return None
+    case = suite_of_version(run.submission.version_id).case(run.case_key)
+    return build_timeline(case, recorded, report, anchor=f"run-{run.pk}-")
+
+
+def _expected_verdicts(report: Mapping | None) -> dict[int, Mapping]:
+    if report is None:
+        return {}
+    return {p["index"]: p for p in report.get("predicates", ()) if p.get("kind") == "expected_call"}
+
+
+def _expected_step(expected: ExpectedCall, verdict: Mapping | None, calls: Mapping) -> ExpectedStep:
+    common: dict[str, Any] = {
+        "index": expected.index,
+        "name": expected.name,
+        "required_args": expected.required_args,
+        "flags": expected.flags,
+        "label": expected.label,
+    }
+    if verdict is None:
+        return ExpectedStep(**common, state=UNSCORED)
+    if verdict.get("passed") and _at(verdict.get("matched")) in calls:
+        return ExpectedStep(**common, state=MATCHED)
+    nearest = _at(verdict.get("nearest"))
+    diff: tuple[ArgumentRow, ...] = ()
+    if nearest in calls:
+        rows = compare_arguments(expected.arguments, calls[nearest].arguments)
+        if not all(row.holds for row in rows):
+            diff = rows
+    return ExpectedStep(
+        **common,
+        state=ERROR if verdict.get("error") else MISSED,
+        detail=verdict.get("detail"),
+        nearest=nearest,
+        diff=diff,
+    )
+
+
+def _at(value) -> tuple[int, int] | None:
+    """A report's ``[batch, position]`` as a key of the calls (None if absent)."""
+    return (value[0], value[1]) if isinstance(value, list | tuple) and len(value) == 2 else None
