@@ -41,6 +41,39 @@ class RescoreForm(forms.Form):
         message = Truncator(version.message).chars(60)
         return f"v{version.number}{tag} — {message}{' (latest)' if latest else ''}"
 
+
+class BulkReviewForm(forms.Form):
+    """A review status and/or an assignee for every run of a filter or a failure group (the
+    filter travels in the same POST as ``RunFilters`` fields)."""
+
+    NOBODY = "nobody"
+
+    status = forms.ChoiceField(
+        choices=[("", "keep each run's status"), *ReviewStatus.choices], required=False
+    )
+    assignee = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, assignees, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.assignees = {str(user.pk): user for user in assignees}
+        self.fields["assignee"].choices = [
+            ("", "keep each run's assignee"),
+            (self.NOBODY, "nobody"),
+            *((pk, user.get_username()) for pk, user in self.assignees.items()),
+        ]
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("status") and not data.get("assignee"):
+            raise forms.ValidationError("Choose a status or an assignee to set.")
+        return data
+
+    @property
+    def chosen_assignee(self):
+        """The user chosen (None for nobody); only meaningful when one was chosen."""
+        return self.assignees.get(self.cleaned_data["assignee"])
+
+
 class ReviewForm(forms.Form):
     """A change to a run's review. Each control of the review panel posts only its own
     field, so a field left out of the post is left unchanged (an empty ``assignee`` means

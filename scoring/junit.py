@@ -1,13 +1,16 @@
 """JUnit XML for scored runs: one test case per run, failures listing failed predicates.
 
-Totals belong in the ``<testsuite>`` header but are known only at the end, so test cases
-are spooled to a temporary file while runs stream through.
+Totals belong in the ``<testsuite>`` header. ``manage.py score`` knows them only at the end,
+so its test cases are spooled to a temporary file while runs stream through
+(``JUnitWriter``); a stored submission knows them first, and its document is streamed as it
+is made (``document``).
 """
 
 from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Iterable
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
@@ -27,16 +30,62 @@ def _xml_attr(text: str) -> str:
 
 def failure_text(report: Report) -> str:
     """The failed predicates of a report, one per line with its detail indented below."""
+    return failure_lines((p.label, p.detail, p.error is not None) for p in report.failures)
+
+
+def failure_lines(failures: Iterable[tuple[str, str | None, bool]]) -> str:
+    """``failure_text`` of (label, detail, could not be evaluated) triples."""
     lines = []
-    for predicate in report.failures:
-        mark = "!" if predicate.error else "✗"
-        lines.append(f"{mark} {predicate.label}")
-        if predicate.detail:
-            lines.append(f"    {predicate.detail}")
+    for label, detail, errored in failures:
+        lines.append(f"{'!' if errored else '✗'} {label}")
+        if detail:
+            lines.append(f"    {detail}")
     return "\n".join(lines)
 
 
+def case_element(
+    suite_name: str,
+    case: str,
+    trial: int | None,
+    verdict: str,
+    failures: list[tuple[str, str | None, bool]],
+    error: str | None = None,
+    seconds: float = 0.0,
+) -> str:
+    """One run's ``<testcase>`` element; ``failures`` as ``failure_lines`` takes them."""
+    name = f"{case} trial {trial}" if trial is not None else case
+    element = (
+        f"    <testcase classname={_xml_attr(f'{suite_name}.{case}')} "
+        f'name={_xml_attr(name)} time="{seconds:.6f}"'
+    )
+    if verdict == PASS:
+        return f"{element}/>\n"
+    tag = "failure" if verdict == FAIL else "error"
+    failed = len(failures)
+    message = error or f"{failed} predicate{'s' if failed != 1 else ''} failed"
+    return (
+        f"{element}>\n      <{tag} message={_xml_attr(message)} type={_xml_attr(verdict)}>"
+        f"{_xml_text(failure_lines(failures))}</{tag}>\n    </testcase>\n"
+    )
+
+
+def document(suite_name: str, counts: dict[str, int], testcases: Iterable[str], seconds=0.0):
+    """The whole JUnit document, piece by piece, around ``testcases`` (from ``case_element``):
+    for when the totals (``tests``, ``failures``, ``errors``) are known before the runs."""
+    totals = " ".join(f'{key}="{counts[key]}"' for key in ("tests", "failures", "errors"))
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    yield f'<testsuites name="casebook" {totals} time="{seconds:.6f}">\n'
+    yield (
+        f'  <testsuite name={_xml_attr(suite_name)} {totals} skipped="0" time="{seconds:.6f}">\n'
+    )
+    yield from testcases
+    yield "  </testsuite>\n</testsuites>\n"
+
+
 class JUnitWriter:
+    """JUnit for reports as they stream through; the totals come at the end, so the test
+    cases wait in a temporary file."""
+
     def __init__(self, suite_name: str):
         self.suite_name = suite_name or "casebook"
         self.counts = {"tests": 0, "failures": 0, "errors": 0}
@@ -49,23 +98,19 @@ class JUnitWriter:
     def add_report(self, report: Report, seconds: float = 0.0) -> None:
         self.counts["tests"] += 1
         self.seconds += seconds
-        name = f"{report.case} trial {report.trial}" if report.trial is not None else report.case
+        if report.verdict != PASS:
+            self.counts["failures" if report.verdict == FAIL else "errors"] += 1
+        failures = [(p.label, p.detail, p.error is not None) for p in report.failures]
         self._cases.write(
-            f"    <testcase classname={_xml_attr(f'{self.suite_name}.{report.case}')} "
-            f'name={_xml_attr(name)} time="{seconds:.6f}"'
-        )
-        if report.verdict == PASS:
-            self._cases.write("/>\n")
-            return
-        tag = "failure" if report.verdict == FAIL else "error"
-        self.counts["failures" if report.verdict == FAIL else "errors"] += 1
-        failed = len(report.failures)
-        message = f"{failed} predicate{'s' if failed != 1 else ''} failed"
-        if report.error:
-            message = report.error
-        self._cases.write(
-            f">\n      <{tag} message={_xml_attr(message)} type={_xml_attr(report.verdict)}>"
-            f"{_xml_text(failure_text(report))}</{tag}>\n    </testcase>\n"
+            case_element(
+                self.suite_name,
+                report.case,
+                report.trial,
+                report.verdict,
+                failures,
+                report.error,
+                seconds,
+            )
         )
 
     def add_invalid(self, line: int, problems: tuple[Problem, ...]) -> None:
@@ -81,15 +126,8 @@ class JUnitWriter:
         )
 
     def write(self, out: TextIO) -> None:
-        counts = " ".join(f'{key}="{value}"' for key, value in self.counts.items())
-        out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-        out.write(f'<testsuites name="casebook" {counts} time="{self.seconds:.6f}">\n')
-        out.write(
-            f"  <testsuite name={_xml_attr(self.suite_name)} {counts} "
-            f'skipped="0" time="{self.seconds:.6f}">\n'
-        )
         self._cases.seek(0)
-        for chunk in iter(lambda: self._cases.read(1 << 16), ""):
-            out.write(chunk)
-        out.write("  </testsuite>\n</testsuites>\n")
+        cases = iter(lambda: self._cases.read(1 << 16), "")
+        for piece in document(self.suite_name, self.counts, cases, self.seconds):
+            out.write(piece)
         self._cases.close()

@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
+from itertools import islice
+from urllib.parse import urlencode
 
-from django.db.models import Count, Q, QuerySet
+from django.core.cache import cache
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
-from .models import LABEL_LIMIT, PredicateResult, Result, ReviewStatus, Submission, Verdict
+from .models import (
+    LABEL_LIMIT,
+    PredicateResult,
+    Result,
+    Review,
+    ReviewStatus,
+    Run,
+    Status,
+    Submission,
+    Verdict,
+)
 from .passk import KFigures, pass_at_k, pass_hat_k, suite_figures
 from .reviews import with_status
 from .submissions import suite_of_version
 
 COMMON_FAILURES_SHOWN = 10
+SUMMARY_CACHE_SECONDS = 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -25,27 +41,34 @@ class CaseTrials:
 @dataclass(frozen=True)
 class Trials:
     cases: list[CaseTrials]
-    figures: list[KFigures]  # for k = 1 .. the most trials of a case
-
-    @property
-    def k(self) -> int:
-        """The most trials any case has: the k the per-case figures are for."""
-        return len(self.figures)
+    k: int  # the most trials any case has: the k the per-case figures are for
+    figures: list[KFigures]  # for the k worth a row (``shown_ks``)
 
     @property
     def several(self) -> bool:
         """Whether some case has more than one trial (else pass@k is just the pass rate)."""
         return self.k > 1
 
-    @property
-    def shown(self) -> list[KFigures]:
-        """The figures worth a row: k up to 5, the powers of two, and the largest k. With
-        dozens of trials a row per k is a wall of numbers that barely change."""
-        return [f for f in self.figures if f.k <= 5 or f.k & (f.k - 1) == 0 or f.k == self.k]
+
+def shown_ks(most: int) -> list[int]:
+    """The k worth a row: up to 5, the powers of two, and the largest. With dozens of trials
+    a row per k is a wall of numbers that barely change (and with thousands, slow to make)."""
+    return [k for k in range(1, most + 1) if k <= 5 or k & (k - 1) == 0 or k == most]
 
 
 def case_trials(submission: Submission) -> Trials:
-    """Runs and passes per case, with pass@k and pass^k (for the scored runs)."""
+    """Runs and passes per case, with pass@k and pass^k (for the scored runs).
+
+    Kept in the cache once the submission is done: its results change only when it is
+    scored again, which starts a new generation (and so a new key); reading every run and
+    its verdict takes a few hundred milliseconds for 100,000 runs."""
+    if submission.status != Status.DONE:
+        return _case_trials(submission)
+    key = f"casebook:case-trials:{submission.pk}:{submission.generation}"
+    return cache.get_or_set(key, lambda: _case_trials(submission), SUMMARY_CACHE_SECONDS)
+
+
+def _case_trials(submission: Submission) -> Trials:
     rows = (
         Result.objects.filter(submission=submission)
         .values("run__case_key")
@@ -53,48 +76,175 @@ def case_trials(submission: Submission) -> Trials:
         .order_by("run__case_key")
     )
     counts = [(row["run__case_key"], row["runs"], row["passed"]) for row in rows]
-    figures = suite_figures((n, c) for _, n, c in counts)
-    k = len(figures)
+    k = max((n for _, n, _ in counts), default=0)
+    figures = suite_figures(((n, c) for _, n, c in counts), ks=shown_ks(k))
     cases = [
         CaseTrials(key, n, c, (pass_at_k(n, c, k), pass_hat_k(n, c, k)) if n >= k else None)
         for key, n, c in counts
     ]
-    return Trials(cases, figures)
+    return Trials(cases, k, figures)
+
+
+def case_tags(submission: Submission) -> dict[str, tuple[str, ...]]:
+    """Each case's tags in the version the submission was scored against (not the suite as
+    it is now: a tag added since says nothing about these runs). The version is read once
+    per process (``suite_of_version`` keeps it)."""
+    return {case.key: case.tags for case in suite_of_version(submission.version_id).cases}
+
+
+def version_tags(submission: Submission) -> list[str]:
+    """Every tag of the version's cases, sorted: the choices of the tag filter."""
+    return sorted({tag for tags in case_tags(submission).values() for tag in tags})
+
+
+def failure_groups(submission: Submission) -> QuerySet:
+    """Every failing predicate label with the number of runs that fail it, most runs first
+    (``{"label", "runs"}`` rows). Aggregated in the database over the predicate rows' partial
+    index (read alone: ``COUNT(*)``, not of a column the index lacks); labels are unique
+    within a report, so each row of a label is one run."""
+    return (
+        PredicateResult.objects.filter(submission=submission, passed=False)
+        .values("label")
+        .annotate(runs=Count("*"))
+        .order_by("-runs", "label")
+    )
 
 
 def common_failures(submission: Submission) -> list[dict]:
-    """The predicates that fail most often, with how many runs fail them: where to start
-    reading. (The predicate rows' partial index covers exactly this query.)"""
-    return list(
-        PredicateResult.objects.filter(submission=submission, passed=False)
-        .values("label")
+    """The failure groups with the most runs: where to start reading."""
+    return list(failure_groups(submission)[:COMMON_FAILURES_SHOWN])
+
+
+@dataclass(frozen=True)
+class ReviewCounts:
+    """How far triage has got: runs per review status (a run never reviewed is
+    untriaged)."""
+
+    by_status: dict[str, int]
+
+    @property
+    def reviewed(self) -> int:
+        return sum(n for status, n in self.by_status.items() if status != ReviewStatus.UNTRIAGED)
+
+    def __iter__(self):
+        """(status value, label, runs) for every status, in the workflow's order."""
+        for status in ReviewStatus:
+            yield status.value, status.label, self.by_status.get(status.value, 0)
+
+
+def review_counts(submission: Submission) -> ReviewCounts:
+    """Runs per review status among the runs the table lists, those of the version's cases
+    (one query on the review rows' index: runs never reviewed are the remainder)."""
+    rows = (
+        Review.objects.filter(submission=submission)
+        .exclude(status=ReviewStatus.UNTRIAGED)
+        .values_list("status")
         .annotate(runs=Count("pk"))
-        .order_by("-runs", "label")[:COMMON_FAILURES_SHOWN]
+        .order_by()
     )
+    counts = dict(rows)
+    counts[ReviewStatus.UNTRIAGED] = max(0, submission.total - sum(counts.values()))
+    return ReviewCounts(counts)
+
+
+# The columns of a runs-table row, read without the run's document or report.
+ROW_FIELDS = (
+    "run_id",
+    "verdict",
+    "run__seq",
+    "run__line",
+    "run__case_key",
+    "run__trial",
+    "run__review__status",
+    "run__review__assignee__username",
+)
 
 
 @dataclass(frozen=True)
 class RunRow:
-    result: Result
-    failing: list[str]
+    run_id: int
+    line: int
+    case_key: str
+    trial: int
+    verdict: str
+    tags: tuple[str, ...]
+    failing: list[str]  # labels of the failing predicates, in the report's order
+    review: str  # a ReviewStatus value
+    assignee: str  # username, or ""
+
+    @property
+    def review_label(self) -> str:
+        return ReviewStatus(self.review).label
 
 
-def run_rows(results) -> list[RunRow]:
-    """The runs table's rows: each result with the labels of its failing predicates."""
+def table_rows(results: QuerySet[Result]) -> QuerySet:
+    """The results as the runs table reads them: plain values, nothing large."""
+    return results.values(*ROW_FIELDS)
+
+
+def run_rows(values: Iterable[dict], tags: dict[str, tuple[str, ...]]) -> list[RunRow]:
+    """Rows of the runs table for ``values`` (from ``table_rows``), with their failing
+    predicates read in one query."""
+    values = list(values)
+    failing: dict[int, list[str]] = {row["run_id"]: [] for row in values}
+    predicates = (
+        PredicateResult.objects.filter(result_id__in=failing, passed=False)
+        .order_by("pk")  # written in the report's order
+        .values_list("result_id", "label")
+    )
+    for result_id, label in predicates:
+        failing[result_id].append(label)
     return [
-        RunRow(result, [p["label"] for p in result.report["predicates"] if not p["passed"]])
-        for result in results
+        RunRow(
+            run_id=row["run_id"],
+            line=row["run__line"],
+            case_key=row["run__case_key"],
+            trial=row["run__trial"],
+            verdict=row["verdict"],
+            tags=tags.get(row["run__case_key"], ()),
+            failing=failing[row["run_id"]],
+            review=row["run__review__status"] or ReviewStatus.UNTRIAGED,
+            assignee=row["run__review__assignee__username"] or "",
+        )
+        for row in values
     ]
 
+
+def iter_run_rows(results: QuerySet[Result], tags, batch: int = 2000) -> Iterator[RunRow]:
+    """Every row of ``results``, read ``batch`` at a time: for exports of 100,000 runs,
+    without holding them."""
+    values = table_rows(results).iterator(chunk_size=batch)
+    while chunk := list(islice(values, batch)):
+        yield from run_rows(chunk, tags)
+
+
+# Review statuses in the workflow's order (untriaged first), for sorting by review.
+_REVIEW_ORDER = Case(
+    *(When(run__review__status=status, then=Value(i)) for i, status in enumerate(ReviewStatus)),
+    default=Value(0),  # no review row: untriaged
+    output_field=IntegerField(),
+)
 
 # What the runs table may be sorted by: the query parameter, and the ordering it means.
 SORTS = {
     "line": ("run__seq",),
+    "-line": ("-run__seq",),
     "case": ("run__case_key", "run__trial"),
     "-case": ("-run__case_key", "run__trial"),
     "verdict": ("verdict", "run__seq"),
     "-verdict": ("-verdict", "run__seq"),
+    "review": (_REVIEW_ORDER.asc(), "run__seq"),
+    "-review": (_REVIEW_ORDER.desc(), "run__seq"),
 }
+
+
+@dataclass(frozen=True)
+class SortHeader:
+    """A sortable column header: the sort its link asks for, and how the table is sorted by
+    it now (``aria-sort``: ``ascending``, ``descending`` or ``none``)."""
+
+    link: str
+    state: str
 
 
 @dataclass(frozen=True)
@@ -138,19 +288,52 @@ class RunFilters:
             if value and not (name == "sort" and value == "line")
         }
 
+    @cached_property
+    def querystring(self) -> str:
+        """``as_query`` as URL text (no ``?``): the links to a run carry it, so the run
+        page can move to the next run of the same filter."""
+        return urlencode(self.as_query())
+
+    @cached_property
+    def headers(self) -> dict[str, SortHeader]:
+        """The sortable columns, by sort name: a header's link sorts by it, or the other
+        way round when the table is already sorted by it."""
+        headers = {}
+        for name in (key for key in SORTS if not key.startswith("-")):
+            if self.sort == name:
+                headers[name] = SortHeader(f"-{name}", "ascending")
+            elif self.sort == f"-{name}":
+                headers[name] = SortHeader(name, "descending")
+            else:
+                headers[name] = SortHeader(name, "none")
+        return headers
+
     def results(self, submission: Submission) -> QuerySet[Result]:
         """The submission's results that pass the filters, in the chosen order."""
+        # The run's submission too, though it is the same: so that the planner may read the
+        # runs in order through their (submission, seq) and (submission, case_key, trial)
+        # indexes and stop after a page, rather than sort the submission's every run.
+        return (
+            self.matching(submission).filter(run__submission=submission).order_by(*SORTS[self.sort])
+        )
+
+    def count(self, submission: Submission) -> int:
+        """How many results pass the filters (counted without the join that ``results``
+        adds for ordering: a count of the submission reads only the results' index)."""
+        return self.matching(submission).count()
+
+    def matching(self, submission: Submission) -> QuerySet[Result]:
+        """The submission's results that pass the filters, unordered."""
         results = Result.objects.filter(submission=submission)
         if self.verdict:
             results = results.filter(verdict=self.verdict)
         if self.case:
             results = results.filter(run__case_key=self.case)
         if self.tag:
-            suite = suite_of_version(submission.version_id)
-            keys = [case.key for case in suite.cases if self.tag in case.tags]
+            keys = [key for key, tags in case_tags(submission).items() if self.tag in tags]
             results = results.filter(run__case_key__in=keys)
         if self.predicate:
-            # A subquery, not a join: a report may fail two predicates of the same label.
+            # A subquery, not a join: a join would repeat a run for each predicate row.
             failing = PredicateResult.objects.filter(
                 submission=submission, passed=False, label=self.predicate
             )
@@ -158,8 +341,12 @@ class RunFilters:
         if self.tool:
             results = results.filter(run__tools__contains=f"\n{self.tool}\n")
         if self.review:
-            runs = with_status(submission.runs.all(), self.review)
+            runs = with_status(Run.objects.filter(submission=submission), self.review)
             results = results.filter(pk__in=runs.values("pk"))
         if self.text:
             results = results.filter(run__final_text__icontains=self.text)
-        return results.order_by(*SORTS[self.sort])
+        return results
+
+    def runs(self, submission: Submission) -> QuerySet[Run]:
+        """The runs of the filtered results: what a bulk review changes."""
+        return Run.objects.filter(pk__in=self.matching(submission).values("pk"))

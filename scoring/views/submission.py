@@ -4,28 +4,43 @@ runs table; re-score, retry and delete."""
 from __future__ import annotations
 
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
 
+from cases.models import Role, User
 from cases.permissions import can_edit_suite, suite_for
-from scoring import submissions
-from scoring.forms import RescoreForm, UploadForm
-from scoring.models import Submission
-from scoring.results import RunFilters, case_trials, common_failures, run_rows
+from scoring import exports, reviews, submissions
+from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
+from scoring.models import ReviewStatus, Submission, Verdict
+from scoring.results import (
+    RunFilters,
+    case_tags,
+    case_trials,
+    common_failures,
+    failure_groups,
+    review_counts,
+    run_rows,
+    table_rows,
+    version_tags,
+)
 from scoring.uploads import UploadRefused
 
 from .access import submission_for
 
 INVALID_LINES_SHOWN = 100
 RUNS_PER_PAGE = 50
+GROUPS_PER_PAGE = 50
 
 
 def sentence(exc: Exception) -> str:
@@ -64,32 +79,28 @@ def upload(request, pk):
     return render(request, "scoring/upload.html", context, status=422 if form.errors else 200)
 
 
+# The runs table is swapped by htmx in two sizes: the table alone, as filters are typed (the
+# form the user is typing in stays put), and the whole section with its form, for links that
+# change the filters (sorting, a failure group, removing a filter).
+TABLE, SECTION = "runs", "runs-section"
+
+
 @login_required
-@vary_on_headers("HX-Request", "HX-Target")
+@vary_on_headers("HX-Request", "HX-Target", "HX-History-Restore-Request")
 def detail(request, pk):
     submission = submission_for(request.user, pk)
     filters = RunFilters.from_query(request.GET)
-    # The documents stay unread: the table shows keys, verdicts and failing labels only.
-    results = (
-        filters.results(submission)
-        .select_related("run")
-        .defer("run__document", "run__final_text", "run__tools")
-    )
-    page = Paginator(results, RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {
-        "submission": submission,
-        "suite": submission.suite,
-        "page": page,
-        "rows": run_rows(page),
-        "filters": filters,
-    }
-    if request.htmx and request.htmx.target == "runs":
-        return render(request, "scoring/submission.html#runs", context)
     can_edit = can_edit_suite(request.user, submission.suite)
+    context = runs_context(request, submission, filters, can_edit=can_edit)
+    partial = partial_target(request)
+    if partial:
+        response = render(request, f"scoring/submission.html#{partial}", context)
+        return push_url(response, table_url(submission, filters, context["page"].number))
+    finished = submission.finished
     context |= progress_context(submission) | {
-        "can_edit": can_edit,
-        "trials": case_trials(submission) if submission.finished else None,
-        "failures": common_failures(submission) if submission.finished else None,
+        "trials": case_trials(submission) if finished else None,
+        "failures": common_failures(submission) if finished else None,
+        "triage": review_counts(submission) if finished else None,
         # A list, not the dict: a template would read ``unknown_cases.items`` as the entry
         # of a case called "items".
         "unknown_cases": sorted(submission.unknown_cases.items()),
@@ -104,15 +115,149 @@ def detail(request, pk):
     return render(request, "scoring/submission.html", context)
 
 
+def partial_target(request) -> str | None:
+    """Which part of the runs section an htmx request asks for, if any. A history restore
+    (the back button, when htmx has no copy of the page) gets the whole page."""
+    if not request.htmx or request.htmx.history_restore_request:
+        return None
+    return request.htmx.target if request.htmx.target in (TABLE, SECTION) else None
+
+
+def table_url(submission: Submission, filters: RunFilters, page_number: int = 1) -> str:
+    """The address of the runs table as filtered: what the address bar shows, so that it
+    can be shared and the back button comes back to it."""
+    query = filters.as_query() | ({"page": page_number} if page_number > 1 else {})
+    return submission.get_absolute_url() + (f"?{urlencode(query)}" if query else "")
+
+
+def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) -> dict:
+    """What the runs section shows: one page of the filtered table (keys, verdicts, failing
+    labels and reviews; never a run's document or report), the filters' choices, and the
+    bulk review form for editors."""
+    paginator = Paginator(filters.results(submission), RUNS_PER_PAGE)
+    # Counted on the filters alone: the ordered query joins the runs for its order, which a
+    # count of every matching run does not need (and pays for on 100,000 runs).
+    paginator.count = filters.count(submission)
+    page = paginator.get_page(request.GET.get("page"))
+    return {
+        "submission": submission,
+        "suite": submission.suite,
+        "can_edit": can_edit,
+        "filters": filters,
+        "page": page,
+        "rows": run_rows(table_rows(page.object_list), case_tags(submission)),
+        "tags": version_tags(submission),
+        "verdicts": Verdict.choices,
+        "review_statuses": ReviewStatus.choices,
+        "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite)) if can_edit else None,
+    }
+
+
+def reviewers(suite):
+    """Who may be assigned runs to review: the suite's team's editors and admins."""
+    return User.objects.filter(
+        memberships__team=suite.team_id, memberships__role__in=[Role.EDITOR, Role.ADMIN]
+    ).order_by("username")
+
+
+@login_required
+def failures(request, pk):
+    """Every failure group of the submission (failing predicate label, runs), paginated, each
+    a link to its runs; editors set a status on a whole group from here."""
+    submission = submission_for(request.user, pk)
+    can_edit = can_edit_suite(request.user, submission.suite)
+    page = Paginator(failure_groups(submission), GROUPS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "submission": submission,
+        "suite": submission.suite,
+        "page": page,
+        "can_edit": can_edit,
+        "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite)) if can_edit else None,
+    }
+    return render(request, "scoring/failures.html", context)
+
+
+@login_required
+@require_POST
+def review_runs(request, pk):
+    """Set a review status and/or an assignee on every run of the filter posted with it (a
+    failure group is the filter ``predicate=label``)."""
+    submission = submission_for(request.user, pk, edit=True)
+    filters = RunFilters.from_query(request.POST)
+    form = BulkReviewForm(request.POST, assignees=reviewers(submission.suite))
+    if form.is_valid():
+        notice = bulk_review(submission, filters, form, request.user)
+        level = messages.SUCCESS
+    else:
+        notice = " ".join(form.errors.get("__all__", [])) or "Choose a valid status or assignee."
+        level = messages.ERROR
+    if request.htmx:
+        context = runs_context(request, submission, filters, can_edit=True)
+        context |= {"notice": notice, "triage": review_counts(submission), "triage_oob": True}
+        response = render(request, f"scoring/submission.html#{SECTION}", context)
+        return push_url(response, table_url(submission, filters))
+    messages.add_message(request, level, notice)
+    if request.POST.get("back") == "failures":
+        return redirect("submission_failures", pk=submission.pk)
+    return redirect(f"{table_url(submission, filters)}#runs-section")
+
+
+def bulk_review(submission, filters: RunFilters, form: BulkReviewForm, author) -> str:
+    """Apply the form to the filtered runs; what changed, as sentences."""
+    runs = filters.runs(submission)
+    total = runs.count()
+    of_total = f"of {total} run{pluralize(total)}"
+    done = []
+    if status := form.cleaned_data["status"]:
+        changed = reviews.set_status(runs, status, author)
+        done.append(f"Status “{ReviewStatus(status).label}”: {changed} {of_total} changed.")
+    if form.cleaned_data["assignee"]:
+        assignee = form.chosen_assignee
+        changed = reviews.assign(runs, assignee, author)
+        name = assignee.get_username() if assignee else "nobody"
+        done.append(f"Assigned to {name}: {changed} {of_total} changed.")
+    return " ".join(done)
+
+
+@login_required
+def export_csv(request, pk):
+    """The runs table as CSV, every row under the filters in the query string."""
+    submission = submission_for(request.user, pk)
+    filters = RunFilters.from_query(request.GET)
+    lines = exports.runs_csv(submission, filters, request.build_absolute_uri("/").rstrip("/"))
+    return attachment(lines, "text/csv; charset=utf-8", f"submission-{submission.pk}-runs.csv")
+
+
+@login_required
+def export_junit(request, pk):
+    """The submission as JUnit XML: a test case per scored run."""
+    submission = submission_for(request.user, pk)
+    pieces = exports.submission_junit(submission)
+    return attachment(
+        pieces, "application/xml; charset=utf-8", f"submission-{submission.pk}-junit.xml"
+    )
+
+
+def attachment(pieces, content_type: str, filename: str) -> StreamingHttpResponse:
+    """A file download made while it streams."""
+    response = StreamingHttpResponse(pieces, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
 def progress_context(submission: Submission) -> dict:
     """What the progress box says beyond the stored counts: the runs of cases the version
-    lacks, how long reading the file took, and whether the submission has stalled (no worker has
-    touched it for a while; the sweep resumes it)."""
+    lacks, how long reading the file took (and everything, from the upload to the last run
+    scored), and whether the submission has stalled (no worker has touched it for a while;
+    the sweep resumes it)."""
     quiet = timezone.now() - submission.heartbeat
     started, finished = submission.ingest_started, submission.ingest_finished
     return {
         "unknown_runs": submission.stored_runs - submission.total,
         "read_in": finished - started if started and finished else None,
+        "took": submission.scoring_finished - submission.created
+        if submission.scoring_finished
+        else None,
         "stalled": not submission.finished
         and quiet > timedelta(seconds=settings.CASEBOOK_STALL_SECONDS),
     }

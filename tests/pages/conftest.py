@@ -4,6 +4,7 @@ app makes them (``services.create_suite``), driven through Django's test client.
 from __future__ import annotations
 
 import copy
+import io
 import json
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ from django.utils.html import escape
 
 from cases import services
 from cases.models import Membership, Role, Suite, SuiteVersion, Team, User
+from scoring.submissions import create_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_SUITE = ROOT / "cases" / "demo" / "assistant.suite.json"
@@ -56,6 +58,11 @@ def normalized(cases: list[dict]) -> list[dict]:
             call.setdefault("depends_on_result", False)
         out.append(case)
     return out
+
+
+def jsonl(lines) -> bytes:
+    """A run file: each line a JSON object, or a string written as it is."""
+    return "".join((ln if isinstance(ln, str) else json.dumps(ln)) + "\n" for ln in lines).encode()
 
 
 def upload(name: str, content: str | bytes) -> SimpleUploadedFile:
@@ -235,3 +242,27 @@ def as_user(client):
         return client
 
     return sign_in
+
+
+# --- submissions ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def run_tasks(django_capture_on_commit_callbacks):
+    """A context in which the tasks enqueued after commit run (Celery is eager in tests)."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture
+def submit(run_tasks, admin):
+    """``submit(suite, lines)``: a submission of the lines, read and scored."""
+
+    def make(suite, lines, *, label="", filename="runs.jsonl", user=None):
+        with run_tasks():
+            made = create_submission(
+                suite, user or admin, io.BytesIO(jsonl(lines)), filename=filename, label=label
+            )
+        made.refresh_from_db()
+        return made
+
+    return make
