@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, QuerySet
 from django.db.models.expressions import OrderBy
 from django.urls import reverse
 
@@ -21,6 +21,9 @@ from .models import Result, Run, Submission, Verdict
 from .results import RunFilters
 
 NOT_PASSING = (Verdict.FAIL, Verdict.ERROR)
+# Keys that tell a submission's runs apart (its table's constraints): an order by one of
+# them needs no tie-break.
+UNIQUE_WITHIN_SUBMISSION = ({"run__seq"}, {"run__case_key", "run__trial"})
 
 
 @dataclass(frozen=True)
@@ -68,20 +71,22 @@ def failure_neighbours(
     table's order. ``run`` itself need not pass the filter (it may have just been re-scored
     to a pass): its place in the order is what counts."""
     failures = filters.results(submission).filter(verdict__in=NOT_PASSING)
-    keys = [*_sort_keys(failures.query.order_by), (F("pk"), False)]
+    keys = _sort_keys(failures.query.order_by)
+    named = {key.name for key, _ in keys if isinstance(key, F)}
+    if not any(unique <= named for unique in UNIQUE_WITHIN_SUBMISSION):
+        # A total order, so that "after" is well defined; the file order breaks ties, as
+        # the table's own sorts do, and an index (submission, seq) serves it.
+        keys.append((F("run__seq"), False))
     aliases = {f"triage_key_{i}": expression for i, (expression, _) in enumerate(keys)}
     here = Result.objects.filter(pk=run.pk).annotate(**aliases).values(*aliases).first()
     if here is None:  # not scored (yet): it has no place in the order
         return None, None
     failures = failures.alias(**aliases)
     names = list(aliases)
-    after = _beyond(names, [descending for _, descending in keys], here)
-    before = _beyond(names, [not descending for _, descending in keys], here)
-    ascending = [f"-{n}" if d else n for n, (_, d) in zip(names, keys, strict=True)]
-    descending = [n if d else f"-{n}" for n, (_, d) in zip(names, keys, strict=True)]
+    forward = [descending for _, descending in keys]
     return (
-        _first_run(failures.filter(before).order_by(*descending)),
-        _first_run(failures.filter(after).order_by(*ascending)),
+        _next_in_order(failures, names, [not d for d in forward], here),
+        _next_in_order(failures, names, forward, here),
     )
 
 
@@ -96,20 +101,26 @@ def _sort_keys(ordering) -> list[tuple[object, bool]]:
     return keys
 
 
-def _beyond(names: list[str], descending: list[bool], here: dict) -> Q:
-    """The rows that come after ``here`` in the order (each key ascending unless
-    ``descending``): the first key further along, or equal and the next key further, ..."""
-    condition = Q(pk__in=[])
-    for i, name in enumerate(names):
-        step = Q(**{f"{name}__{'lt' if descending[i] else 'gt'}": here[name]})
-        for earlier in names[:i]:
-            step &= Q(**{earlier: here[earlier]})
-        condition |= step
-    return condition
+def _next_in_order(
+    results: QuerySet[Result], names: list[str], descending: list[bool], here: dict
+) -> int | None:
+    """The first of ``results`` after ``here`` in the order of the keys ``names`` (each
+    ascending unless ``descending``).
 
-
-def _first_run(results: QuerySet[Result]) -> int | None:
-    return results.values_list("pk", flat=True).first()
+    "After" is: equal on every key but the last and further on it, or else equal on all
+    but the last two and further on the one before, and so on. Written as one condition
+    (an OR of those), PostgreSQL cannot walk an index for it and sorts every candidate;
+    asked level by level, the deepest first (it shares the most keys, so it comes first in
+    the order), each query is a range on an index prefix that stops at its first row."""
+    for i in reversed(range(len(names))):
+        prefix = {name: here[name] for name in names[:i]}
+        further = {f"{names[i]}__{'lt' if descending[i] else 'gt'}": here[names[i]]}
+        order = [f"-{n}" if d else n for n, d in zip(names[i:], descending[i:], strict=True)]
+        found = results.filter(**prefix, **further).order_by(*order)
+        pk = found.values_list("pk", flat=True).first()
+        if pk is not None:
+            return pk
+    return None
 
 
 def _run_url(submission: Submission, run_id: int | None, query: str) -> str | None:

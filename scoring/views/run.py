@@ -4,6 +4,8 @@ the runs table's filter; and turning a recorded call into an expectation of the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -38,7 +40,6 @@ def detail(request, pk, run_id):
     if timeline is not None and can_edit:
         timeline = timeline.promotable(reverse("run_promote", args=[pk, run.pk]))
     links = triage_links(run.submission, run, request.GET)
-    trials = Run.objects.filter(submission=run.submission, case_key=run.case_key)
     context = {
         "submission": run.submission,
         "suite": run.submission.suite,
@@ -47,9 +48,38 @@ def detail(request, pk, run_id):
         "report": report,
         "links": links,
         "query": links.query,
-        "trials": trials.order_by("trial").values("pk", "trial", "result__verdict"),
+        "trials": nearby_trials(run),
     } | review_context(run, can_edit=can_edit)
     return render(request, "scoring/run.html", context)
+
+
+TRIALS_AROUND = 100  # the case's trials linked on each side of the run's own
+
+
+@dataclass(frozen=True)
+class NearbyTrials:
+    """The case's trials around this run's: a case may have thousands, and the page links
+    the closest, saying when there are more."""
+
+    runs: list[dict]  # pk, trial, result__verdict
+    more_before: bool
+    more_after: bool
+
+
+def nearby_trials(run: Run) -> NearbyTrials:
+    trials = Run.objects.filter(submission_id=run.submission_id, case_key=run.case_key)
+    fields = ("pk", "trial", "result__verdict")
+    before = list(
+        trials.filter(trial__lt=run.trial).order_by("-trial").values(*fields)[: TRIALS_AROUND + 1]
+    )
+    after = list(
+        trials.filter(trial__gte=run.trial).order_by("trial").values(*fields)[: TRIALS_AROUND + 2]
+    )
+    return NearbyTrials(
+        [*reversed(before[:TRIALS_AROUND]), *after[: TRIALS_AROUND + 1]],
+        more_before=len(before) > TRIALS_AROUND,
+        more_after=len(after) > TRIALS_AROUND + 1,
+    )
 
 
 def review_context(run: Run, *, can_edit: bool, form: ReviewForm | None = None) -> dict:

@@ -36,6 +36,7 @@ document.addEventListener("keydown", (event) => {
     // Enter posts (Shift+Enter is a new line); Escape leaves the box for the other keys.
     if (event.key === "Enter" && !event.shiftKey && target.value.trim()) {
       event.preventDefault();
+      target.blur(); // posted: the next key is a command again (see focusPanel)
       target.form.requestSubmit();
     } else if (event.key === "Escape") {
       target.blur();
@@ -79,13 +80,14 @@ document.addEventListener("change", (event) => {
 });
 document.addEventListener("DOMContentLoaded", () => restoreAdvance(document));
 document.addEventListener("htmx:afterSwap", () => restoreAdvance(document));
-// After a change the review panel is swapped for a new one, and focus with it (htmx puts it
-// back in the new comment box, say). Give it to the panel, so the next key is a command again.
-document.addEventListener("htmx:afterSettle", () => {
+// After a change the review panel is swapped for a new one, and the focus that was in the old
+// one is lost. Give it to the new panel, so that the page keeps its place for the keyboard.
+function focusPanel() {
   const panel = document.getElementById("review");
-  if (!panel) return;
   const active = document.activeElement;
-  if (active === document.body || !active?.isConnected || panel.contains(active)) {
+  if (panel && (active === document.body || !active?.isConnected)) {
     panel.focus({ preventScroll: true });
   }
-});
+}
+document.addEventListener("htmx:afterSwap", focusPanel);
+document.addEventListener("htmx:afterSettle", focusPanel);

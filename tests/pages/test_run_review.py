@@ -488,7 +488,7 @@ def test_run_page_queries_are_bounded(
     client = as_user(editor)
     review_post(client, submission, run, {"comment": "look"})
     client.get(run_url(submission, run))  # the suite version is read once, then cached
-    with django_assert_max_num_queries(15):
+    with django_assert_max_num_queries(16):
         html = page(client, submission, run, verdict="fail", sort="case")
     assert 'data-triage="next"' in html
     assert 'data-triage="previous"' in html
