@@ -116,7 +116,7 @@ def test_an_editor_uploads_thousands_of_runs_and_reads_the_results(
     first = page.locator("#runs tbody tr").first
     case_key = first.locator("code.key").inner_text()
     first.get_by_role("link", name=case_key).click()
-    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    page.wait_for_url(re.compile(r"/runs/\d+/\?verdict=fail$"))  # the filter is kept
     page.get_by_role("heading", name="Verdict").wait_for()
     assert page.locator(".report .verdict.fail").count() == 1
     failing = page.locator("li.predicate.fail")
