@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import queues, run, submission
+from .views import compare, queues, run, submission
 
 urlpatterns = [
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),
@@ -17,6 +17,9 @@ urlpatterns = [
     path("submissions/<int:pk>/runs/<int:run_id>/review/", run.review, name="run_review"),
     path("submissions/<int:pk>/runs/<int:run_id>/promote/", run.promote, name="run_promote"),
     path("submissions/<int:pk>/runs/<int:run_id>/rescore/", run.rescore, name="run_rescore"),
+    path("suites/<int:pk>/compare/", compare.submissions, name="compare"),
+    path("compare/runs/<int:a>/<int:b>/", compare.runs, name="compare_runs"),
+    path("suites/<int:pk>/flaky/", compare.flaky_cases, name="suite_flaky"),
     path("submissions/<int:pk>/queues/", queues.queue_list, name="queues"),
     path("submissions/<int:pk>/queues/new/", queues.queue_new, name="queue_new"),
     path("queues/<int:pk>/", queues.queue_detail, name="queue"),

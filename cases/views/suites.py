@@ -14,6 +14,7 @@ from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_docum
 from scoring.matcher.jsonvalue import pretty_json
 from scoring.matcher.suite import SCHEMA
 from scoring.runfile import json_lines
+from scoring.trends import suite_trend
 
 from .. import services
 from ..forms import BFCLImportForm, CopyForm, ImportForm, NewSuiteForm, SuiteForm, match_from
@@ -157,6 +158,7 @@ def suite_detail(request, pk):
         "latest": latest,
         "versions": suite.versions.select_related("author")[:30],
         "submissions": suite.submissions.select_related("version", "uploader")[:20],
+        "trend": suite_trend(suite),
         "can_edit": can_edit,
         "copy_form": CopyForm(teams=_editor_teams(request.user)),
     }

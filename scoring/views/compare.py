@@ -1,0 +1,164 @@
+"""Comparing two submissions of a suite case by case, two runs of a case side by side, and
+the suite's flaky cases (the part of its trend that reads every result)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import render
+from django.utils.timesince import timesince
+from django.views.decorators.vary import vary_on_headers
+
+from cases.permissions import suite_for
+from scoring.comparison import SORTS, Change, Comparison, default_baseline, scope_of
+from scoring.models import Result, Run, Status, Submission
+from scoring.timeline import Timeline, timeline_of
+from scoring.trends import suite_trend
+
+from .access import run_for
+
+CASES_PER_PAGE = 50
+
+
+class SubmissionChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, submission):
+        """``gpt-4o #12 · v3 · 81.2% · 2 days ago``: enough to tell uploads apart."""
+        rate = f"{submission.pass_rate:.1%}" if submission.pass_rate is not None else "—"
+        name = submission.label or "unlabelled"
+        when = timesince(submission.created)
+        return f"{name} #{submission.pk} · v{submission.version.number} · {rate} · {when} ago"
+
+
+class ComparisonForm(forms.Form):
+    """Which two submissions of the suite to compare. It accepts any submission of the
+    suite (so that one still being scored gets a message, not a 404) but offers only the
+    finished ones."""
+
+    baseline = SubmissionChoiceField(queryset=Submission.objects.none())
+    candidate = SubmissionChoiceField(queryset=Submission.objects.none())
+
+    def __init__(self, *args, suite, **kwargs):
+        super().__init__(*args, **kwargs)
+        submissions = (
+            suite.submissions.select_related("version")
+            .defer("version__document", "unknown_cases", "formats_seen", "error")
+            .order_by("-created", "-pk")
+        )
+        finished = [s for s in submissions if s.status == Status.DONE]
+        for field in self.fields.values():
+            field.queryset = submissions
+            field.choices = [("", "—")] + [(s.pk, field.label_from_instance(s)) for s in finished]
+
+    def clean(self):
+        data = super().clean()
+        for name in ("baseline", "candidate"):
+            if name in data and data[name].status != Status.DONE:
+                self.add_error(name, "It is still being scored: compare it once it is done.")
+        if data.get("baseline") and data.get("baseline") == data.get("candidate"):
+            self.add_error("candidate", "Pick a submission other than the baseline.")
+        return data
+
+    @property
+    def names_another_suites_submission(self) -> bool:
+        """Whether an id is of no submission of this suite: not comparable, and not to be
+        told apart from a submission that does not exist."""
+        return any(self.has_error(name, "invalid_choice") for name in ("baseline", "candidate"))
+
+
+@login_required
+@vary_on_headers("HX-Request", "HX-Target")
+def submissions(request, pk):
+    """``/suites/<pk>/compare/?baseline=<id>&candidate=<id>``: the picker, then the
+    comparison. ``change`` narrows it to one class, ``sort`` orders it, ``identical``
+    leaves out the cases defined differently in the two versions."""
+    suite = suite_for(request.user, pk)
+    picked = {name: request.GET.get(name) for name in ("baseline", "candidate")}
+    if picked["baseline"] and picked["candidate"]:
+        form = ComparisonForm(picked, suite=suite)
+    else:
+        form = ComparisonForm(suite=suite, initial=_initial_pick(suite, picked["candidate"]))
+    if form.names_another_suites_submission:
+        raise Http404("No such submission in this suite.")
+    context = {"suite": suite, "form": form}
+    if not form.is_valid():
+        return render(request, "scoring/compare.html", context, status=422 if form.errors else 200)
+    baseline, candidate = form.cleaned_data["baseline"], form.cleaned_data["candidate"]
+    change, sort = request.GET.get("change", ""), request.GET.get("sort", "")
+    comparison = Comparison(
+        baseline,
+        candidate,
+        scope_of(baseline, candidate, identical_only=request.GET.get("identical") == "1"),
+        change=Change(change) if change in Change.values else None,
+        sort=sort if sort in SORTS else "change",
+    )
+    context |= {
+        "comparison": comparison,
+        "page": comparison.page(request.GET.get("page"), CASES_PER_PAGE),
+    }
+    if request.htmx and request.htmx.target == "comparison":
+        return render(request, "scoring/compare.html#comparison", context)
+    return render(request, "scoring/compare.html", context)
+
+
+def _initial_pick(suite, candidate_id) -> dict:
+    """With only a candidate named (the submission page's link), the baseline offered is the
+    finished submission uploaded just before it."""
+    if not (candidate_id and candidate_id.isdigit()):
+        return {}
+    candidate = Submission.objects.filter(suite=suite, pk=int(candidate_id)).first()
+    if candidate is None:
+        return {}
+    return {"candidate": candidate.pk, "baseline": default_baseline(candidate)}
+
+
+@dataclass(frozen=True)
+class RunSide:
+    """One column of the side-by-side page."""
+
+    run: Run
+    report: dict | None
+    timeline: Timeline | None  # None when the stored run no longer reads as a valid run
+    trials: list[dict]  # of its case in its submission, for the trial picker
+
+    @property
+    def error(self) -> str | None:
+        return self.run.document.get("error")
+
+
+def _run_side(user, run_id: int) -> RunSide:
+    submission_id = Run.objects.filter(pk=run_id).values_list("submission_id", flat=True).first()
+    if submission_id is None:
+        raise Http404("No such run.")
+    run = run_for(user, submission_id, run_id)
+    report = Result.objects.filter(run=run).values_list("report", flat=True).first()
+    trials = (
+        Run.objects.filter(submission_id=submission_id, case_key=run.case_key)
+        .order_by("trial")
+        .values("pk", "trial", "result__verdict")
+    )
+    return RunSide(run, report, timeline_of(run, report), list(trials))
+
+
+@login_required
+def runs(request, a, b):
+    """``/compare/runs/<a>/<b>/``: two runs of one case (of two submissions of a suite, or
+    two trials of one) in two columns, each with a picker for the other trials."""
+    left, right = _run_side(request.user, a), _run_side(request.user, b)
+    if left.run.submission.suite_id != right.run.submission.suite_id:
+        raise Http404("These runs are of different suites.")
+    if left.run.case_key != right.run.case_key:
+        raise Http404("These runs are of different cases.")
+    context = {"suite": left.run.submission.suite, "left": left, "right": right}
+    return render(request, "scoring/compare_runs.html", context)
+
+
+@login_required
+def flaky_cases(request, pk):
+    """The suite page's list of flaky cases, which it loads after the page (htmx) when they
+    are not cached yet."""
+    suite = suite_for(request.user, pk)
+    context = {"suite": suite, "trend": suite_trend(suite, find_flaky=True)}
+    return render(request, "scoring/_trend.html#flaky", context)
