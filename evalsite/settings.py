@@ -8,7 +8,10 @@ SECRET_KEY and ALLOWED_HOSTS mandatory.
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+
+from evalsite.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -23,6 +26,9 @@ if not SECRET_KEY:
     SECRET_KEY = "django-insecure-development-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"] if DEBUG else [])
+if not ALLOWED_HOSTS:
+    # Otherwise every request would be refused with a 400 and nothing said at start-up.
+    raise ImproperlyConfigured("ALLOWED_HOSTS must be set when DEBUG is off.")
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
@@ -38,11 +44,13 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "template_partials",
+    "csp",
     "cases",
     "scoring",
 ]
 
 MIDDLEWARE = [
+    "evalsite.middleware.RequestIdMiddleware",  # first: every later log line has the id
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -51,6 +59,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -77,6 +86,16 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+# A connection kept between requests is checked before reuse, so a database restart costs
+# one reconnect, not one failed request per stale connection.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Covering indexes (INCLUDE) are PostgreSQL's; SQLite makes them plain indexes, which is fine.
+SILENCED_SYSTEM_CHECKS = ["models.W040"]
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that does not answer fails a request (and /readyz) in seconds, not minutes.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5)
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "cases.User"
@@ -111,10 +130,38 @@ MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
 # Security headers that only make sense behind TLS are opted into by SECURE_SSL=1.
 SECURE_SSL = env.bool("SECURE_SSL", default=False)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL
+SECURE_SSL_REDIRECT = SECURE_SSL
+# Probes call the process directly, over plain HTTP: they are answered, not redirected.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SECURE_HSTS_SECONDS = 60 * 60 * 24 * 365 if SECURE_SSL else 0
+# Both bind every subdomain of the site's domain to HTTPS too: the deployer's call.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if SECURE_SSL else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Content Security Policy (django-csp): no inline script, no inline style, no eval. Every
+# behaviour is in static/js (data- attributes), htmx runs with allowEval off and its
+# indicator style off (the htmx-config meta tag in base.html). The API docs page alone loosens
+# it (evalsite/csp.py). CSP_REPORT_ONLY=1 sends the same policy as report-only, to try a
+# change in production without breaking pages.
+_CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
+if env.bool("CSP_REPORT_ONLY", default=False):
+    CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY_REPORT_ONLY = None, _CONTENT_SECURITY_POLICY
+else:
+    CONTENT_SECURITY_POLICY = _CONTENT_SECURITY_POLICY
 
 REST_FRAMEWORK = {
     # Token first: a request without credentials then gets 401 with a WWW-Authenticate
@@ -152,6 +199,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
 
 # Celery. Without REDIS_URL, tasks run in the calling process (the embedded default).
 REDIS_URL = env.str("REDIS_URL", default="")
+# What pages cache (comparison counts, flaky cases) and login throttling's counters: each
+# process's own memory unless CACHE_URL names a Redis, which every process then shares. Not
+# REDIS_URL by default: with the broker down the pages should still answer.
+CACHE_URL = env.str("CACHE_URL", default="")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    if CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -181,10 +237,11 @@ CELERY_BEAT_SCHEDULE = {
     "resume-stalled-submissions": {"task": "scoring.tasks.sweep", "schedule": 60.0},
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-}
+# Workers keep the logging configured here (one format for web and workers) rather than
+# Celery's own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# LOG_FORMAT=json: one JSON object a line, with the request's or task's ids (evalsite/logs.py).
+LOGGING = logging_config(
+    env.str("LOG_FORMAT", default="plain"), env.str("LOG_LEVEL", default="INFO")
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -149,7 +150,8 @@ def suite_detail(request, pk):
     latest = suite.latest_version
     summaries = case_summaries(latest.document) if latest else {}
     cases = [
-        (case, summaries.get(case.key, []), case.expectations.count()) for case in suite.cases.all()
+        (case, summaries.get(case.key, []), case.expectation_count)
+        for case in suite.cases.annotate(expectation_count=Count("expectations"))
     ]
     can_edit = can_edit_suite(request.user, suite)
     context = {
@@ -157,7 +159,9 @@ def suite_detail(request, pk):
         "cases": cases,
         "latest": latest,
         "versions": suite.versions.select_related("author")[:30],
-        "submissions": suite.submissions.select_related("version", "uploader")[:20],
+        "submissions": suite.submissions.select_related("version", "uploader").defer(
+            "version__document"
+        )[:20],
         "trend": suite_trend(suite),
         "can_edit": can_edit,
         "copy_form": CopyForm(teams=_editor_teams(request.user)),

@@ -1,4 +1,5 @@
-"""``manage.py demo``: a demo user, team and suite to try the app with (idempotent)."""
+"""``manage.py demo``: a demo user, team and suite, with a scored upload of runs, to try the
+app with (idempotent)."""
 
 import json
 from pathlib import Path
@@ -8,14 +9,20 @@ from django.db import transaction
 
 from cases import services
 from cases.models import Membership, Role, Suite, Team, User
+from scoring.submissions import create_submission
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "casebook-demo"
-DEMO_SUITE = Path(__file__).resolve().parents[2] / "demo" / "assistant.suite.json"
+DEMO = Path(__file__).resolve().parents[2] / "demo"
+DEMO_SUITE = DEMO / "assistant.suite.json"
+DEMO_RUNS = DEMO / "assistant.runs.jsonl"
 
 
 class Command(BaseCommand):
-    help = "Create the demo user, team and suite (and reset the password) to try the app."
+    help = (
+        "Create the demo user, team and suite with a scored submission (and reset the "
+        "password) to try the app."
+    )
 
     @transaction.atomic
     def handle(self, **options):
@@ -26,8 +33,14 @@ class Command(BaseCommand):
         team, _ = Team.objects.get_or_create(slug="demo", defaults={"name": "Demo team"})
         Membership.objects.update_or_create(team=team, user=user, defaults={"role": Role.ADMIN})
         document = json.loads(DEMO_SUITE.read_text())
-        if not Suite.objects.filter(team=team, name=document["name"]).exists():
-            services.create_suite(team, document, user, message="Demo suite")
+        suite = Suite.objects.filter(team=team, name=document["name"]).first()
+        if suite is None:
+            suite = services.create_suite(team, document, user, message="Demo suite")
+        if not suite.submissions.exists():
+            # Scored once this transaction commits: in-process without REDIS_URL, else by
+            # a worker.
+            with DEMO_RUNS.open("rb") as runs:
+                create_submission(suite, user, runs, filename=DEMO_RUNS.name, label="demo agent")
         login = f"{DEMO_USERNAME} / {DEMO_PASSWORD}"
         self.stdout.write(
             self.style.SUCCESS(f"Demo ready. Sign in at http://127.0.0.1:8000/ as {login}")
