@@ -1,8 +1,10 @@
-# Casebook: `make dev` sets up and starts the app with demo data; `make test` runs every test.
+# Casebook: `make dev` sets up and starts the app with demo data; `make test` runs every test;
+# `make stack` starts the production-like stack (gunicorn, Celery workers, beat) on PostgreSQL
+# and Redis, with the demo data (bin/stack says which environment variables it reads).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: dev test lint bench
+.PHONY: dev stack test lint bench
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -14,6 +16,9 @@ dev: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo
 	$(PY) manage.py runserver 127.0.0.1:8000
+
+stack: $(VENV)/.installed
+	$(PY) bin/stack --demo
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

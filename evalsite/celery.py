@@ -2,13 +2,20 @@ import gc
 import os
 
 from celery import Celery
-from celery.signals import worker_init
+from celery.signals import before_task_publish, task_postrun, task_prerun, worker_init
+
+from . import logs
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# Log lines of a task carry its id, its submission's and the id of the request that sent it.
+before_task_publish.connect(logs.add_request_id_header)
+task_prerun.connect(logs.bind_task_context)
+task_postrun.connect(logs.clear_task_context)
 
 
 @worker_init.connect

@@ -75,6 +75,7 @@ class World:
 
 
 # Expected status per role: anonymous, outsider, viewer, editor, admin.
+PUBLIC = (200, 200, 200, 200, 200)
 SIGNED_IN = (302, 200, 200, 200, 200)
 READ = (302, 404, 200, 200, 200)
 EDIT_PAGE = (302, 404, 403, 200, 200)
@@ -90,6 +91,9 @@ def _case_document(world):
 
 # (route name, method, url kwargs, body, expected statuses)
 PAGES = [
+    # Probes for load balancers (evalsite/health.py): no sign-in, nothing about any suite.
+    ("healthz", "get", {}, None, PUBLIC),
+    ("readyz", "get", {}, None, PUBLIC),
     ("home", "get", {}, None, SIGNED_IN),
     ("account", "get", {}, None, SIGNED_IN),
     ("teams", "get", {}, None, SIGNED_IN),
