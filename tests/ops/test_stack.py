@@ -4,6 +4,7 @@ stops everything on Ctrl-C. About 20 s; it runs in CI (marker ``stack``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -148,11 +149,7 @@ def test_the_stack_starts_scores_in_a_worker_and_stops(database_url, broker):
             time.sleep(0.2)
         assert len(scored) == 1, "\n".join(output.lines[-40:])
         assert scored[0]["request_id"] == "smoke-1"
-        started = [
-            int(line.rsplit("pid ", 1)[1].rstrip(")"))
-            for line in output.lines
-            if "started " in line
-        ]
+        started = _started(output)
         assert len(started) == 3  # web, worker.1, beat
 
         stack.send_signal(signal.SIGINT)  # as Ctrl-C
@@ -161,6 +158,28 @@ def test_the_stack_starts_scores_in_a_worker_and_stops(database_url, broker):
             with pytest.raises(ProcessLookupError):
                 os.killpg(group, 0)
     finally:
-        if stack.poll() is None:
-            os.killpg(stack.pid, signal.SIGKILL)
+        _stop(stack, output)
+
+
+def _stop(stack: subprocess.Popen, output: Output) -> None:
+    """After a failure: let the stack stop its processes, then kill what is left of them
+    (each leads a process group of its own, which killing the stack would not reach)."""
+    if stack.poll() is None:
+        stack.send_signal(signal.SIGINT)
+        try:
+            stack.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            stack.kill()
             stack.wait()
+    for group in _started(output):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+
+
+def _started(output: Output) -> list[int]:
+    """The process ids bin/stack said it started ("started web (pid 123)")."""
+    return [
+        int(line.rsplit("pid ", 1)[1].rstrip(")"))
+        for line in output.lines
+        if line.startswith("stack    | started ")
+    ]
