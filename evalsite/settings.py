@@ -167,7 +167,7 @@ REST_FRAMEWORK = {
     # Token first: a request without credentials then gets 401 with a WWW-Authenticate
     # challenge, as API clients expect, rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "cases.throttling.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -196,6 +196,18 @@ CASEBOOK_STALL_SECONDS = env.int("CASEBOOK_STALL_SECONDS", default=120)
 CASEBOOK_REVIEW_RESERVATION_SECONDS = env.int("CASEBOOK_REVIEW_RESERVATION_SECONDS", default=300)
 # Django reads a request body into memory up to this size; run files are streamed past it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
+
+# Failed sign-ins and API tokens (cases/throttling.py): counted per username and per client
+# address within the window in the cache (CACHE_URL below: set it when there are several
+# web processes, so they share the counts), then refused for the lockout. Behind a proxy,
+# CASEBOOK_CLIENT_IP_HEADER names the header with the client's address (e.g.
+# HTTP_X_FORWARDED_FOR); without it, REMOTE_ADDR.
+CASEBOOK_SIGN_IN_FAILURES = env.int("CASEBOOK_SIGN_IN_FAILURES", default=5)
+CASEBOOK_SIGN_IN_FAILURES_PER_ADDRESS = env.int("CASEBOOK_SIGN_IN_FAILURES_PER_ADDRESS", default=20)
+CASEBOOK_TOKEN_FAILURES_PER_ADDRESS = env.int("CASEBOOK_TOKEN_FAILURES_PER_ADDRESS", default=20)
+CASEBOOK_THROTTLE_WINDOW_SECONDS = env.int("CASEBOOK_THROTTLE_WINDOW_SECONDS", default=15 * 60)
+CASEBOOK_THROTTLE_LOCKOUT_SECONDS = env.int("CASEBOOK_THROTTLE_LOCKOUT_SECONDS", default=15 * 60)
+CASEBOOK_CLIENT_IP_HEADER = env.str("CASEBOOK_CLIENT_IP_HEADER", default="")
 
 # Celery. Without REDIS_URL, tasks run in the calling process (the embedded default).
 REDIS_URL = env.str("REDIS_URL", default="")

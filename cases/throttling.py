@@ -1,0 +1,137 @@
+"""Throttling of failed sign-ins (the sign-in page and the admin's) and of failed API tokens.
+
+After ``limit`` failures for one key (a username, a client address) within ``window``
+seconds, that key is refused for ``lockout`` seconds, whatever the password, so guessing is
+slowed to a few tries per quarter of an hour. Counts live in Django's cache: Redis when
+REDIS_URL is set, so every gunicorn process and every machine shares them; the in-process
+cache otherwise, which is right for the one process of a laptop (settings.CACHES).
+
+Why not django-axes: its backend requires the request in every ``authenticate()`` call
+(the test client's ``login()`` and scripts break), and it writes a database row per failure;
+this is a counter per key with an expiry, which is what a cache does.
+"""
+
+import hashlib
+from dataclasses import dataclass
+
+from django import forms
+from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.cache import cache
+from django.utils.translation import gettext as _
+from rest_framework.authentication import TokenAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed, Throttled
+
+
+def client_address(request) -> str:
+    """The client's address: REMOTE_ADDR, or, behind a proxy that sets a header with it
+    (CASEBOOK_CLIENT_IP_HEADER, e.g. HTTP_X_FORWARDED_FOR), that header's last entry, the one
+    the nearest proxy added (earlier entries are whatever the client sent)."""
+    header = settings.CASEBOOK_CLIENT_IP_HEADER
+    if header and request.META.get(header):
+        return request.META[header].rsplit(",", 1)[-1].strip()
+    return request.META.get("REMOTE_ADDR", "")
+
+
+@dataclass(frozen=True)
+class FailureLimit:
+    """At most ``limit`` failures a key within ``window`` seconds; then ``lockout`` seconds
+    of refusal. The settings are read on each call, so tests and operators can change them."""
+
+    scope: str
+    limit_setting: str
+
+    @property
+    def limit(self) -> int:
+        return getattr(settings, self.limit_setting)
+
+    def _cache_key(self, value: str) -> str:
+        # Hashed: a username can hold characters, and a length, that a cache key cannot.
+        return f"throttle:{self.scope}:{hashlib.sha256(value.encode()).hexdigest()}"
+
+    def is_locked(self, value: str) -> bool:
+        return (cache.get(self._cache_key(value)) or 0) >= self.limit
+
+    def record_failure(self, value: str) -> None:
+        key = self._cache_key(value)
+        cache.add(key, 0, timeout=settings.CASEBOOK_THROTTLE_WINDOW_SECONDS)
+        try:
+            failures = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, failures := 1, timeout=settings.CASEBOOK_THROTTLE_WINDOW_SECONDS)
+        if failures >= self.limit:
+            cache.touch(key, timeout=settings.CASEBOOK_THROTTLE_LOCKOUT_SECONDS)
+
+    def clear(self, value: str) -> None:
+        cache.delete(self._cache_key(value))
+
+
+# A username gets few tries; an address more, as an office or a VPN shares one.
+FAILED_SIGN_INS_BY_USERNAME = FailureLimit("sign-in:user", "CASEBOOK_SIGN_IN_FAILURES")
+FAILED_SIGN_INS_BY_ADDRESS = FailureLimit("sign-in:ip", "CASEBOOK_SIGN_IN_FAILURES_PER_ADDRESS")
+FAILED_TOKENS_BY_ADDRESS = FailureLimit("token:ip", "CASEBOOK_TOKEN_FAILURES_PER_ADDRESS")
+
+
+def _minutes(seconds: int) -> int:
+    return max(1, round(seconds / 60))
+
+
+class ThrottledSignInMixin:
+    """For a Django authentication form: refuses, before checking the password, a username
+    or an address that failed too often; counts each failure; a success clears the
+    username's count (not the address's: one good account must not reset a guesser's)."""
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        address = client_address(self.request)
+        if FAILED_SIGN_INS_BY_USERNAME.is_locked(username) or FAILED_SIGN_INS_BY_ADDRESS.is_locked(
+            address
+        ):
+            raise forms.ValidationError(
+                _(
+                    "Too many failed sign-ins for this account or from your network. "
+                    "Please try again in %(minutes)d minutes."
+                )
+                % {"minutes": _minutes(settings.CASEBOOK_THROTTLE_LOCKOUT_SECONDS)},
+                code="throttled",
+            )
+        try:
+            cleaned = super().clean()
+        except forms.ValidationError:
+            FAILED_SIGN_INS_BY_USERNAME.record_failure(username)
+            FAILED_SIGN_INS_BY_ADDRESS.record_failure(address)
+            raise
+        FAILED_SIGN_INS_BY_USERNAME.clear(username)
+        return cleaned
+
+
+class SignInForm(ThrottledSignInMixin, AuthenticationForm):
+    pass
+
+
+class AdminSignInForm(ThrottledSignInMixin, AdminAuthenticationForm):
+    pass
+
+
+class ThrottledTokenAuthentication(TokenAuthentication):
+    """Token authentication that answers 429 to an address after too many unknown tokens.
+
+    DRF's own throttles run after authentication and permissions, so a request with a bad
+    token is refused with 401 before any throttle sees it: the count has to be kept here."""
+
+    def authenticate(self, request):
+        words = get_authorization_header(request).split()
+        if not words or words[0].lower() != self.keyword.lower().encode():
+            return None  # no token: session users are not refused for others' bad tokens
+        address = client_address(request)
+        if FAILED_TOKENS_BY_ADDRESS.is_locked(address):
+            raise Throttled(
+                wait=settings.CASEBOOK_THROTTLE_LOCKOUT_SECONDS,
+                detail=_("Too many requests with an invalid token from your address."),
+            )
+        try:
+            return super().authenticate(request)
+        except AuthenticationFailed:
+            FAILED_TOKENS_BY_ADDRESS.record_failure(address)
+            raise
