@@ -216,6 +216,7 @@ def validate_suite(document: Any) -> None:
     except InvalidInput as exc:
         problems.extend(exc.problems)
     if isinstance(document, Mapping):
+        problems.extend(nul_problems({k: v for k, v in document.items() if k != "cases"}))
         name = document.get("name")
         if not isinstance(name, str) or not name.strip():
             problems.append(Problem("name", "required: the suite's name"))
@@ -229,8 +230,9 @@ def validate_suite(document: Any) -> None:
 
 
 def length_problems(case: Mapping, prefix: str = "") -> list[Problem]:
-    """Text of a case longer than Casebook stores, by path."""
-    found = _too_long(case.get("key"), f"{prefix}key", MAX_LENGTHS["key"])
+    """Text of a case that Casebook cannot store, by path: too long, or holding U+0000."""
+    found = nul_problems(case, prefix.removesuffix("."))
+    found += _too_long(case.get("key"), f"{prefix}key", MAX_LENGTHS["key"])
     found += _too_long(case.get("title"), f"{prefix}title", MAX_LENGTHS["title"])
     calls = case.get("expected_calls")
     for index, call in enumerate(calls if isinstance(calls, list) else []):
@@ -238,6 +240,25 @@ def length_problems(case: Mapping, prefix: str = "") -> list[Problem]:
             where = f"{prefix}expected_calls[{index}].name"
             found += _too_long(call.get("name"), where, MAX_LENGTHS["call name"])
     return found
+
+
+def nul_problems(value: Any, path: str = "") -> list[Problem]:
+    """Every string, key or value, at any depth, that holds U+0000: valid JSON, but neither
+    PostgreSQL's text nor its jsonb can hold it."""
+    if isinstance(value, str) and "\x00" in value:
+        return [Problem(path, "holds the NUL character (U+0000), which cannot be stored")]
+    if isinstance(value, Mapping):
+        found = []
+        for key, item in value.items():
+            # the path names the key readably, its NUL written as JSON would
+            where = (f"{path}.{key}" if path else str(key)).replace("\x00", "\\u0000")
+            found += nul_problems(key, where) + nul_problems(item, where)
+        return found
+    if isinstance(value, list):
+        return [
+            found for i, item in enumerate(value) for found in nul_problems(item, f"{path}[{i}]")
+        ]
+    return []
 
 
 def _too_long(value: Any, path: str, limit: int) -> list[Problem]:

@@ -11,8 +11,9 @@ import copy
 from collections.abc import Mapping
 
 from django.contrib.auth import get_user_model
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from cases import services
@@ -39,6 +40,32 @@ class ProblemsSerializer(serializers.Serializer):
     """A 400 answer for an invalid suite file or case: every problem at once."""
 
     problems = ProblemSerializer(many=True)
+
+
+class FieldErrorsSerializer(serializers.Serializer):
+    """A 400 answer for the request's own fields and parameters (a missing ``team``, a
+    ``revision`` below 1): DRF's messages by field name. Only documented, never used to read
+    or write; its schema is FieldErrorsExtension's."""
+
+
+class FieldErrorsExtension(OpenApiSerializerExtension):
+    target_class = FieldErrorsSerializer
+
+    def map_serializer(self, auto_schema, direction):
+        return {
+            "type": "object",
+            "description": FieldErrorsSerializer.__doc__.split("Only")[0].strip(),
+            "additionalProperties": {},
+            # so that an answer is one or the other, never both
+            "not": {"required": ["problems"]},
+        }
+
+
+BAD_REQUEST = PolymorphicProxySerializer(
+    component_name="BadRequest",
+    serializers=[ProblemsSerializer, FieldErrorsSerializer],
+    resource_type_field_name=None,
+)
 
 
 class StaleEditSerializer(serializers.Serializer):

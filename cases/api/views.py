@@ -38,6 +38,7 @@ from .permissions import (
     team_to_author_in,
 )
 from .serializers import (
+    BAD_REQUEST,
     CaseSerializer,
     CopiedSerializer,
     CopySerializer,
@@ -46,7 +47,6 @@ from .serializers import (
     ImportedSerializer,
     ImportQuerySerializer,
     MemberSerializer,
-    ProblemsSerializer,
     StaleEditSerializer,
     SuiteFilterSerializer,
     SuiteSerializer,
@@ -60,7 +60,9 @@ from .serializers import (
     page_url,
 )
 
-PROBLEMS = OpenApiResponse(ProblemsSerializer, description="every problem, by JSON path")
+PROBLEMS = OpenApiResponse(
+    BAD_REQUEST, description="every problem of the file or case, by JSON path; or by field"
+)
 NOT_ALLOWED = OpenApiResponse(description="visible, but only editors and admins change it")
 NOT_FOUND = OpenApiResponse(description="no such thing, or not visible to the caller")
 SUITE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="the suite")

@@ -47,7 +47,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
     version = serializers.IntegerField(source="version.number")
     uploader = serializers.CharField(source="uploader.username", default=None)
     counts = serializers.SerializerMethodField()
-    pass_rate = serializers.FloatField(read_only=True)
+    pass_rate = serializers.FloatField(read_only=True, allow_null=True)
     invalid_lines = serializers.SerializerMethodField(
         help_text=f"the first {INVALID_LINES_LISTED}; ``invalid`` counts them all"
     )
