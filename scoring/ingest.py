@@ -52,9 +52,12 @@ class Superseded(Exception):
     """The submission was started again (or deleted) while this attempt was reading it."""
 
 
-def ingest(submission_id: int) -> None:
-    """Read the submission's file into runs; a no-op if another attempt is at it or done."""
-    generation = _claim(submission_id)
+def ingest(submission_id: int, *, take_over: bool = False) -> None:
+    """Read the submission's file into runs; a no-op if another attempt is at it or done.
+
+    ``take_over``: the attempt before this one is known to have died (its task is being
+    retried after losing the database), so its recent progress is no reason to wait."""
+    generation = _claim(submission_id, take_over=take_over)
     if generation is None:
         return
     submission = Submission.objects.get(pk=submission_id)
@@ -81,15 +84,17 @@ def ingest(submission_id: int) -> None:
         return
 
 
-def _claim(submission_id: int) -> int | None:
+def _claim(submission_id: int, *, take_over: bool) -> int | None:
     """Start a new attempt at reading the file, and return its generation; None when the
-    file is read already or another attempt is making progress."""
+    file is read already or another attempt is making progress (unless ``take_over``: then
+    that attempt, if it still runs, is superseded and stops at its next write)."""
     with transaction.atomic():
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None or submission.status != Status.INGESTING:
             return None
         busy_since = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS)
-        if submission.ingest_started is not None and submission.heartbeat >= busy_since:
+        busy = submission.ingest_started is not None and submission.heartbeat >= busy_since
+        if busy and not take_over:
             return None
         if submission.generation:
             clear_runs(submission)  # what an earlier, lost attempt had stored

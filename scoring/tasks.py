@@ -36,10 +36,12 @@ def _failing(submission_id: int):
         raise
 
 
-@shared_task(**RETRY)
-def ingest_submission(submission_id: int) -> None:
+@shared_task(bind=True, **RETRY)
+def ingest_submission(self, submission_id: int) -> None:
+    # A retry follows this task's own attempt, which lost the database mid-file: it starts
+    # again at once rather than wait for the sweep to see the submission stalled.
     with _failing(submission_id):
-        ingest.ingest(submission_id)
+        ingest.ingest(submission_id, take_over=self.request.retries > 0)
 
 
 @shared_task(**RETRY)
