@@ -158,7 +158,7 @@ def suite_detail(request, pk):
         "suite": suite,
         "cases": cases,
         "latest": latest,
-        "versions": suite.versions.select_related("author")[:30],
+        "versions": suite.versions.select_related("author").defer("document")[:30],
         "submissions": suite.submissions.select_related("version", "uploader").defer(
             "version__document"
         )[:20],

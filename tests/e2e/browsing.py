@@ -14,4 +14,4 @@ def round_trip(page, action) -> None:
     old one before then would be lost."""
     with page.expect_response(lambda r: r.request.method == "POST" and "/cases/" in r.url):
         action()
-    page.wait_for_function("!document.querySelector('#editor.htmx-request, #editor.htmx-swapping')")
+    page.locator("#editor.htmx-request, #editor.htmx-swapping").wait_for(state="detached")

@@ -25,7 +25,11 @@ def browser():
         if os.environ.get("CI"):
             pytest.fail(f"Chromium not found at {CHROMIUM}; CI must install it")
         pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # Waits in these tests are expect(...) and locators, never wait_for_function: Playwright
+    # polls a function by eval, which the Content Security Policy forbids.
+    expect.set_options(timeout=10_000)
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

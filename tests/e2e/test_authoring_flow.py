@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from cases.models import Membership, Role, Team, User
 
@@ -56,7 +57,7 @@ def test_a_new_user_builds_a_suite_in_the_browser(page, live_server, user, passw
     page.locator("input[name='exp-1-regex']").fill("(?P<temp>\\d+")  # bad regex
     page.locator("#exp-1-regex-live").get_by_text("RE2 cannot compile").wait_for()
     page.locator("input[name='exp-1-regex']").fill("\\d+°C")
-    page.wait_for_function("document.querySelector('#exp-1-regex-live').textContent === ''")
+    expect(page.locator("#exp-1-regex-live")).to_have_text("")
     round_trip(
         page, lambda: page.locator("select[name='exp-2-type']").select_option("did_not_call_tool")
     )

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
@@ -39,16 +40,14 @@ def test_rows_are_added_moved_and_removed_without_a_page_reload(
     page.locator("input[name='call-2-name']").fill("get_forecast")
     page.get_by_role("button", name="Move expected call 2 up").click()
     names = page.locator("input[name^='call-'][name$='-name']")
-    page.wait_for_function(
-        "() => document.querySelector(\"input[name='call-1-name']\").value === 'get_forecast'"
-    )
+    expect(page.locator("input[name='call-1-name']")).to_have_value("get_forecast")
     assert [names.nth(i).input_value() for i in range(3)] == [
         "get_weather",
         "get_forecast",
         "get_weather",
     ]
     page.get_by_role("button", name="Remove expected call 0").click()
-    page.wait_for_function("document.querySelectorAll('[id^=\"call-\"].rowcard').length === 2")
+    expect(page.locator('[id^="call-"].rowcard')).to_have_count(2)
     assert page.evaluate("window.marker") == "same page"
     assert page.locator("input[name='call-0-name']").input_value() == "get_forecast"
 
@@ -60,9 +59,7 @@ def test_arguments_and_regexes_are_validated_as_you_type(page, live_server, user
     live = page.locator("#call-0-required_args-live")
     live.get_by_text("unit.$one_of: must be a non-empty list of alternatives").wait_for()
     page.locator("textarea[name='call-0-required_args']").fill('{"unit": {"$one_of": ["C"]}}')
-    page.wait_for_function(
-        "document.querySelector('#call-0-required_args-live').textContent === ''"
-    )
+    expect(page.locator("#call-0-required_args-live")).to_have_text("")
     round_trip(
         page, lambda: page.locator("select[name='exp-1-type']").select_option("final_text_matches")
     )

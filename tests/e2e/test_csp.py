@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
@@ -100,7 +101,7 @@ def test_the_pages_and_their_htmx_requests_run_under_the_policy(
     page.goto(f"{live_server.url}{submission.get_absolute_url()}")
     with page.expect_response(lambda response: "verdict=fail" in response.url):
         page.get_by_label("Verdict").select_option("fail")
-    page.wait_for_function("document.querySelectorAll('#runs tbody tr').length === 2")
+    expect(page.locator("#runs tbody tr")).to_have_count(2)
 
     # The run page: a review status changed (htmx swaps the review panel).
     run = submission.runs.get(line=2)
@@ -124,7 +125,7 @@ def test_an_inline_script_is_refused(page, live_server, user, password, violatio
             document.body.insertAdjacentHTML("beforeend", '<p style="color: red">styled</p>');
         }"""
     )
-    page.wait_for_function("() => true")
+    page.evaluate("() => new Promise((resolve) => setTimeout(resolve))")  # violations reported
     assert page.evaluate("window.__ran") is None
     assert any("script-src" in violation for violation in violations), violations
     assert any("style-src" in violation for violation in violations), violations

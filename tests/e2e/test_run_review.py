@@ -10,6 +10,7 @@ import json
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
@@ -71,7 +72,7 @@ def test_a_reviewer_triages_failures_with_the_keyboard(
     page.keyboard.type("Tokio is a typo the tool should reject")
     page.keyboard.press("Enter")
     page.locator("#review div.comment", has_text="Tokio is a typo").wait_for()
-    page.wait_for_function("document.activeElement.id === 'review'")  # keys are commands again
+    expect(page.locator("#review")).to_be_focused()  # keys are commands again
     review = Review.objects.get(run=first)
     assert (review.status, review.assignee) == ("regression", user)
     kinds = list(ReviewEvent.objects.filter(run=first).values_list("kind", flat=True))

@@ -11,6 +11,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
@@ -127,9 +128,7 @@ def test_sorting_and_the_run_link_keep_the_filters(page, live_server, user, pass
     assert table_cases(page) == ["weather-two-cities", "weather-two-cities", "greeting"]
     page.get_by_role("link", name="Case", exact=True).click()
     page.wait_for_url(re.compile(r"sort=case"))
-    page.wait_for_function(
-        "document.querySelector('#runs tbody code.key')?.textContent === 'greeting'"
-    )
+    expect(page.locator("#runs tbody code.key").first).to_have_text("greeting")
     assert table_cases(page) == ["greeting", "weather-two-cities", "weather-two-cities"]
     assert query(page) == {"verdict": ["fail"], "sort": ["case"]}
     assert page.get_by_label("Verdict").input_value() == "fail"

@@ -32,10 +32,6 @@ from .conftest import (
 )
 from .live import STALL_SECONDS, TIMEOUT, stop, use_broker, wait_for
 
-# Re-exported: tests/ops import them from here (tests.pipeline.live is their home now).
-from .live import Broker as Broker
-from .live import free_port as free_port
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
