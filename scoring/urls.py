@@ -25,4 +25,5 @@ urlpatterns = [
     path("queues/<int:pk>/", queues.queue_detail, name="queue"),
     path("queues/<int:pk>/assign/", queues.queue_assign, name="queue_assign"),
     path("queues/<int:pk>/next/", queues.queue_next, name="queue_next"),
+    path("queues/<int:pk>/delete/", queues.queue_delete, name="queue_delete"),
 ]

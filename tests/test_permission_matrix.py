@@ -174,6 +174,7 @@ PAGES = [
     ("queue_new", "post", {"pk": "submission"}, {"name": "Triage"}, EDIT_POST),
     ("queue", "get", {"pk": "queue"}, None, READ),
     ("queue_assign", "post", {"pk": "queue"}, {"reviewers": []}, EDIT_POST),
+    ("queue_delete", "post", {"pk": "queue"}, {}, EDIT_POST),
     # Reserves the next run and opens it: a link, so GET (and POST, from the queue page).
     ("queue_next", "get", {"pk": "queue"}, None, EDIT_POST),
     ("queue_next", "post", {"pk": "queue"}, {}, EDIT_POST),

@@ -175,6 +175,16 @@ def queue_assign(request, pk):
     return redirect(queue)
 
 
+@login_required
+@require_POST
+def queue_delete(request, pk):
+    """Delete the queue (its items with it); the reviews made through it stay with their runs."""
+    queue = queue_for(request.user, pk, edit=True)
+    queue.delete()
+    messages.success(request, f"Deleted the review queue “{queue.name}”; its reviews are kept.")
+    return redirect("queues", queue.submission_id)
+
+
 # GET as well as POST: it is what the run page's "next in queue" link and its auto-advance
 # open. Reserving is not a change anyone loses anything to: it lapses by itself, and asking
 # again gives the same item back.

@@ -18,7 +18,15 @@ from django.utils import timezone
 from cases import services
 from cases.models import Membership, Role, User
 from scoring import queues, reviews
-from scoring.models import PredicateResult, QueueItem, Result, ReviewQueue, ReviewStatus, Run
+from scoring.models import (
+    PredicateResult,
+    QueueItem,
+    Result,
+    Review,
+    ReviewQueue,
+    ReviewStatus,
+    Run,
+)
 from scoring.results import RunFilters
 from scoring.submissions import create_submission, rescore
 
@@ -529,3 +537,15 @@ def test_an_outsiders_team_does_not_make_them_a_reviewer(as_user, editor, outsid
     make_team("Third", editor=outsider)
     html = text(as_user(editor).get(f"/submissions/{submission.pk}/queues/new/"))
     assert "olga-outsider" not in html
+
+
+def test_deleting_a_queue_keeps_the_reviews_made_through_it(as_user, viewer, editor, submission):
+    queue = queues.build_queue(submission, "q", editor, filters=failing(submission))
+    triage(queues.next_item(queue, editor), editor)
+    assert as_user(viewer).post(f"/queues/{queue.pk}/delete/").status_code == 403
+    response = as_user(editor).post(f"/queues/{queue.pk}/delete/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/submissions/{submission.pk}/queues/"
+    assert not ReviewQueue.objects.filter(pk=queue.pk).exists()
+    assert not QueueItem.objects.filter(queue_id=queue.pk).exists()
+    assert Review.objects.filter(submission=submission).exclude(status="untriaged").count() == 1
