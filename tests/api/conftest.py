@@ -9,7 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from cases import services
-from cases.models import Membership, Role, Team, User
+from cases.models import User
 
 # One long decimal a float cannot hold: it must come back exactly as written.
 EXACT = "0.1000000000000000055511151231257827"
@@ -54,59 +54,6 @@ def suite_file(name: str = "file-ops") -> dict:
             ],
         }
     )
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """A million PBKDF2 rounds per user would make each test's set-up take seconds."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def make_user(db, password):
-    def make(username: str) -> User:
-        return User.objects.create_user(username, f"{username}@example.com", password)
-
-    return make
-
-
-@pytest.fixture
-def admin(make_user):
-    return make_user("alice-admin")
-
-
-@pytest.fixture
-def editor(make_user):
-    return make_user("eddie-editor")
-
-
-@pytest.fixture
-def viewer(make_user):
-    return make_user("vera-viewer")
-
-
-@pytest.fixture
-def outsider(make_user):
-    return make_user("olga-outsider")
-
-
-def make_team(name: str, **members: User) -> Team:
-    """A team; ``members`` maps each role name to a user (``admin=alice``)."""
-    team = Team.objects.create(name=name, slug=Team.unique_slug(name))
-    for role, user in members.items():
-        Membership.objects.create(team=team, user=user, role=Role(role))
-    return team
-
-
-@pytest.fixture
-def team(admin, editor, viewer):
-    return make_team("Agents", admin=admin, editor=editor, viewer=viewer)
-
-
-@pytest.fixture
-def other_team(outsider):
-    """The outsider's own team, where they are admin."""
-    return make_team("Elsewhere", admin=outsider)
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ from django.urls import reverse
 
 from cases import services
 from cases.models import Suite, Visibility
+from tests.builders import make_team
 
-from .conftest import EXACT, make_team, suite_file
+from .conftest import EXACT, suite_file
 
 YAML_SUITE = b"""\
 schema: casebook.suite/1

@@ -5,8 +5,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from cases.models import Membership, Role, Team
-
-from .conftest import make_team
+from tests.builders import make_team
 
 
 def members_url(team, username=None):

@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils.html import escape
 
 from cases import services
-from cases.models import Membership, Role, Suite, SuiteVersion, Team, User
+from cases.models import Suite, SuiteVersion, User
 from scoring.submissions import create_submission
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,59 +153,6 @@ def editor_data(case: dict, revision: int | None = None, action: str = "save") -
 
 
 # --- users and teams ------------------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def make_user(db, password):
-    def make(username: str) -> User:
-        return User.objects.create_user(username, password=password)
-
-    return make
-
-
-@pytest.fixture
-def admin(make_user):
-    return make_user("alice-admin")
-
-
-@pytest.fixture
-def editor(make_user):
-    return make_user("eddie-editor")
-
-
-@pytest.fixture
-def viewer(make_user):
-    return make_user("vera-viewer")
-
-
-@pytest.fixture
-def outsider(make_user):
-    return make_user("olga-outsider")
-
-
-def make_team(name: str, **members: User) -> Team:
-    """A team; ``members`` maps each role name to a user (``admin=alice``)."""
-    team = Team.objects.create(name=name, slug=Team.unique_slug(name))
-    for role, user in members.items():
-        Membership.objects.create(team=team, user=user, role=Role(role))
-    return team
-
-
-@pytest.fixture
-def team(admin, editor, viewer):
-    """One member of each role."""
-    return make_team("Agents", admin=admin, editor=editor, viewer=viewer)
-
-
-@pytest.fixture
-def other_team(outsider):
-    """The outsider's own team, where they are admin; nobody of ``team`` is in it."""
-    return make_team("Elsewhere", admin=outsider)
 
 
 @pytest.fixture

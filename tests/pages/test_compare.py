@@ -18,8 +18,9 @@ from cases import services
 from scoring.comparison import Change, signed_points
 from scoring.models import Run, Status, Submission
 from scoring.submissions import create_submission
+from tests.builders import make_team
 
-from .conftest import HX, make_team, text
+from .conftest import HX, text
 
 OK, NOT_OK = True, False
 

@@ -29,8 +29,9 @@ from scoring.models import (
 )
 from scoring.results import RunFilters
 from scoring.submissions import create_submission, rescore
+from tests.builders import make_team
 
-from .conftest import HX, make_team, text
+from .conftest import HX, text
 from .test_submissions import DELETE_FAIL, GREETING_FAIL, GREETING_PASS, TRIALS, cells, jsonl
 
 # The demo suite's runs: TRIALS (3 pass, 5 fail) and three more failing greetings.

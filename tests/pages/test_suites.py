@@ -11,18 +11,9 @@ import yaml
 from cases import services
 from cases.models import Case, Role, Suite, SuiteVersion
 from scoring.matcher.suite import SCHEMA
+from tests.builders import make_team
 
-from .conftest import (
-    BFCL,
-    counts,
-    demo_document,
-    escaped,
-    make_team,
-    normalized,
-    small_document,
-    text,
-    upload,
-)
+from .conftest import BFCL, counts, demo_document, escaped, normalized, small_document, text, upload
 
 
 def exported(client, suite, version=None) -> dict:

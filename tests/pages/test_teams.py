@@ -3,8 +3,9 @@
 import pytest
 
 from cases.models import Membership, Role, Team
+from tests.builders import make_team
 
-from .conftest import HX, escaped, make_team, text
+from .conftest import HX, escaped, text
 
 
 def members_url(team, membership=None):
