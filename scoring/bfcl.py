@@ -32,10 +32,26 @@ from typing import Any
 from scoring.matcher import InvalidInput, Problem
 from scoring.matcher.errors import field_path
 from scoring.matcher.matchers import is_matcher
+from scoring.runfile import json_lines
 
 SUITE_SCHEMA = "casebook.suite/1"
 ALL_IGNORED = ["case", "space", "punctuation"]
 _STRING_TYPES = ("string", "any")
+
+
+def read_records(lines: Iterable[bytes], source: str) -> list[tuple[int, Any]]:
+    """A BFCL file's (line, record) pairs. Lines that are not JSON stop the import: every one
+    is a problem of ``source`` (``questions`` or ``answers``), with its line."""
+    records = list(json_lines(lines))
+    bad = [
+        Problem(source, problem.message, problem.line)
+        for _, value in records
+        if isinstance(value, InvalidInput)
+        for problem in value.problems
+    ]
+    if bad:
+        raise InvalidInput(bad)
+    return records
 
 
 def text(value: str) -> dict:

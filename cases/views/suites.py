@@ -10,11 +10,10 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from scoring.bfcl import suite_from_bfcl
+from scoring.bfcl import read_records, suite_from_bfcl
 from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document
 from scoring.matcher.jsonvalue import pretty_json
 from scoring.matcher.suite import SCHEMA
-from scoring.runfile import json_lines
 from scoring.trends import suite_trend
 
 from .. import services
@@ -95,7 +94,7 @@ def suite_import_bfcl(request):
         names = {"questions": data["questions"].name, "answers": data["possible_answers"].name}
         try:
             records = {
-                key: _json_lines_of(data[field], key)
+                key: read_records(_read_upload(data[field]).splitlines(keepends=True), key)
                 for key, field in (("questions", "questions"), ("answers", "possible_answers"))
             }
             document = suite_from_bfcl(
@@ -113,19 +112,6 @@ def suite_import_bfcl(request):
             messages.success(request, f"Imported {suite.cases.count()} BFCL cases.")
             return redirect(suite)
     return render(request, "cases/suite_import_bfcl.html", {"form": form, "problems": problems})
-
-
-def _json_lines_of(upload, source: str) -> list:
-    records = list(json_lines(_read_upload(upload).splitlines(keepends=True)))
-    bad = [
-        Problem(source, problem.message, problem.line)
-        for _, value in records
-        if isinstance(value, InvalidInput)
-        for problem in value.problems
-    ]
-    if bad:
-        raise InvalidInput(bad)
-    return records
 
 
 def _in_file(problem: Problem, names: dict[str, str]) -> Problem:

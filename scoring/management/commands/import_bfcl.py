@@ -6,9 +6,8 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand
 
-from scoring.bfcl import suite_from_bfcl
+from scoring.bfcl import read_records, suite_from_bfcl
 from scoring.matcher import InvalidInput, Problem
-from scoring.runfile import json_lines
 
 EXIT_INVALID = 2
 
@@ -53,18 +52,8 @@ class Command(BaseCommand):
 
 
 def _records(path: str, source: str) -> list[tuple[int, object]]:
-    """The file's (line, record) pairs; lines that are not JSON stop the import."""
     with open(path, "rb") as lines:
-        records = list(json_lines(lines))
-    bad = [
-        Problem(source, problem.message, problem.line)
-        for _, value in records
-        if isinstance(value, InvalidInput)
-        for problem in value.problems
-    ]
-    if bad:
-        raise InvalidInput(bad)
-    return records
+        return read_records(lines, source)
 
 
 def _located(problem: Problem, files: dict[str, str]) -> str:
