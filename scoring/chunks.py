@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from scoring.matcher import ERROR, FAIL, PASS, Report, load_run, score
+from scoring.matcher import PredicateResult as MatcherPredicate
 
 from .bulk import insert_rows, relax_durability
 from .models import LABEL_LIMIT, PredicateResult, Result, Run, ScoredChunk, Submission
@@ -24,7 +25,34 @@ from .submissions import finish_if_complete, suite_of_version, update_counts
 log = logging.getLogger(__name__)
 
 RESULT_FIELDS = ("run_id", "submission_id", "verdict", "report", "scored_at")
-PREDICATE_FIELDS = ("result_id", "submission_id", "kind", "index", "label", "passed", "detail")
+PREDICATE_FIELDS = (
+    "result_id",
+    "submission_id",
+    "kind",
+    "index",
+    "label",
+    "passed",
+    "detail",
+    "cause_kind",
+    "cause_tool",
+    "cause_argument",
+)
+
+
+def _predicate_row(run_id: int, submission_id: int, p: MatcherPredicate) -> tuple:
+    cause = p.cause
+    return (
+        run_id,
+        submission_id,
+        p.kind,
+        p.index,
+        p.label[:LABEL_LIMIT],
+        p.passed,
+        p.detail or "",
+        cause.kind if cause else "",
+        (cause.tool or "")[:LABEL_LIMIT] if cause else "",
+        (cause.argument or "")[:LABEL_LIMIT] if cause else "",
+    )
 
 
 def score_chunk(submission_id: int, generation: int, index: int) -> None:
@@ -43,11 +71,7 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
         report = _score(case, document)
         verdicts[report.verdict] += 1
         results.append((run_id, submission_id, report.verdict, report.to_dict(), now))
-        predicates.extend(
-            (run_id, submission_id, p.kind, p.index, p.label[:LABEL_LIMIT], p.passed,
-             p.detail or "")
-            for p in report.predicates
-        )  # fmt: skip
+        predicates.extend(_predicate_row(run_id, submission_id, p) for p in report.predicates)
 
     with transaction.atomic():
         relax_durability()  # results can be scored again

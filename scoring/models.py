@@ -225,6 +225,11 @@ class PredicateResult(models.Model):
     label = models.TextField()  # at most LABEL_LIMIT characters: the row is indexed by it
     passed = models.BooleanField()
     detail = models.TextField(blank=True)
+    # Why a failed predicate failed (DESIGN.md §3.3 ``cause``): blank on passed ones. Kept
+    # in columns so that grouping failures by cause is a query, not a re-score.
+    cause_kind = models.CharField(max_length=20, blank=True)
+    cause_tool = models.TextField(blank=True)  # at most LABEL_LIMIT characters, as label
+    cause_argument = models.TextField(blank=True)  # likewise
 
     class Meta:
         indexes = [
@@ -234,7 +239,13 @@ class PredicateResult(models.Model):
                 condition=models.Q(passed=False),
                 include=["result"],
                 name="failing_label_results",
-            )
+            ),
+            models.Index(
+                fields=["submission", "cause_kind", "cause_tool"],
+                condition=models.Q(passed=False),
+                include=["result", "cause_argument"],
+                name="failing_cause_results",
+            ),
         ]
 
     def __str__(self):

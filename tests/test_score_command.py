@@ -103,6 +103,7 @@ def test_json_prints_one_array_of_reports_in_file_order_and_nothing_else(suite_f
         "matched": None,
         "nearest": [0, 0],
         "detail": 'get_weather was called in batch 0: city: expected "Paris", got "Lyon"',
+        "cause": {"kind": "argument_value", "tool": "get_weather", "argument": "city"},
     }
 
 

@@ -10,7 +10,16 @@ from .errors import Problems, field_path
 from .jsonvalue import MISSING
 from .matchers import CONTAINS, EQUAL, PatternCompiler
 from .options import MatchOptions
-from .patterns import Equal, ValuePattern
+from .patterns import MISSING_ARGUMENT, UNEXPECTED, Difference, Equal, ValuePattern
+from .report import (
+    ARGUMENT_MISSING,
+    ARGUMENT_UNEXPECTED,
+    ARGUMENT_VALUE,
+    ARGUMENTS_UNPARSED,
+    Cause,
+)
+
+_CAUSE_OF_DIFFERENCE = {MISSING_ARGUMENT: ARGUMENT_MISSING, UNEXPECTED: ARGUMENT_UNEXPECTED}
 
 
 class ArgumentsPattern:
@@ -131,10 +140,20 @@ class ArgumentsPattern:
             pattern.difference(value, name) for name, pattern, value in self._failing(arguments)
         ]
         found.extend(
-            f"{name}: not expected (no other arguments allowed)"
+            Difference(name, "not expected (no other arguments allowed)", UNEXPECTED)
             for name in self.unexpected(arguments)
         )
         return found
+
+    def cause(self, tool: str, arguments: Mapping | None, differences: list[str]) -> Cause:
+        """The cause of a call of ``tool`` failing this pattern: its first difference's
+        kind and path (``differences`` as ``differences(arguments)`` gave them)."""
+        if arguments is None:
+            return Cause(ARGUMENTS_UNPARSED, tool)
+        first = next((d for d in differences if isinstance(d, Difference)), None)
+        if first is None:
+            return Cause(ARGUMENT_VALUE, tool)
+        return Cause(_CAUSE_OF_DIFFERENCE.get(first.kind, ARGUMENT_VALUE), tool, first.path)
 
     def describe(self) -> str:
         return ", ".join(f"{name}={pattern.describe()}" for name, _, pattern in self.items)

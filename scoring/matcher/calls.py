@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from .assignment import credit
 from .expectations import RunView
-from .report import PredicateResult
+from .report import (
+    ARGUMENT_VALUE,
+    COUNT,
+    DEPENDENCY,
+    EXTRA_CALL,
+    NO_CALL,
+    ORDER,
+    Cause,
+    PredicateResult,
+)
 from .run import Call
 from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall
 
@@ -35,14 +44,21 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
             continue
         if e.arguments.error:
             reason = f"cannot evaluate: {e.arguments.error}"
+            cause = Cause(ARGUMENT_VALUE, e.name)
             results.append(
                 PredicateResult(
-                    "expected_call", e.label, False, e.index, detail=reason, error=reason
+                    "expected_call",
+                    e.label,
+                    False,
+                    e.index,
+                    detail=reason,
+                    error=reason,
+                    cause=cause,
                 )
             )
             continue
         explainer = explainer or _Explainer(case, view, candidates, assignment)
-        nearest, detail = explainer.explain(e)
+        nearest, detail, cause = explainer.explain(e)
         results.append(
             PredicateResult(
                 "expected_call",
@@ -51,6 +67,7 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
                 index=e.index,
                 nearest=nearest.at if nearest else None,
                 detail=detail,
+                cause=cause,
             )
         )
     if case.forbids_extra_calls:
@@ -98,6 +115,7 @@ def _extra_calls(calls: tuple[Call, ...], credited: set[int]) -> PredicateResult
         False,
         nearest=extra[0].at,
         detail=f"{len(extra)} recorded {noun} no expected call: {listed}{more}",
+        cause=Cause(EXTRA_CALL, extra[0].name),
     )
 
 
@@ -112,13 +130,15 @@ class _Explainer:
         self.assignment = assignment
         self.owner = {r: slot for slot, r in assignment.items()}
 
-    def explain(self, e: ExpectedCall) -> tuple[Call | None, str]:
+    def explain(self, e: ExpectedCall) -> tuple[Call | None, str, Cause]:
+        """The recorded call to look at, why ``e`` was not credited, and the cause."""
         same_name = self.view.named(e.key)
         if not same_name:
-            return self._no_call_named(e)
+            return (*self._no_call_named(e), Cause(NO_CALL, e.name))
         if not self.candidates[e.index]:
             return self._arguments_differ(e, same_name)
-        return self._not_creditable(e)
+        nearest, kind, detail = self._not_creditable(e)
+        return nearest, detail, Cause(kind, e.name)
 
     def _no_call_named(self, e: ExpectedCall) -> tuple[Call | None, str]:
         variant = self.view.case_variant(e.name)
@@ -129,7 +149,7 @@ class _Explainer:
             )
         return None, f"no call of {e.name}; {self.view.names_called()}"
 
-    def _arguments_differ(self, e: ExpectedCall, same_name: list[Call]) -> tuple[Call, str]:
+    def _arguments_differ(self, e: ExpectedCall, same_name: list[Call]) -> tuple[Call, str, Cause]:
         # Nearest: fewest differing arguments, then a call no other expected call took.
         n = min(
             self.view.indices(e.key),
@@ -143,55 +163,72 @@ class _Explainer:
                 f"{len(same_name)} calls of {e.name}, none with these arguments; "
                 f"the nearest, in batch {nearest.batch}"
             )
-        return nearest, f"{where}: {'; '.join(differences)}"
+        cause = e.arguments.cause(e.name, nearest.arguments, differences)
+        return nearest, f"{where}: {'; '.join(differences)}", cause
 
-    def _not_creditable(self, e: ExpectedCall) -> tuple[Call, str]:
+    def _not_creditable(self, e: ExpectedCall) -> tuple[Call, str, str]:
+        """The call to look at, the cause kind and the reason, for an expected call some
+        recorded calls match but none could be credited to."""
         i = e.index
         first = self.calls[self.candidates[i][0]]
         if e.depends_on_result and i - 1 not in self.assignment:
             before = self.expected[i - 1]
-            return first, (
-                f"{e.name} was called in batch {first.batch}, but it depends on the result of "
-                f"#{i - 1} ({before.name}), which was not credited"
+            return (
+                first,
+                DEPENDENCY,
+                (
+                    f"{e.name} was called in batch {first.batch}, but it depends on the result of "
+                    f"#{i - 1} ({before.name}), which was not credited"
+                ),
             )
         taken = []
         for r in self.candidates[i]:
             if r in self.owner:
                 taken.append(r)
                 continue
-            reason = self._conflict(e, self.calls[r])
-            if reason is not None:
-                return self.calls[r], reason
+            conflict = self._conflict(e, self.calls[r])
+            if conflict is not None:
+                return self.calls[r], *conflict
         if taken and len(taken) == len(self.candidates[i]):
             holders = ", ".join(f"#{self.owner[r]}" for r in taken)
             call = self.calls[taken[0]]
             noun = "its matching call" if len(taken) == 1 else f"all {len(taken)} matching calls"
-            return call, (
-                f"{e.name} was called in batch {call.batch}, but {noun} "
-                f"{'is' if len(taken) == 1 else 'are'} credited to {holders}; "
-                "each expected call needs a call of its own"
+            return (
+                call,
+                COUNT,
+                (
+                    f"{e.name} was called in batch {call.batch}, but {noun} "
+                    f"{'is' if len(taken) == 1 else 'are'} credited to {holders}; "
+                    "each expected call needs a call of its own"
+                ),
             )
         call = self.calls[next(r for r in self.candidates[i] if r not in self.owner)]
-        return call, (
-            f"{e.name} was called in batch {call.batch}, but no assignment credits it together "
-            "with the expected calls before it"
+        kind = DEPENDENCY if e.depends_on_result else ORDER
+        return (
+            call,
+            kind,
+            (
+                f"{e.name} was called in batch {call.batch}, but no assignment credits it together "
+                "with the expected calls before it"
+            ),
         )
 
     def _batch_of(self, slot: int) -> int:
         return self.calls[self.assignment[slot]].batch
 
-    def _conflict(self, e: ExpectedCall, call: Call) -> str | None:
-        """The constraint that a free matching call breaks against the credited calls."""
+    def _conflict(self, e: ExpectedCall, call: Call) -> tuple[str, str] | None:
+        """The constraint that a free matching call breaks against the credited calls: its
+        cause kind and the reason."""
         i, batch = e.index, call.batch
         if e.depends_on_result:
             before, before_batch = self.expected[i - 1], self._batch_of(i - 1)
             if batch == before_batch:
-                return (
+                return DEPENDENCY, (
                     f"{e.name} was called in batch {batch}, the same batch as {before.name} "
                     f"(#{i - 1}); it depends on #{i - 1}'s result, so it must come in a later batch"
                 )
             if batch < before_batch:
-                return (
+                return DEPENDENCY, (
                     f"{e.name} was called in batch {batch}, before {before.name} (#{i - 1}) in "
                     f"batch {before_batch}; it depends on #{i - 1}'s result, so it must come "
                     "in a later batch"
@@ -200,7 +237,7 @@ class _Explainer:
         if after in self.assignment and self.expected[after].depends_on_result:
             after_batch = self._batch_of(after)
             if after_batch <= batch:
-                return (
+                return DEPENDENCY, (
                     f"{e.name} was called in batch {batch}, but {self.expected[after].name} "
                     f"(#{after}), which depends on its result, was called in batch {after_batch}"
                 )
@@ -211,12 +248,12 @@ class _Explainer:
                     continue
                 other_batch = self.calls[r].batch
                 if j < i and other_batch > batch:
-                    return (
+                    return ORDER, (
                         f"{e.name} was called in batch {batch}, before {other.name} (#{j}) in "
                         f"batch {other_batch}; both are ordered, so #{j} must not come later"
                     )
                 if j > i and other_batch < batch:
-                    return (
+                    return ORDER, (
                         f"{e.name} was called in batch {batch}, after {other.name} (#{j}) in "
                         f"batch {other_batch}; both are ordered, so #{i} must not come later"
                     )

@@ -16,7 +16,17 @@ from .jsonvalue import render, shorten, to_decimal
 from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits, last_number
 from .options import MatchOptions
 from .regex import Pattern, PatternError, compile_pattern
-from .report import PredicateResult
+from .report import (
+    COUNT,
+    FINAL_NUMBER,
+    FINAL_TEXT,
+    FORBIDDEN_CALL,
+    NO_CALL,
+    ORDER,
+    RUN_ERROR,
+    Cause,
+    PredicateResult,
+)
 from .run import Call, Run
 from .text import WHITE_SPACE
 
@@ -29,6 +39,7 @@ class Outcome:
     detail: str | None = None
     nearest: tuple[int, int] | None = None
     error: str | None = None
+    cause: Cause | None = None  # when not the expectation's usual one (``usual_cause``)
 
 
 PASSED = Outcome(True)
@@ -94,8 +105,11 @@ def _never_called(view: RunView, tool: str) -> Outcome:
             f"{tool} was never called; {variant.name} was (batch {variant.batch}), "
             "but tool names must match exactly",
             variant.at,
+            cause=Cause(NO_CALL, tool),
         )
-    return Outcome(False, f"{tool} was never called; {view.names_called()}")
+    return Outcome(
+        False, f"{tool} was never called; {view.names_called()}", cause=Cause(NO_CALL, tool)
+    )
 
 
 def _excerpt(text: str) -> str:
@@ -115,6 +129,7 @@ class Expectation:
     """An assertion about a run. Subclasses declare ``type`` and their fields."""
 
     type: ClassVar[str]
+    cause_kind: ClassVar[str]  # why it fails, unless its outcome says otherwise
     index: int
     label: str
     # This expectation's result when it holds: the same for every run, so made once.
@@ -144,6 +159,10 @@ class Expectation:
     def evaluate(self, view: RunView) -> Outcome:
         raise NotImplementedError
 
+    def cause(self, outcome: Outcome) -> Cause:
+        """The cause of a failed ``outcome`` of this expectation (DESIGN.md §3.3)."""
+        return outcome.cause or Cause(self.cause_kind, getattr(self, "tool", None))
+
 
 @dataclass(frozen=True, slots=True)
 class _AboutOneTool(Expectation):
@@ -161,6 +180,7 @@ class _AboutOneTool(Expectation):
 @dataclass(frozen=True, slots=True)
 class CalledTool(_AboutOneTool):
     type: ClassVar[str] = "called_tool"
+    cause_kind: ClassVar[str] = NO_CALL
 
     def describe(self) -> str:
         return f"called {self.tool}"
@@ -172,6 +192,7 @@ class CalledTool(_AboutOneTool):
 @dataclass(frozen=True, slots=True)
 class DidNotCallTool(_AboutOneTool):
     type: ClassVar[str] = "did_not_call_tool"
+    cause_kind: ClassVar[str] = FORBIDDEN_CALL
 
     def describe(self) -> str:
         return f"did not call {self.tool}"
@@ -192,6 +213,7 @@ class DidNotCallTool(_AboutOneTool):
 @dataclass(frozen=True, slots=True)
 class CalledToolWith(Expectation):
     type: ClassVar[str] = "called_tool_with"
+    cause_kind: ClassVar[str] = NO_CALL
     tool: str
     key: str
     args: Mapping
@@ -240,12 +262,14 @@ class CalledToolWith(Expectation):
             f"no call of {self.tool} has these arguments; nearest, in batch {nearest.batch}: "
             + "; ".join(differences),
             nearest.at,
+            cause=self.pattern.cause(self.tool, nearest.arguments, differences),
         )
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCallCount(Expectation):
     type: ClassVar[str] = "tool_call_count"
+    cause_kind: ClassVar[str] = COUNT
     tool: str | None
     key: str | None
     min: int | None
@@ -290,6 +314,7 @@ class ToolCallCount(Expectation):
 @dataclass(frozen=True, slots=True)
 class CalledToolsInOrder(Expectation):
     type: ClassVar[str] = "called_tools_in_order"
+    cause_kind: ClassVar[str] = ORDER
     tools: tuple[str, ...]
     keys: tuple[str, ...]
 
@@ -327,7 +352,10 @@ class CalledToolsInOrder(Expectation):
         prefix = ", ".join(self.tools[:found])
         if not calls_of_missing:
             return Outcome(
-                False, f"found {prefix} in order, but {missing} was never called", last.at
+                False,
+                f"found {prefix} in order, but {missing} was never called",
+                last.at,
+                cause=Cause(NO_CALL, missing),
             )
         first = calls_of_missing[0]
         return Outcome(
@@ -335,12 +363,14 @@ class CalledToolsInOrder(Expectation):
             f"found {prefix} in order (up to batch {last.batch}), but no call of {missing} "
             f"after that; it was called in batch {first.batch}",
             first.at,
+            cause=Cause(ORDER, missing),
         )
 
 
 @dataclass(frozen=True, slots=True)
 class NoToolCalls(Expectation):
     type: ClassVar[str] = "no_tool_calls"
+    cause_kind: ClassVar[str] = FORBIDDEN_CALL
 
     def describe(self) -> str:
         return "made no tool calls"
@@ -352,6 +382,7 @@ class NoToolCalls(Expectation):
             False,
             f"the run made {_count(len(view.calls), 'tool call')}: {view.tool_names()}",
             view.calls[0].at,
+            cause=Cause(FORBIDDEN_CALL, view.calls[0].name),
         )
 
 
@@ -361,6 +392,7 @@ NO_FINAL_TEXT = Outcome(False, "the run has no final text")
 @dataclass(frozen=True, slots=True)
 class FinalTextContains(Expectation):
     type: ClassVar[str] = "final_text_contains"
+    cause_kind: ClassVar[str] = FINAL_TEXT
     text: str
     case_insensitive: bool
 
@@ -390,6 +422,7 @@ class FinalTextContains(Expectation):
 @dataclass(frozen=True, slots=True)
 class FinalTextEquals(Expectation):
     type: ClassVar[str] = "final_text_equals"
+    cause_kind: ClassVar[str] = FINAL_TEXT
     text: str
 
     @classmethod
@@ -412,6 +445,7 @@ class FinalTextEquals(Expectation):
 @dataclass(frozen=True, slots=True)
 class FinalTextMatches(Expectation):
     type: ClassVar[str] = "final_text_matches"
+    cause_kind: ClassVar[str] = FINAL_TEXT
     regex: str
     compiled: Pattern | None  # None when RE2 could not compile it (a lenient load)
     compile_error: str | None
@@ -450,6 +484,7 @@ class FinalTextMatches(Expectation):
 @dataclass(frozen=True, slots=True)
 class FinalNumberEquals(Expectation):
     type: ClassVar[str] = "final_number_equals"
+    cause_kind: ClassVar[str] = FINAL_NUMBER
     value: Any
     tolerance: Any
     bounds: Tolerance
@@ -496,6 +531,7 @@ def _tolerance(value, tolerance, fields: FieldReader) -> Tolerance | None:
 @dataclass(frozen=True, slots=True)
 class NoError(Expectation):
     type: ClassVar[str] = "no_error"
+    cause_kind: ClassVar[str] = RUN_ERROR
 
     def describe(self) -> str:
         return "no run error"

@@ -25,6 +25,24 @@ from .numbers import Tolerance
 from .regex import Pattern
 from .text import normalize
 
+VALUE, MISSING_ARGUMENT, UNEXPECTED = "value", "missing", "unexpected"
+
+
+class Difference(str):
+    """A sentence saying where and how a recorded value differs (``city: expected "Paris",
+    got "paris"``) that also keeps the where (``path``) and the how (``kind``: ``value``,
+    ``missing`` or ``unexpected``), so that failures can be grouped by cause (DESIGN §3.3)
+    without reading the sentence back."""
+
+    path: str
+    kind: str
+
+    def __new__(cls, path: str, message: str, kind: str = VALUE) -> Difference:
+        self = super().__new__(cls, f"{path}: {message}")
+        self.path = path
+        self.kind = kind
+        return self
+
 
 class ValuePattern:
     """What a recorded value must be. ``value`` is ``MISSING`` for an argument not sent."""
@@ -34,11 +52,11 @@ class ValuePattern:
     def matches(self, value: Any) -> bool:
         raise NotImplementedError
 
-    def difference(self, value: Any, path: str) -> str:
+    def difference(self, value: Any, path: str) -> Difference:
         """Why ``value`` does not match, starting with the path where it differs."""
         if value is MISSING:
-            return f"{path}: missing (expected {self.describe()})"
-        return f"{path}: expected {self.describe()}, got {render_short(value)}"
+            return Difference(path, f"missing (expected {self.describe()})", MISSING_ARGUMENT)
+        return Difference(path, f"expected {self.describe()}, got {render_short(value)}")
 
     def describe(self) -> str:
         """The expected value, short, for labels."""
@@ -59,7 +77,7 @@ class Equal(ValuePattern):
             return value == self.expected
         return value is not MISSING and json_equal(self.expected, value)
 
-    def difference(self, value: Any, path: str) -> str:
+    def difference(self, value: Any, path: str) -> Difference:
         return first_difference(self.expected, value, path)
 
     def describe(self) -> str:
@@ -74,8 +92,8 @@ class NullOrAbsent(ValuePattern):
     def matches(self, value: Any) -> bool:
         return value is MISSING or value is None
 
-    def difference(self, value: Any, path: str) -> str:
-        return f"{path}: expected null or absent, got {render_short(value)}"
+    def difference(self, value: Any, path: str) -> Difference:
+        return Difference(path, f"expected null or absent, got {render_short(value)}")
 
     def describe(self) -> str:
         return "null"
@@ -102,7 +120,7 @@ class ObjectPattern(ValuePattern):
                 return False
         return self.open or value.keys() <= self.keys
 
-    def difference(self, value: Any, path: str) -> str:
+    def difference(self, value: Any, path: str) -> Difference:
         if value is MISSING or not isinstance(value, Mapping):
             return super().difference(value, path)
         for key, pattern in self.items:
@@ -110,7 +128,9 @@ class ObjectPattern(ValuePattern):
             if not pattern.matches(item):
                 return pattern.difference(item, field_path(path, key))
         extra = next(key for key in value if key not in self.keys)
-        return f"{field_path(path, extra)}: not expected (the object must be equal as a whole)"
+        return Difference(
+            field_path(path, extra), "not expected (the object must be equal as a whole)"
+        )
 
     def describe(self) -> str:
         inner = ", ".join(f"{render_short(k)}: {p.describe()}" for k, p in self.items)
@@ -134,15 +154,15 @@ class ArrayPattern(ValuePattern):
                 return False
         return True
 
-    def difference(self, value: Any, path: str) -> str:
+    def difference(self, value: Any, path: str) -> Difference:
         if not isinstance(value, list | tuple):
             return super().difference(value, path)
         if len(value) != len(self.items):
-            return f"{path}: expected {len(self.items)} items, got {len(value)}"
+            return Difference(path, f"expected {len(self.items)} items, got {len(value)}")
         for index, (pattern, item) in enumerate(zip(self.items, value, strict=True)):
             if not pattern.matches(item):
                 return pattern.difference(item, field_path(path, index))
-        return f"{path}: matches"  # not reached: only called when matches() is false
+        return Difference(path, "matches")  # not reached: only called when matches() is false
 
     def describe(self) -> str:
         return "[" + ", ".join(p.describe() for p in self.items) + "]"
@@ -194,11 +214,13 @@ class Regex(ValuePattern):
     def describe(self) -> str:
         return f"/{self.source}/"
 
-    def difference(self, value: Any, path: str) -> str:
+    def difference(self, value: Any, path: str) -> Difference:
         if value is MISSING:
             return super().difference(value, path)
         what = "a string matching" if type(value) is str else "a string, matching"
-        return f"{path}: expected {what} /{self.source}/ (whole), got {render_short(value)}"
+        return Difference(
+            path, f"expected {what} /{self.source}/ (whole), got {render_short(value)}"
+        )
 
 
 class Approx(ValuePattern):
@@ -293,10 +315,12 @@ class TypeIs(ValuePattern):
     def describe(self) -> str:
         return "null" if self.name == "null" else f"any {self.name}"
 
-    def difference(self, value: Any, path: str) -> str:
+    def difference(self, value: Any, path: str) -> Difference:
         if value is MISSING:
             return super().difference(value, path)
-        return f"{path}: expected {self.describe()}, got {render_short(value)} ({json_type(value)})"
+        return Difference(
+            path, f"expected {self.describe()}, got {render_short(value)} ({json_type(value)})"
+        )
 
 
 class OptionalPattern(ValuePattern):
@@ -310,7 +334,7 @@ class OptionalPattern(ValuePattern):
     def matches(self, value: Any) -> bool:
         return value is MISSING or self.inner.matches(value)
 
-    def difference(self, value: Any, path: str) -> str:
+    def difference(self, value: Any, path: str) -> Difference:
         return self.inner.difference(value, path)
 
     def describe(self) -> str:
@@ -325,8 +349,8 @@ class Absent(ValuePattern):
     def matches(self, value: Any) -> bool:
         return value is MISSING
 
-    def difference(self, value: Any, path: str) -> str:
-        return f"{path}: must not be sent, got {render_short(value)}"
+    def difference(self, value: Any, path: str) -> Difference:
+        return Difference(path, f"must not be sent, got {render_short(value)}", UNEXPECTED)
 
     def describe(self) -> str:
         return "absent"
@@ -343,30 +367,34 @@ class Subset(ValuePattern):
     def matches(self, value: Any) -> bool:
         return self.inner.matches(value)
 
-    def difference(self, value: Any, path: str) -> str:
+    def difference(self, value: Any, path: str) -> Difference:
         return self.inner.difference(value, path)
 
     def describe(self) -> str:
         return f"containing {self.inner.describe()}"
 
 
-def first_difference(expected: Any, actual: Any, path: str) -> str:
+def first_difference(expected: Any, actual: Any, path: str) -> Difference:
     """Where ``actual`` first differs from ``expected`` (equal as a whole), in words."""
     if actual is MISSING:
-        return f"{path}: missing (expected {render_short(expected)})"
+        return Difference(path, f"missing (expected {render_short(expected)})", MISSING_ARGUMENT)
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):
         for key, value in expected.items():
             where = field_path(path, key)
             if key not in actual:
-                return f"{where}: missing (expected {render_short(value)})"
+                return Difference(
+                    where, f"missing (expected {render_short(value)})", MISSING_ARGUMENT
+                )
             if not json_equal(value, actual[key]):
                 return first_difference(value, actual[key], where)
         extra = next(key for key in actual if key not in expected)
-        return f"{field_path(path, extra)}: not expected (the object must be equal as a whole)"
+        return Difference(
+            field_path(path, extra), "not expected (the object must be equal as a whole)"
+        )
     if isinstance(expected, list | tuple) and isinstance(actual, list | tuple):
         if len(expected) != len(actual):
-            return f"{path}: expected {len(expected)} items, got {len(actual)}"
+            return Difference(path, f"expected {len(expected)} items, got {len(actual)}")
         for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
             if not json_equal(want, got):
                 return first_difference(want, got, field_path(path, index))
-    return f"{path}: expected {render_short(expected)}, got {render_short(actual)}"
+    return Difference(path, f"expected {render_short(expected)}, got {render_short(actual)}")

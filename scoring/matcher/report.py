@@ -6,6 +6,51 @@ from dataclasses import dataclass
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 
+# Cause kinds (DESIGN.md §3.3): why a predicate failed, for grouping failures.
+NO_CALL = "no_call"
+ARGUMENT_VALUE = "argument_value"
+ARGUMENT_MISSING = "argument_missing"
+ARGUMENT_UNEXPECTED = "argument_unexpected"
+ARGUMENTS_UNPARSED = "arguments_unparsed"
+ORDER = "order"
+DEPENDENCY = "dependency"
+COUNT = "count"
+FORBIDDEN_CALL = "forbidden_call"
+EXTRA_CALL = "extra_call"
+FINAL_TEXT = "final_text"
+FINAL_NUMBER = "final_number"
+RUN_ERROR = "run_error"
+CAUSE_KINDS = (
+    NO_CALL,
+    ARGUMENT_VALUE,
+    ARGUMENT_MISSING,
+    ARGUMENT_UNEXPECTED,
+    ARGUMENTS_UNPARSED,
+    ORDER,
+    DEPENDENCY,
+    COUNT,
+    FORBIDDEN_CALL,
+    EXTRA_CALL,
+    FINAL_TEXT,
+    FINAL_NUMBER,
+    RUN_ERROR,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """Why a predicate failed, machine-readable: its ``kind`` (one of ``CAUSE_KINDS``), the
+    tool concerned and the argument's path (``payment_id``, ``flights[0].date``), each None
+    where it does not apply. Values are left out, so the same mistake with other values has
+    the same cause."""
+
+    kind: str
+    tool: str | None = None
+    argument: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "tool": self.tool, "argument": self.argument}
+
 
 @dataclass(slots=True)  # not frozen, for speed (see run.py); treat as immutable
 class PredicateResult:
@@ -25,6 +70,7 @@ class PredicateResult:
     nearest: tuple[int, int] | None = None
     detail: str | None = None
     error: str | None = None
+    cause: Cause | None = None  # set on every failed predicate
 
     def to_dict(self) -> dict:
         data: dict = {"kind": self.kind}
@@ -37,6 +83,7 @@ class PredicateResult:
         if not self.passed:
             data["nearest"] = list(self.nearest) if self.nearest is not None else None
             data["detail"] = self.detail
+            data["cause"] = self.cause.to_dict() if self.cause is not None else None
         if self.error is not None:
             data["error"] = self.error
         return data

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .calls import assess_expected_calls
 from .expectations import PASSED, RunView
-from .report import ERROR, FAIL, PASS, PredicateResult, Report
+from .report import ERROR, FAIL, PASS, RUN_ERROR, Cause, PredicateResult, Report
 from .run import Run
 from .suite import RUN_LABEL, Case
 
@@ -35,6 +35,7 @@ def score(case: Case, run: Run) -> Report:
                 nearest=outcome.nearest,
                 detail=outcome.detail if outcome.error is None else outcome.error,
                 error=outcome.error,
+                cause=expectation.cause(outcome),
             )
         )
     # Only a pattern RE2 refused (a suite stored before its rules tightened) leaves a
@@ -49,4 +50,13 @@ _RUN_OK = PredicateResult("run", RUN_LABEL, True)
 
 def _run_failed(error: str) -> PredicateResult:
     reason = error if len(error) <= 300 else error[:299] + "…"
-    return PredicateResult("run", RUN_LABEL, False, detail=f"the run ended with an error: {reason}")
+    return PredicateResult(
+        "run",
+        RUN_LABEL,
+        False,
+        detail=f"the run ended with an error: {reason}",
+        cause=_RUN_ERROR,
+    )
+
+
+_RUN_ERROR = Cause(RUN_ERROR)

@@ -434,6 +434,7 @@ EXAMPLE_RUN = (
     '"final_text": "Deleted notes.txt.", "error": null}'
 )
 
+# DESIGN.md §3.3's example, with the ``cause`` its text requires of every failed predicate.
 EXAMPLE_REPORT = """
 {"case": "delete-if-exists", "trial": 0, "verdict": "fail",
  "predicates": [
@@ -443,7 +444,8 @@ EXAMPLE_REPORT = """
    {"kind": "expected_call", "index": 1,
     "label": "delete_file(path=\\"notes.txt\\") [ordered, after result of #0]", "passed": false,
     "matched": null, "nearest": [0, 1],
-    "detail": "DETAIL"},
+    "detail": "DETAIL",
+    "cause": {"kind": "dependency", "tool": "delete_file", "argument": null}},
    {"kind": "expectation", "index": 0, "label": "did not call format_disk", "passed": true}
  ],
  "error": null}

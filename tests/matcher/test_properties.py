@@ -7,7 +7,7 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring.matcher import InvalidInput, json_equal, load_run, load_suite, score
+from scoring.matcher import CAUSE_KINDS, InvalidInput, json_equal, load_run, load_suite, score
 
 from .builders import suite_doc
 
@@ -404,3 +404,19 @@ def test_a_run_of_exactly_the_expected_calls_each_in_its_own_batch_passes(calls,
     }
     report = score(load_suite(suite_doc(case)).case("c"), load_run(run))
     assert report.verdict == "pass", report.to_dict()
+
+
+# --- causes -------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases_and_runs(with_order=True))
+def test_every_failed_predicate_has_a_cause_of_a_known_kind(case_and_run):
+    case_data, run_data = case_and_run
+    report = score(load_suite(suite_doc(case_data)).case("c"), load_run(run_data))
+    for predicate in report.predicates:
+        data = predicate.to_dict()
+        if predicate.passed:
+            assert "cause" not in data
+        else:
+            assert data["cause"]["kind"] in CAUSE_KINDS, data

@@ -14,6 +14,7 @@ from django.utils import timezone
 from cases import services
 from cases.models import SuiteVersion
 from scoring import chunks, ingest
+from scoring.matcher import CAUSE_KINDS
 from scoring.models import (
     InvalidLine,
     PredicateResult,
@@ -333,3 +334,26 @@ def test_tasks_of_a_deleted_submission_do_nothing(demo_suite, small_chunks):
     delete_submission(unread)
     send_ingest()
     assert not Run.objects.exists()
+
+
+# --- causes stored with the results ---------------------------------------------------------
+
+
+def test_each_failed_predicate_is_stored_with_its_cause_as_in_its_report(demo_suite):
+    submission = upload(demo_suite, DEMO_RUNS)
+    stored = PredicateResult.objects.filter(submission=submission)
+    assert not stored.filter(passed=True).exclude(cause_kind="").exists()
+    failed = stored.filter(passed=False)
+    assert failed.exists()
+    for row in failed.select_related("result"):
+        (reported,) = [p for p in row.result.report["predicates"] if p["label"] == row.label[:1000]]
+        cause = reported["cause"]
+        assert (row.cause_kind, row.cause_tool, row.cause_argument) == (
+            cause["kind"],
+            cause["tool"] or "",
+            cause["argument"] or "",
+        )
+    # Grouping by cause is a query over the stored rows.
+    kinds = set(failed.values_list("cause_kind", flat=True))
+    assert kinds
+    assert kinds <= set(CAUSE_KINDS)
