@@ -11,6 +11,8 @@ from urllib.parse import urlencode
 from django.core.cache import cache
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
+from scoring.matcher import CAUSE_KINDS, CAUSE_WORDS
+
 from .models import (
     LABEL_LIMIT,
     PredicateResult,
@@ -256,6 +258,8 @@ class RunFilters:
     case: str = ""  # exact key
     tag: str = ""  # of the case, in the version scored against
     predicate: str = ""  # a failing predicate's label
+    cause: str = ""  # a failure group: "kind" or "kind:tool" (scoring.failures.cause_filter)
+    argument: str = ""  # with ``cause``: the argument its failures concern
     tool: str = ""  # a tool the run called
     review: str = ""  # review status
     text: str = ""  # in the final answer, case-insensitive
@@ -273,7 +277,19 @@ class RunFilters:
         if values["sort"] not in SORTS:
             values["sort"] = "line"
         values["predicate"] = values["predicate"][:LABEL_LIMIT]
+        if values["cause"].partition(":")[0] not in CAUSE_KINDS:
+            values["cause"] = ""
+        values["cause"] = values["cause"][:LABEL_LIMIT]
+        values["argument"] = values["argument"][:LABEL_LIMIT] if values["cause"] else ""
         return cls(**values)
+
+    @property
+    def cause_words(self) -> str:
+        """The failure group of ``cause`` (and ``argument``), in words, for its chip."""
+        kind, _, tool = self.cause.partition(":")
+        words = CAUSE_WORDS.get(kind, kind)
+        text = f"{tool}: {words}" if tool else words
+        return f"{text} ({self.argument})" if self.argument else text
 
     @property
     def active(self) -> bool:
@@ -337,6 +353,14 @@ class RunFilters:
             failing = PredicateResult.objects.filter(
                 submission=submission, passed=False, label=self.predicate
             )
+            results = results.filter(pk__in=failing.values("result_id"))
+        if self.cause:
+            kind, _, tool = self.cause.partition(":")
+            failing = PredicateResult.objects.filter(
+                submission=submission, passed=False, cause_kind=kind, cause_tool=tool
+            )
+            if self.argument:
+                failing = failing.filter(cause_argument=self.argument)
             results = results.filter(pk__in=failing.values("result_id"))
         if self.tool:
             results = results.filter(run__tools__contains=f"\n{self.tool}\n")

@@ -247,6 +247,7 @@ API = [
     ),
     ("api:submission-detail", "get", {"pk": "submission"}, None, API_READ),
     ("api:submission-results", "get", {"pk": "submission"}, None, API_READ),
+    ("api:submission-failures", "get", {"pk": "submission"}, None, API_READ),
     (
         "api:submission-rescore",
         "post",

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from scoring.importers import FORMAT_NAMES
+from scoring.matcher import CAUSE_KINDS
 
 from ..models import InvalidLine, Result, Submission
 
@@ -140,3 +141,29 @@ class SubmissionListSerializer(SubmissionSerializer):
 
     class Meta(SubmissionSerializer.Meta):
         fields = [f for f in SubmissionSerializer.Meta.fields if f != "invalid_lines"]
+
+
+class ArgumentGroupSerializer(serializers.Serializer):
+    argument = serializers.CharField()
+    runs = serializers.IntegerField()
+    cases = serializers.IntegerField()
+
+
+class FailureGroupSerializer(serializers.Serializer):
+    """A failure group by cause (DESIGN.md §8 ``/failures/``)."""
+
+    kind = serializers.ChoiceField(choices=CAUSE_KINDS)
+    tool = serializers.CharField(allow_null=True, help_text="null when the cause names no tool")
+    runs = serializers.IntegerField(help_text="failing runs of the group (each counted once)")
+    cases = serializers.IntegerField()
+    first_seen = serializers.IntegerField(
+        help_text="id of the suite's earliest submission with a failure of this kind and tool"
+    )
+    arguments = ArgumentGroupSerializer(
+        many=True, help_text="the arguments concerned, most runs first (at most 20)"
+    )
+
+    def to_representation(self, group):
+        data = super().to_representation(group)
+        data["tool"] = group.tool or None
+        return data

@@ -21,10 +21,12 @@ from cases.api.views import NOT_ALLOWED, NOT_FOUND, CasebookViewMixin
 from cases.models import SuiteVersion
 
 from .. import submissions
+from ..failures import API_GROUPS, cause_groups, top_level
 from ..models import Result, Submission
 from ..uploads import UploadRefused, UploadTooLarge
 from .parsers import RawRunFileParser
 from .serializers import (
+    FailureGroupSerializer,
     ReportSerializer,
     RescoreSerializer,
     ResultFilterSerializer,
@@ -174,6 +176,18 @@ class SubmissionViewSet(
         page = self.paginate_queryset(results.only("run_id", "submission_id", "report"))
         serializer = ReportSerializer(page, many=True, context=self.get_serializer_context())
         return self.get_paginated_response(serializer.data)
+
+    @extend_schema(
+        summary="The failure groups by cause (kind and tool), most runs first",
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
+        responses={200: FailureGroupSerializer(many=True), 404: NOT_FOUND},
+    )
+    @action(detail=True, pagination_class=None)
+    def failures(self, request, pk):
+        submission = self.get_object()
+        rows = top_level(submission)[:API_GROUPS]
+        groups = cause_groups(submission, rows=rows, labels=False)
+        return Response(FailureGroupSerializer(groups, many=True).data)
 
     @extend_schema(
         summary="Score the submission's runs again, against another version of its suite",

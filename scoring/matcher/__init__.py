@@ -14,13 +14,14 @@ from .documents import parse_suite_document
 from .errors import InvalidInput, Problem
 from .jsonvalue import json_equal, parse_json
 from .options import MatchOptions
-from .report import CAUSE_KINDS, ERROR, FAIL, PASS, Cause, PredicateResult, Report
+from .report import CAUSE_KINDS, CAUSE_WORDS, ERROR, FAIL, PASS, Cause, PredicateResult, Report
 from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
 from .suite import Case, ExpectedCall, Suite, load_suite
 
 __all__ = [
     "CAUSE_KINDS",
+    "CAUSE_WORDS",
     "ERROR",
     "FAIL",
     "PASS",

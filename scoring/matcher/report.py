@@ -20,21 +20,23 @@ EXTRA_CALL = "extra_call"
 FINAL_TEXT = "final_text"
 FINAL_NUMBER = "final_number"
 RUN_ERROR = "run_error"
-CAUSE_KINDS = (
-    NO_CALL,
-    ARGUMENT_VALUE,
-    ARGUMENT_MISSING,
-    ARGUMENT_UNEXPECTED,
-    ARGUMENTS_UNPARSED,
-    ORDER,
-    DEPENDENCY,
-    COUNT,
-    FORBIDDEN_CALL,
-    EXTRA_CALL,
-    FINAL_TEXT,
-    FINAL_NUMBER,
-    RUN_ERROR,
-)
+# Each cause kind in words, for pages and summaries.
+CAUSE_WORDS = {
+    NO_CALL: "never called",
+    ARGUMENT_VALUE: "wrong argument value",
+    ARGUMENT_MISSING: "argument missing",
+    ARGUMENT_UNEXPECTED: "argument not allowed",
+    ARGUMENTS_UNPARSED: "arguments not valid JSON",
+    ORDER: "out of order",
+    DEPENDENCY: "called before the result it needs",
+    COUNT: "called too often or too rarely",
+    FORBIDDEN_CALL: "called though forbidden",
+    EXTRA_CALL: "extra call",
+    FINAL_TEXT: "final text",
+    FINAL_NUMBER: "final number",
+    RUN_ERROR: "run ended with an error",
+}
+CAUSE_KINDS = tuple(CAUSE_WORDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ runs table; re-score, retry and delete."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from urllib.parse import urlencode
 
@@ -13,6 +14,7 @@ from django.core.paginator import Paginator
 from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -21,6 +23,7 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefre
 from cases.models import Role, User
 from cases.permissions import can_edit_suite, suite_for
 from scoring import exports, reviews, submissions
+from scoring.failures import cause_groups, top_level
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
 from scoring.models import ReviewStatus, Submission, Verdict
 from scoring.results import (
@@ -28,7 +31,6 @@ from scoring.results import (
     case_tags,
     case_trials,
     common_failures,
-    failure_groups,
     review_counts,
     run_rows,
     table_rows,
@@ -162,15 +164,24 @@ def reviewers(suite):
 
 @login_required
 def failures(request, pk):
-    """Every failure group of the submission (failing predicate label, runs), paginated, each
-    a link to its runs; editors set a status on a whole group from here."""
+    """The submission's failures grouped by cause (kind and tool, then argument, then the
+    exact predicates), most runs first, for the runs of the table's filters in the query
+    string; each group links to its runs and to a review queue of them, and editors set a
+    status on a whole group from here."""
     submission = submission_for(request.user, pk)
     can_edit = can_edit_suite(request.user, submission.suite)
-    page = Paginator(failure_groups(submission), GROUPS_PER_PAGE).get_page(request.GET.get("page"))
+    filters = RunFilters.from_query(request.GET)
+    page = Paginator(top_level(submission, filters), GROUPS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
     context = {
         "submission": submission,
         "suite": submission.suite,
         "page": page,
+        "groups": cause_groups(submission, filters, page.object_list),
+        "filters": filters,
+        "tags": version_tags(submission),
+        "review_statuses": ReviewStatus.choices,
         "can_edit": can_edit,
         "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite)) if can_edit else None,
     }
@@ -198,7 +209,10 @@ def review_runs(request, pk):
         return push_url(response, table_url(submission, filters))
     messages.add_message(request, level, notice)
     if request.POST.get("back") == "failures":
-        return redirect("submission_failures", pk=submission.pk)
+        # Back to the groups as they were shown: the page's filters, not the group's own.
+        shown = replace(filters, predicate="", cause="", argument="")
+        query = f"?{shown.querystring}" if shown.querystring else ""
+        return redirect(reverse("submission_failures", args=[submission.pk]) + query)
     return redirect(f"{table_url(submission, filters)}#runs-section")
 
 

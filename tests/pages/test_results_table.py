@@ -265,28 +265,33 @@ def test_rows_show_tags_failing_predicates_and_reviews(as_user, viewer, editor, 
 
 
 def group_rows(html: str) -> list[tuple[str, int]]:
+    """(exact predicate, runs) as the failure groups page lists them under their causes."""
     rows = re.findall(
-        r'<td><a href="[^"]*\?predicate=[^"]*"><code class="call">([^<]*)</code></a></td>\s*'
-        r'<td class="num">(\d+)</td>',
+        r'<a href="[^"]*\?predicate=[^"]*#runs-section"><code class="call">([^<]*)</code></a> '
+        r'<span class="muted small">(\d+) runs?</span>',
         html,
     )
     return [(label.replace("&quot;", '"'), int(runs)) for label, runs in rows]
 
 
+def cause_heads(html: str) -> int:
+    return html.count('<tr class="group-head">')
+
+
 def test_failure_groups_list_every_failing_predicate_with_its_runs(
     as_user, viewer, scored, monkeypatch
 ):
-    monkeypatch.setattr(submission_views, "GROUPS_PER_PAGE", 4)
+    monkeypatch.setattr(submission_views, "GROUPS_PER_PAGE", 2)
     client = as_user(viewer)
     first = text(client.get(url(scored, "failures/")))
     second = text(client.get(url(scored, "failures/"), {"page": 2}))
     shown = group_rows(first) + group_rows(second)
     assert "Page 1 of 2" in first
-    # As many runs as the table lists under each group's filter, most runs first.
+    assert cause_heads(first) == 2
+    # Every failing predicate under its cause, with as many runs as the table lists for it.
     stored = PredicateResult.objects.filter(submission=scored, passed=False)
     labels = sorted(set(stored.values_list("label", flat=True)))
     assert sorted(label for label, _ in shown) == labels
-    assert [runs for _, runs in shown] == sorted((runs for _, runs in shown), reverse=True)
     for label, runs in shown:
         assert len(keys(client, scored, {"predicate": label})) == runs
     assert (TOKYO, 2) in shown
@@ -299,6 +304,10 @@ def test_the_summary_links_to_the_groups_and_each_group_to_its_runs(as_user, vie
     assert (
         f'<a href="/submissions/{scored.pk}/?predicate=get_weather%28city%3D%22Tokyo%22%29'
         '#runs-section">' in groups
+    )
+    assert (
+        f'<a href="/submissions/{scored.pk}/?cause=argument_value%3Aget_weather'
+        '#runs-section" class="group-title">' in groups
     )
 
 
@@ -384,7 +393,7 @@ def test_bulk_review_through_htmx_answers_the_section_with_what_changed(as_user,
 def test_editors_set_a_status_on_a_failure_group_from_its_page(as_user, admin, scored):
     client = as_user(admin)
     groups = text(client.get(url(scored, "failures/")))
-    assert groups.count('class="bulk-review') == len(group_rows(groups))
+    assert groups.count('class="bulk-review') == cause_heads(groups)
     data = {"predicate": TOKYO, "status": "expectation_wrong", "back": "failures"}
     response = client.post(url(scored, "review/"), data)
     assert response["Location"] == url(scored, "failures/")
@@ -533,7 +542,9 @@ def test_table_pages_run_a_bounded_number_of_queries(
         (url(submission), {"verdict": "fail", "tool": "get_weather", "sort": "-review"}, {}, 15),
         (url(submission), {"verdict": "fail", "review": "untriaged"}, TABLE, 10),
         (url(submission), {"predicate": label}, {}, 15),
-        (url(submission, "failures/"), {}, {}, 10),
+        # Groups by cause: the page's count, the groups, their arguments, first submissions
+        # and exact predicates, one query each whatever the number of groups.
+        (url(submission, "failures/"), {}, {}, 13),
     ]
     for path, query, headers, most in pages:
         with django_assert_max_num_queries(most):
