@@ -65,8 +65,10 @@ def decode_calls(text: str) -> tuple[list[dict[str, dict[str, Any]]], list[str]]
         tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
         raise Undecodable(f"not Python syntax: {exc.msg}") from None
-    except (RecursionError, MemoryError, ValueError) as exc:  # ValueError: NUL bytes
-        raise Undecodable(f"not Python syntax: {type(exc).__name__}") from None
+    except (RecursionError, MemoryError):  # CPython's parser on long operator chains
+        raise Undecodable("nested too deeply to parse") from None
+    except ValueError as exc:  # NUL bytes
+        raise Undecodable(f"not Python syntax: {exc}") from None
     _check_depth(tree)
     body = tree.body
     elements = body.elts if isinstance(body, ast.List | ast.Tuple | ast.Set) else None
