@@ -15,7 +15,7 @@ from cases import services
 from scoring.bfcl import suite_from_bfcl
 from scoring.importers import bfcl as bfcl_results
 from scoring.importers.python_calls import MAX_CHARS, Undecodable, decode_calls
-from scoring.matcher import load_run, load_suite, score
+from scoring.matcher import load_run, load_suite, parse_json, score
 from scoring.models import Result, Status, Submission
 
 from .test_bfcl import CATEGORIES, FIXTURE, imported_suite, lines, manage
@@ -362,4 +362,63 @@ def bfcl_verdicts() -> dict[tuple[str, str], bool]:
     return {
         (line["id"], line["result"]): line["bfcl_valid"]
         for line in lines(FIXTURE / "results_prompting.jsonl")
+    }
+
+
+# --- files written by BFCL's own model handler (tests/fixtures/bfcl/make_handler_results.py) ---
+
+HANDLERS = FIXTURE / "handlers"
+FC_MODEL, PROMPTING_MODEL = "gpt-4o-2024-11-20-FC", "gpt-4o-2024-11-20"
+
+
+def handler_suite(category: str, model: str) -> dict:
+    """The suite the model's results are scored against: function names as its API wrote
+    them (OpenAI's function calling refuses dots, so BFCL offers them with underscores)."""
+    if category == "irrelevance":
+        return irrelevance_suite()
+    return suite_from_bfcl(
+        enumerate(lines(FIXTURE / f"{category}.questions.jsonl"), 1),
+        enumerate(lines(FIXTURE / f"{category}.answers.jsonl"), 1),
+        name=category,
+        underscore_dots=model == FC_MODEL,
+    )
+
+
+@pytest.mark.parametrize("model", [FC_MODEL, PROMPTING_MODEL])
+def test_result_files_of_bfcls_own_handler_are_scored_as_bfcl_scores_them(model):
+    told = {(v["model"], v["id"]): v for v in lines(HANDLERS / "verdicts.jsonl")}
+    scored = 0
+    for category in (*CATEGORIES, "irrelevance"):
+        suite = load_suite(handler_suite(category, model))
+        path = HANDLERS / model / "non_live" / f"BFCL_v4_{category}_result.json"
+        for raw in path.read_bytes().splitlines():
+            line = parse_json(raw)  # latency has 17 significant digits: read exactly
+            run = load_run(bfcl_results.convert(line))
+            verdict = score(suite.case(line["id"]), run).verdict
+            expected = told[(model, line["id"])]
+            assert (verdict == "pass") == expected["bfcl_valid"], (model, line, expected)
+            # What the fake server was told to answer: right calls, or text where no call is.
+            right = expected["told"] == "correct" or (
+                category == "irrelevance" and expected["told"] == "text"
+            )
+            assert (verdict == "pass") == right, expected
+            scored += 1
+    assert scored == 61
+
+
+def test_a_handler_result_file_goes_through_import_bfcl_results_and_score(tmp_path):
+    results = HANDLERS / PROMPTING_MODEL / "non_live" / "BFCL_v4_parallel_result.json"
+    runs = tmp_path / "runs.jsonl"
+    converted = manage("import_bfcl_results", results, "--out", runs)
+    assert converted.returncode == 0, converted.stderr
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps(handler_suite("parallel", PROMPTING_MODEL)))
+    result = manage("score", suite, runs, "--json")
+    reports = json.loads(result.stdout)
+    told = {v["id"]: v for v in lines(HANDLERS / "verdicts.jsonl") if v["model"] == PROMPTING_MODEL}
+    assert [r["verdict"] == "pass" for r in reports] == [
+        told[line["id"]]["bfcl_valid"] for line in lines(results)
+    ]
+    assert {line["meta"]["latency"] for line in lines(runs)} == {
+        line["latency"] for line in lines(results)
     }
