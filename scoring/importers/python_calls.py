@@ -15,9 +15,10 @@ text, so a huge or deeply nested string costs little.
 Values read as BFCL reads them: literals as themselves, tuples as lists, a bare name as its
 text (``unit=celsius`` is ``"celsius"``), a call without keywords as its source text, a call
 with keywords as ``{name: arguments}``, a subscript as its source text, ``...`` as ``"..."``.
-Deliberate differences, all rare: ``+5`` is 5 (BFCL reads -5), and what JSON cannot hold
-(bytes, complex numbers, dictionary keys that are not strings, ``**kwargs``) or what BFCL's
-``eval`` would need names for does not decode.
+Deliberate differences, all rare: ``+5`` is 5 (BFCL reads -5); what JSON cannot hold
+(bytes, complex numbers, dictionary keys that are not strings, ``**kwargs``) does not
+decode, nor does arithmetic BFCL's ``eval`` would run on anything but number literals and
+two strings (``[1] + [2]``, ``'ab' * 2``, ``f() + 1``).
 """
 
 from __future__ import annotations
