@@ -16,6 +16,16 @@ wrong count, wrong function). Both sides judge each; every difference is classif
 ``first-fit`` (BFCL's greedy pairing of parallel calls misses an assignment that exists:
 reordering the calls makes BFCL pass), ``number type`` (BFCL's type check refuses a number
 equal by JSON meaning), or unexplained.
+
+Every result is judged twice: as a function-calling model writes it (``result`` a list of
+calls) and as a prompting model does (``result`` a string of Python calls, written by
+BFCL's own ``decoded_output_to_execution_list``; BFCL decodes it with its default decoder,
+``default_decode_ast_prompting``, and counts a string that does not decode as a failure,
+as its eval runner does). Prompting results also come in the other spellings BFCL's
+decoder reads (a bare call without brackets, inside a ``` fence, surrounded by newlines)
+and ones it refuses (a text answer, a ```python fence, positional arguments). The
+``irrelevance`` category (no possible answers: BFCL passes a result when no call decodes)
+is judged with text answers, ``[]``, and calls, in both forms.
 """
 
 from __future__ import annotations
@@ -36,21 +46,25 @@ sys.path.insert(0, str(ROOT))
 
 from scoring.bfcl import suite_from_bfcl  # noqa: E402
 from scoring.importers import bfcl as bfcl_importer  # noqa: E402
+from scoring.importers.python_calls import Undecodable, decode_calls  # noqa: E402
 from scoring.matcher import json_equal, load_run, load_suite, score  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 BFCL_DIR = ROOT / "bench" / ".bfcl"
+# What BFCL's model-handler utilities import beyond the standard library and this venv.
+BFCL_HANDLER_DEPENDENCIES = ("filelock==3.20.0", "overrides==7.7.0")
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
+PROMPTING = "prompting"
 FIXTURE = ROOT / "tests" / "fixtures" / "bfcl"
 FIXTURE_IDS_PER_CATEGORY = 12
 
 
 def bfcl_checker():
     """BFCL's ``ast_checker`` and its package directory, installed on first use."""
-    if not (BFCL_DIR / "bfcl_eval").is_dir():
+    if not (BFCL_DIR / "overrides").is_dir():
         subprocess.run(
             [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-             str(BFCL_DIR), f"bfcl-eval=={BFCL_VERSION}"],
+             str(BFCL_DIR), f"bfcl-eval=={BFCL_VERSION}", *BFCL_HANDLER_DEPENDENCIES],
             check=True,
         )  # fmt: skip
     sys.path.insert(0, str(BFCL_DIR))
@@ -68,6 +82,34 @@ def bfcl_checker():
         )
 
     return check, BFCL_DIR / "bfcl_eval" / "data"
+
+
+def bfcl_prompting():
+    """BFCL's default prompting decoder and its encoder of calls as Python text (its model
+    handler utilities; their Java and JavaScript parsers, which need tree-sitter, are
+    replaced by stubs: only Python is decoded here)."""
+    for name in ("java_parser", "js_parser"):
+        sys.modules[f"bfcl_eval.model_handler.parser.{name}"] = types.SimpleNamespace(
+            parse_java_function_call=None, parse_javascript_function_call=None
+        )
+    from bfcl_eval.model_handler.utils import (
+        decoded_output_to_execution_list,
+        default_decode_ast_prompting,
+    )
+    from bfcl_eval.utils import is_empty_output, is_function_calling_format_output
+
+    def decode(text: str) -> list | None:
+        """The calls BFCL reads in ``text``, or None where its eval runner fails it."""
+        try:
+            decoded = default_decode_ast_prompting(text)
+        except Exception:  # BFCL's runner counts any error of its decoder a failure
+            return None
+        return decoded if is_function_calling_format_output(decoded) else None
+
+    def encode(calls: list) -> str:
+        return "[" + ", ".join(decoded_output_to_execution_list(calls)) + "]"
+
+    return decode, encode, is_empty_output
 
 
 class _NoConversion(dict):
@@ -259,13 +301,36 @@ def variants(question: dict, answer: dict, rng: random.Random) -> list[tuple[str
 # --- judging ---------------------------------------------------------------------------------
 
 
-def casebook_passes(case, test_id: str, output: list) -> bool:
+def casebook_passes(case, test_id: str, output: list | str) -> bool:
     run = load_run(bfcl_importer.convert({"id": test_id, "result": output}))
     return score(case, run).verdict == "pass"
 
 
+def prompting_variants(found: list[tuple[str, list]], encode) -> list[tuple[str, str]]:
+    """The results of ``found`` as a prompting model writes them, and other spellings of the
+    first (correct) one: those BFCL's decoder reads and those it refuses."""
+    texts = [(f"{PROMPTING}: {kind}", encode(output)) for kind, output in found]
+    correct = texts[0][1]
+    texts += [
+        (f"{PROMPTING}: correct, in a ``` fence", f"```\n{correct}\n```"),
+        (f"{PROMPTING}: correct, surrounded by newlines and spaces", f"\n  {correct}  \n"),
+        (f"{PROMPTING}: wrong, in a ```python fence", f"```python\n{correct}\n```"),
+        (f"{PROMPTING}: wrong, a text answer", "I would call the function for you."),
+    ]
+    if correct.count("(") == 1:  # one call: also without its brackets
+        texts.append((f"{PROMPTING}: correct, a bare call", correct[1:-1]))
+        ((function, arguments),) = found[0][1][0].items()
+        if arguments:
+            values = ", ".join(repr(value) for value in arguments.values())
+            texts.append((f"{PROMPTING}: wrong, positional arguments", f"[{function}({values})]"))
+    return texts
+
+
 def classify(check, question, answer, output, category) -> str:
-    """Why BFCL refused an output Casebook accepts."""
+    """Why BFCL refused an output Casebook accepts (``output`` as BFCL decoded it; None when
+    it could not)."""
+    if output is None:
+        return "unexplained (BFCL's decoder refuses it)"
 
     def valid(candidate) -> bool:
         return check(question["function"], candidate, answer["ground_truth"], category)["valid"]
@@ -282,7 +347,8 @@ def classify(check, question, answer, output, category) -> str:
     return f"unexplained ({kind})"
 
 
-def agreement(check, data_dir: Path, categories, limit: int | None = None):
+def agreement(check, prompting, data_dir: Path, categories, limit: int | None = None):
+    decode, encode, _ = prompting
     rows = []
     for category in categories:
         questions = read_lines(data_dir / f"BFCL_v4_{category}.json")[:limit]
@@ -296,30 +362,140 @@ def agreement(check, data_dir: Path, categories, limit: int | None = None):
         )
         rng = random.Random(f"{category}-2026")
         for question, answer in zip(questions, answers, strict=True):
-            for kind, output in variants(question, answer, rng):
-                theirs = check(question["function"], output, answer["ground_truth"], category)[
-                    "valid"
-                ]
+            found = variants(question, answer, rng)
+            for kind, output in [*found, *prompting_variants(found, encode)]:
+                # BFCL's runner fails a string its decoder cannot read, before any check.
+                calls = decode(output) if isinstance(output, str) else output
+                theirs = (
+                    calls is not None
+                    and check(question["function"], calls, answer["ground_truth"], category)[
+                        "valid"
+                    ]
+                )
                 ours = casebook_passes(suite.case(question["id"]), question["id"], output)
-                why = "" if theirs == ours else classify(check, question, answer, output, category)
+                why = "" if theirs == ours else classify(check, question, answer, calls, category)
                 if theirs and not ours:
                     why = "unexplained (Casebook refuses what BFCL accepts)"
-                rows.append((category, question["id"], kind, output, theirs, ours, why))
+                group = f"{category} ({PROMPTING})" if isinstance(output, str) else category
+                rows.append((group, question["id"], kind, output, theirs, ours, why))
+    return rows
+
+
+# Strings BFCL's decoder is run on to compare it with Casebook's, value by value. Nothing
+# here may run code: BFCL's decoder evaluates arithmetic with ``eval``.
+DECODER_CORPUS = (
+    "[f(a=1, b='x')]",
+    "f(a=1)",
+    "[f(a=1), g(b=2)]",
+    "```\n[f(a=1)]\n```",
+    "```python\n[f(a=1)]\n```",
+    "  \n[f(a=1)]\n  ",
+    "[a.b.c.d(x=1)]",
+    "[f(a=-1, b=-2.5, c=1e3, d=True, e=None)]",
+    "[f(a=[1, [2, 3]], b={'k': [1, {'n': 'v'}]}, c=(1, 2))]",
+    """[f(a="it's", b='say "hi"', c='''multi\nline''')]""",
+    "[f(a=unit, b=celsius)]",
+    "[f(a=datetime(2020, 1, 1), b=g(x=1))]",
+    "[f(a=x[0], b=...)]",
+    "[f(a=0.05/12, b=2**10, c=7//2, d=7%3, e=1+2*3, f='a'+'b', g=-(3))]",
+    "[f(1, 2, a=3)]",
+    "[]",
+    "I cannot help with that.",
+    "[f(a=1)] and some text",
+    "[f(a=lambda x: x)]",
+    "[f(a={1, 2})]",
+    "[f(a=f'{x}')]",
+    "[f(a=1 if b else 2)]",
+    "[f(a=math.pi)]",
+    "[f(a=not b)]",
+    "[f(a=x + 1)]",
+    "[1, 2]",
+    "[f(a=1)][0]",
+    "'[f(a=1)]'",
+    "[f(a=1,)]",
+    "[f(a=1); g(b=2)]",
+    "[f(a='\\u00e9', b='日本')]",
+    "[f(a=123456789012345678901234567890)]",
+    "[x.y().z(a=1)]",
+    "[f(a=+5)]",
+    "[f(a=b'x')]",
+    "[f(a={1: 'x'})]",
+)
+# Where Casebook decodes differently on purpose (python_calls' docstring says why).
+DECODER_DIFFERENCES = {
+    "[f(a=+5)]": "BFCL reads +5 as -5",
+    "[f(a=b'x')]": "bytes have no JSON value",
+    "[f(a={1: 'x'})]": "a dictionary key that is not a string has no JSON value",
+}
+
+
+def decoder_agreement(prompting) -> tuple[int, list[str]]:
+    """(strings decoded alike, a line for each difference) over ``DECODER_CORPUS``."""
+    decode = prompting[0]
+    alike, differences = 0, []
+    for text in DECODER_CORPUS:
+        theirs = decode(text)
+        # Tuples as lists; what JSON cannot hold (bytes, int keys) as its repr.
+        theirs = None if theirs is None else json.loads(json.dumps(theirs, default=repr))
+        try:
+            ours = decode_calls(text)[0]
+        except Undecodable:
+            ours = None
+        if ours == theirs:
+            alike += 1
+        else:
+            why = DECODER_DIFFERENCES.get(text, "unexplained")
+            differences.append(f"  {why}: {text!r}: BFCL {theirs}, Casebook {ours}")
+    return alike, differences
+
+
+def irrelevance_agreement(prompting, data_dir: Path, limit: int | None = None):
+    """The irrelevance category: BFCL passes a result when no call decodes from it."""
+    decode, encode, is_empty_output = prompting
+    category = "irrelevance"
+    questions = read_lines(data_dir / f"BFCL_v4_{category}.json")[:limit]
+    suite = load_suite(suite_from_bfcl(enumerate(questions, 1), None, name=category))
+    rows = []
+    for question in questions:
+        function = question["function"][0]
+        required = function["parameters"].get("required", [])
+        call = {function["name"]: dict.fromkeys(required, "x")}
+        found = [
+            ("no call", []),
+            ("a call", [call]),
+            (f"{PROMPTING}: a text answer", "I cannot answer that with these functions."),
+            (f"{PROMPTING}: no call, []", "[]"),
+            (f"{PROMPTING}: a call", encode([call])),
+            (f"{PROMPTING}: a call, bare", encode([call])[1:-1]),
+        ]
+        for kind, output in found:
+            calls = decode(output) if isinstance(output, str) else output
+            theirs = calls is None or is_empty_output(calls)
+            ours = casebook_passes(suite.case(question["id"]), question["id"], output)
+            why = "" if theirs == ours else "unexplained"
+            group = f"{category} ({PROMPTING})" if isinstance(output, str) else category
+            rows.append((group, question["id"], kind, output, theirs, ours, why))
     return rows
 
 
 def report(rows) -> None:
-    print(f"{'category':<20}{'results':>9}{'agree':>8}{'first-fit':>11}{'type':>6}{'other':>7}")
+    print(f"{'category':<33}{'results':>9}{'agree':>8}{'first-fit':>11}{'type':>6}{'other':>7}")
     for category in dict.fromkeys(row[0] for row in rows):
         mine = [row for row in rows if row[0] == category]
         reasons = Counter(row[6].split(" (")[0] for row in mine if row[6])
         agree = sum(row[4] == row[5] for row in mine)
         print(
-            f"{category:<20}{len(mine):>9}{agree:>8}{reasons['first-fit']:>11}"
+            f"{category:<33}{len(mine):>9}{agree:>8}{reasons['first-fit']:>11}"
             f"{reasons['number type']:>6}{reasons['unexplained']:>7}"
         )
     agree = sum(row[4] == row[5] for row in rows)
-    print(f"{'all':<20}{len(rows):>9}{agree:>8}  ({agree / len(rows):.2%} agree)")
+    for label, mine in (
+        ("function-calling results", [row for row in rows if PROMPTING not in row[0]]),
+        ("prompting results", [row for row in rows if PROMPTING in row[0]]),
+        ("all", rows),
+    ):
+        agree = sum(row[4] == row[5] for row in mine)
+        print(f"{label:<33}{len(mine):>9}{agree:>8}  ({agree / len(mine):.2%} agree)")
     kinds = Counter((row[2], row[4]) for row in rows)
     print("results by kind (BFCL's verdict):", dict(sorted(kinds.items())))
     for _, test_id, kind, output, theirs, ours, why in rows:
@@ -330,31 +506,30 @@ def report(rows) -> None:
 
 def write_fixture(rows, data_dir: Path) -> None:
     """An excerpt for the test suite: the first ids of each category and those where BFCL's
-    first fit misses an assignment, their generated results, and BFCL's verdict on each
-    (so the tests need no BFCL)."""
+    first fit misses an assignment, their generated results (function-calling ones in
+    ``results.jsonl``, prompting ones in ``results_prompting.jsonl``), and BFCL's verdict on
+    each (so the tests need no BFCL); the first irrelevance ids and their results too."""
     FIXTURE.mkdir(parents=True, exist_ok=True)
     chosen = set()
-    for category in CATEGORIES:
+    for category in (*CATEGORIES, "irrelevance"):
         ids = list(dict.fromkeys(row[1] for row in rows if row[0] == category))
         first_fit = {row[1] for row in rows if row[0] == category and row[6] == "first-fit"}
         chosen |= set(ids[:FIXTURE_IDS_PER_CATEGORY]) | first_fit
     rows = [row for row in rows if row[1] in chosen]
-    for category in CATEGORIES:
+    for category in (*CATEGORIES, "irrelevance"):
         questions = [
             q for q in read_lines(data_dir / f"BFCL_v4_{category}.json") if q["id"] in chosen
         ]
+        write_lines(FIXTURE / f"{category}.questions.jsonl", questions)
+        if category == "irrelevance":
+            continue  # it has no possible answers
         ids = {q["id"] for q in questions}
         answers = [
             a
             for a in read_lines(data_dir / "possible_answer" / f"BFCL_v4_{category}.json")
             if a["id"] in ids
         ]
-        (FIXTURE / f"{category}.questions.jsonl").write_text(
-            "".join(json.dumps(q) + "\n" for q in questions)
-        )
-        (FIXTURE / f"{category}.answers.jsonl").write_text(
-            "".join(json.dumps(a) + "\n" for a in answers)
-        )
+        write_lines(FIXTURE / f"{category}.answers.jsonl", answers)
     results = [
         {
             "id": test_id,
@@ -365,8 +540,16 @@ def write_fixture(rows, data_dir: Path) -> None:
         }
         for _, test_id, kind, output, theirs, _, why in rows
     ]
-    (FIXTURE / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
-    print(f"wrote {FIXTURE.relative_to(ROOT)}: {len(results)} results")
+    for name, mine in (
+        ("results.jsonl", [r for r in results if not isinstance(r["result"], str)]),
+        ("results_prompting.jsonl", [r for r in results if isinstance(r["result"], str)]),
+    ):
+        write_lines(FIXTURE / name, mine)
+        print(f"wrote {FIXTURE.relative_to(ROOT) / name}: {len(mine)} results")
+
+
+def write_lines(path: Path, records: list) -> None:
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
 
 
 def main() -> None:
@@ -375,8 +558,13 @@ def main() -> None:
     parser.add_argument("--write-fixture", action="store_true", help="refresh tests/fixtures/bfcl")
     args = parser.parse_args()
     check, data_dir = bfcl_checker()
-    rows = agreement(check, data_dir, CATEGORIES, args.limit)
+    prompting = bfcl_prompting()
+    rows = agreement(check, prompting, data_dir, CATEGORIES, args.limit)
+    rows += irrelevance_agreement(prompting, data_dir, args.limit)
     report(rows)
+    alike, differences = decoder_agreement(prompting)
+    print(f"decoder: {alike} of {len(DECODER_CORPUS)} strings decoded as BFCL decodes them")
+    print("\n".join(differences))
     if args.write_fixture:
         write_fixture(rows, data_dir)
 

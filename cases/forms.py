@@ -115,7 +115,11 @@ class BFCLImportForm(forms.Form):
         max_length=200, required=False, help_text="Default: the question file's name."
     )
     questions = forms.FileField(label="Question file (BFCL_v4_….json)")
-    possible_answers = forms.FileField(label="Possible-answer file")
+    possible_answers = forms.FileField(
+        label="Possible-answer file",
+        required=False,
+        help_text="Leave empty for irrelevance and relevance categories, which have none.",
+    )
     underscore_dots = forms.BooleanField(
         required=False,
         label="Function names with . written as _ (for models whose API refuses dots)",

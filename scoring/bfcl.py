@@ -20,6 +20,14 @@ accepts what BFCL's AST checker accepts:
 - ``exact_args``: no parameter beyond those named; ``extra_calls: forbid``: the number of
   calls must match.
 
+Categories without possible answers are judged by BFCL on whether any call decodes:
+``irrelevance`` (and ``live_irrelevance``) cases expect no call (``no_tool_calls``, with
+``extra_calls: forbid``), ``live_relevance`` cases at least one. ``multi_turn_*`` categories
+are refused, once per file: BFCL scores them by running the model's calls against its
+simulated APIs (file systems, trading, travel booking) and comparing the resulting state
+and the tools' outputs with those of the ground truth, so many call sequences pass that a
+list of expected calls would fail, and the reverse; expected calls would not agree with it.
+
 Model results (``{"id", "result": [{"function": arguments}]}``) are read by the ``bfcl``
 run importer.
 """
@@ -35,6 +43,16 @@ from scoring.matcher.matchers import is_matcher
 from scoring.runfile import json_lines
 
 SUITE_SCHEMA = "casebook.suite/1"
+MULTI_TURN_REFUSAL = (
+    "a multi_turn category: BFCL scores these by running the calls against its simulated APIs "
+    "and comparing their state, which expected calls cannot reproduce; Casebook does not "
+    "import them (single-turn categories such as simple_python, multiple, parallel, "
+    "irrelevance import)"
+)
+NO_ANSWERS = (
+    "no possible-answer file: only the irrelevance and relevance categories come without one; "
+    "give this category's possible-answer file"
+)
 ALL_IGNORED = ["case", "space", "punctuation"]
 _STRING_TYPES = ("string", "any")
 
@@ -60,21 +78,23 @@ def text(value: str) -> dict:
 
 def suite_from_bfcl(
     questions: Iterable[tuple[int, Any]],
-    answers: Iterable[tuple[int, Any]],
+    answers: Iterable[tuple[int, Any]] | None,
     *,
     name: str,
     underscore_dots: bool = False,
 ) -> dict:
     """A suite document for a BFCL category, from its (line, record) pairs.
 
-    ``underscore_dots`` writes function names with ``.`` as ``_``, as BFCL does for models
-    whose APIs refuse dots (OpenAI, Mistral, Google). Raises ``InvalidInput`` whose
-    problems carry the line and field of every bad record (the path starts with the file:
-    ``questions`` or ``answers``).
+    ``answers`` is None for the categories that have no possible answers (``irrelevance``,
+    ``live_relevance``). ``underscore_dots`` writes function names with ``.`` as ``_``, as
+    BFCL does for models whose APIs refuse dots (OpenAI, Mistral, Google). Raises
+    ``InvalidInput`` whose problems carry the line and field of every bad record (the path
+    starts with the file: ``questions`` or ``answers``); a multi_turn file is refused with
+    one problem, at its first question.
     """
     problems: list[Problem] = []
     by_id: dict[str, tuple[int, Mapping]] = {}
-    for line, record in answers:
+    for line, record in answers or ():
         key = _record_id(record, line, "answers", problems)
         if key is not None:
             by_id[key] = (line, record)
@@ -84,10 +104,18 @@ def suite_from_bfcl(
         key = _record_id(question, line, "questions", problems)
         if key is None:
             continue
+        if _is_multi_turn(key, question):
+            raise _bad("questions", MULTI_TURN_REFUSAL, line)
         if key in seen:
             problems.append(Problem("questions.id", f"duplicate id {key!r}", line))
             continue
         seen.add(key)
+        if answers is None:
+            expectation = _answerless_expectation(key)
+            if expectation is None:
+                raise _bad("questions", NO_ANSWERS, line)
+            cases.append(_answerless_case(key, question, line, expectation))
+            continue
         if key not in by_id:
             problems.append(Problem("questions.id", f"no possible answer for id {key!r}", line))
             continue
@@ -120,6 +148,46 @@ def _record_id(record: Any, line: int, source: str, problems: list[Problem]) -> 
     return key
 
 
+def _is_multi_turn(key: str, question: Mapping) -> bool:
+    return key.startswith("multi_turn") or "involved_classes" in question
+
+
+def _category(key: str) -> str:
+    return key.rsplit("_", 1)[0]
+
+
+def _answerless_expectation(key: str) -> dict | None:
+    """What BFCL asks of a category without possible answers: no call decoded
+    (irrelevance), or some call (relevance); None for any other category."""
+    category = _category(key)
+    if "irrelevance" in category:
+        return {"type": "no_tool_calls"}
+    if "relevance" in category:
+        return {"type": "tool_call_count", "min": 1}
+    return None
+
+
+def _answerless_case(key: str, question: Mapping, line: int, expectation: dict) -> dict:
+    case = {**_case_base(key, question, line), "expectations": [expectation]}
+    if expectation["type"] == "no_tool_calls":
+        case["extra_calls"] = "forbid"
+    return case
+
+
+def _case_base(key: str, question: Mapping, line: int) -> dict:
+    functions = question.get("function")
+    if not isinstance(functions, list) or not all(isinstance(f, Mapping) for f in functions):
+        raise _bad("questions.function", "must be a list of function docs", line)
+    return {
+        "key": key,
+        "title": key,
+        "prompt": _prompt(question.get("question")),
+        "tags": ["bfcl", _category(key)],
+        "expected_calls": [],
+        "tools": functions,  # kept for reviewers (unknown fields are preserved)
+    }
+
+
 def _case(
     key: str,
     question: Mapping,
@@ -128,10 +196,8 @@ def _case(
     answer_line: int,
     underscore_dots: bool,
 ) -> dict:
-    functions = question.get("function")
-    if not isinstance(functions, list) or not all(isinstance(f, Mapping) for f in functions):
-        raise _bad("questions.function", "must be a list of function docs", line)
-    docs = {f.get("name"): f for f in functions}
+    case = _case_base(key, question, line)
+    docs = {f.get("name"): f for f in case["tools"]}
     ground_truth = answer.get("ground_truth")
     if not isinstance(ground_truth, list):
         raise _bad("answers.ground_truth", "must be a list of calls", answer_line)
@@ -142,15 +208,7 @@ def _case(
     if underscore_dots:
         for call in expected_calls:
             call["name"] = call["name"].replace(".", "_")
-    return {
-        "key": key,
-        "title": key,
-        "prompt": _prompt(question.get("question")),
-        "tags": ["bfcl", key.rsplit("_", 1)[0]],
-        "expected_calls": expected_calls,
-        "extra_calls": "forbid",
-        "tools": functions,  # kept for reviewers (unknown fields are preserved)
-    }
+    return {**case, "expected_calls": expected_calls, "extra_calls": "forbid"}
 
 
 def _expected_call(item: Any, where: str, line: int, docs: Mapping) -> dict:

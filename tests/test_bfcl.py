@@ -44,7 +44,10 @@ def imported_suite(category):
 
 @pytest.fixture(scope="module")
 def suites():
-    return {category: load_suite(imported_suite(category)) for category in CATEGORIES}
+    documents = {category: imported_suite(category) for category in CATEGORIES}
+    questions = enumerate(lines(FIXTURE / "irrelevance.questions.jsonl"), 1)
+    documents["irrelevance"] = suite_from_bfcl(questions, None, name="irrelevance")
+    return {category: load_suite(document) for category, document in documents.items()}
 
 
 # --- the suite ---------------------------------------------------------------------------------

@@ -83,7 +83,8 @@ def suite_import(request):
 
 @login_required
 def suite_import_bfcl(request):
-    """A BFCL category (its question and possible-answer files) as a new suite."""
+    """A BFCL category (its question and possible-answer files; irrelevance and relevance
+    categories have no possible answers) as a new suite."""
     teams = _editor_teams(request.user)
     form = BFCLImportForm(
         request.POST or None, request.FILES or None, teams=teams, initial={"team": _only(teams)}
@@ -91,15 +92,19 @@ def suite_import_bfcl(request):
     problems = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        names = {"questions": data["questions"].name, "answers": data["possible_answers"].name}
+        answers = data["possible_answers"]
+        names = {"questions": data["questions"].name}
+        if answers:
+            names["answers"] = answers.name
         try:
             records = {
-                key: read_records(_read_upload(data[field]).splitlines(keepends=True), key)
-                for key, field in (("questions", "questions"), ("answers", "possible_answers"))
+                key: read_records(_read_upload(upload).splitlines(keepends=True), key)
+                for key, upload in (("questions", data["questions"]), ("answers", answers))
+                if upload
             }
             document = suite_from_bfcl(
                 records["questions"],
-                records["answers"],
+                records.get("answers"),
                 name=data["name"] or names["questions"].split(".")[0],
                 underscore_dots=data["underscore_dots"],
             )

@@ -643,6 +643,31 @@ def test_a_bfcl_file_with_a_bad_line_reports_file_and_line_and_imports_nothing(
     assert counts() == before
 
 
+def test_an_irrelevance_category_imports_without_possible_answers(as_user, editor, team):
+    questions = (BFCL / "irrelevance.questions.jsonl").read_bytes()
+    response = as_user(editor).post(
+        "/suites/import-bfcl/",
+        {"team": team.pk, "questions": upload("BFCL_v4_irrelevance.json", questions)},
+    )
+    assert response.status_code == 302
+    suite = Suite.objects.get(team=team)
+    case = suite.cases.get(key="irrelevance_0")
+    assert not case.expected_calls.exists()
+    assert case.extra_calls == "forbid"
+    assert [e.type for e in case.expectations.all()] == ["no_tool_calls"]
+
+
+def test_a_category_with_possible_answers_is_refused_without_them(as_user, editor, team):
+    questions = (BFCL / "simple_python.questions.jsonl").read_bytes()
+    response = as_user(editor).post(
+        "/suites/import-bfcl/",
+        {"team": team.pk, "questions": upload("simple_python.questions.jsonl", questions)},
+    )
+    assert response.status_code == 200
+    assert "give this category&#x27;s possible-answer file" in text(response)
+    assert not Suite.objects.filter(team=team).exists()
+
+
 def test_a_bfcl_viewer_cannot_import_into_their_team(as_user, viewer, team):
     before = counts()
     response = as_user(viewer).post("/suites/import-bfcl/", {"team": team.pk, **bfcl_files()})

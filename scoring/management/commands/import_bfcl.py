@@ -1,4 +1,6 @@
-"""``manage.py import_bfcl QUESTIONS POSSIBLE_ANSWERS [--out SUITE_FILE]`` (DESIGN.md §4.3)."""
+"""``manage.py import_bfcl QUESTIONS [POSSIBLE_ANSWERS] [--out SUITE_FILE]`` (DESIGN.md §4.3).
+
+POSSIBLE_ANSWERS is left out for the categories that have none (irrelevance, relevance)."""
 
 import sys
 from pathlib import Path
@@ -18,7 +20,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("questions", help="BFCL question file (JSON lines)")
-        parser.add_argument("possible_answers", help="BFCL possible-answer file (JSON lines)")
+        parser.add_argument(
+            "possible_answers",
+            nargs="?",
+            help="BFCL possible-answer file (JSON lines); none for irrelevance and relevance",
+        )
         parser.add_argument("--out", help="suite file to write (default: standard output)")
         parser.add_argument("--name", help="suite name (default: the question file's name)")
         parser.add_argument(
@@ -32,7 +38,7 @@ class Command(BaseCommand):
         try:
             suite = suite_from_bfcl(
                 _records(questions, "questions"),
-                _records(possible_answers, "answers"),
+                _records(possible_answers, "answers") if possible_answers else None,
                 name=name or Path(questions).stem,
                 underscore_dots=underscore_dots,
             )

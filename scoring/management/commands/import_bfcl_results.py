@@ -1,17 +1,21 @@
 """``manage.py import_bfcl_results RESULTS [--out RUN_FILE]`` (DESIGN.md §4.3).
 
 Turns a BFCL model-result file into a canonical run file: one run per id, its calls in one
-batch. Bad lines are listed on stderr by line and field (exit status 2); the valid ones are
-still written.
+batch (a prompting model's string of Python calls decoded as BFCL decodes it). Bad lines are
+listed on stderr by line and field (exit status 2); the valid ones are still written. A
+multi-turn result file is refused once, as a whole. ``--out`` is written to a temporary file
+renamed into place at the end, so a failed import never leaves it empty or half-written.
 """
 
+import os
 import sys
+from pathlib import Path
 
-import orjson
 from django.core.management.base import BaseCommand
 
 from scoring.importers import bfcl
 from scoring.matcher import InvalidInput
+from scoring.matcher.jsonvalue import dump_json
 from scoring.runfile import json_lines
 
 EXIT_INVALID = 2
@@ -28,30 +32,50 @@ class Command(BaseCommand):
     def handle(self, results, out, **options):
         try:
             source = open(results, "rb")  # noqa: SIM115 - closed by the with below
-            target = open(out, "wb") if out else sys.stdout.buffer  # noqa: SIM115
         except OSError as exc:
             self.stderr.write(f"{exc.filename}: cannot open: {exc.strerror}")
             raise SystemExit(EXIT_INVALID) from None
-        invalid = written = 0
-        with source:
-            for line, value in json_lines(source):
-                try:
-                    if isinstance(value, InvalidInput):
-                        raise value
-                    run = bfcl.convert(value) if isinstance(value, dict) else _not_object()
-                except InvalidInput as exc:
-                    invalid += 1
-                    for problem in exc.at_line(line).problems:
-                        field = f"{problem.path}: " if problem.path else ""
-                        self.stderr.write(f"{results}:{line}: {field}{problem.message}")
-                    continue
-                target.write(orjson.dumps(run) + b"\n")
-                written += 1
-        if out:
-            target.close()
+        if not out:
+            with source:
+                _, invalid = self._convert(results, source, sys.stdout.buffer)
+        else:
+            temporary = Path(out).with_name(f".{Path(out).name}.partial")
+            try:
+                target = open(temporary, "wb")  # noqa: SIM115 - closed by the with below
+            except OSError as exc:
+                source.close()
+                self.stderr.write(f"{exc.filename}: cannot write: {exc.strerror}")
+                raise SystemExit(EXIT_INVALID) from None
+            try:
+                with source, target:
+                    written, invalid = self._convert(results, source, target)
+                os.replace(temporary, out)
+            finally:
+                temporary.unlink(missing_ok=True)
             self.stderr.write(f"{out}: {written} runs")
         if invalid:
             raise SystemExit(EXIT_INVALID)
+
+    def _convert(self, results: str, source, target) -> tuple[int, int]:
+        """(runs written, invalid lines); refuses a multi-turn file at its first such line."""
+        invalid = written = 0
+        for line, value in json_lines(source):
+            if isinstance(value, dict) and bfcl.is_multi_turn(value):
+                self.stderr.write(f"{results}:{line}: result: {bfcl.MULTI_TURN_REFUSAL}")
+                raise SystemExit(EXIT_INVALID)
+            try:
+                if isinstance(value, InvalidInput):
+                    raise value
+                run = bfcl.convert(value) if isinstance(value, dict) else _not_object()
+            except InvalidInput as exc:
+                invalid += 1
+                for problem in exc.at_line(line).problems:
+                    field = f"{problem.path}: " if problem.path else ""
+                    self.stderr.write(f"{results}:{line}: {field}{problem.message}")
+                continue
+            target.write(dump_json(run) + b"\n")
+            written += 1
+        return written, invalid
 
 
 def _not_object():
