@@ -179,6 +179,7 @@ def failures(request, pk):
         "suite": submission.suite,
         "page": page,
         "groups": cause_groups(submission, filters, page.object_list),
+        "failing_runs": filters.matching(submission).exclude(verdict=Verdict.PASS).count(),
         "filters": filters,
         "tags": version_tags(submission),
         "review_statuses": ReviewStatus.choices,

@@ -543,8 +543,8 @@ def test_table_pages_run_a_bounded_number_of_queries(
         (url(submission), {"verdict": "fail", "review": "untriaged"}, TABLE, 10),
         (url(submission), {"predicate": label}, {}, 15),
         # Groups by cause: the page's count, the groups, their arguments, first submissions
-        # and exact predicates, one query each whatever the number of groups.
-        (url(submission, "failures/"), {}, {}, 13),
+        # and exact predicates, and the failing runs, one query each whatever the number of groups.
+        (url(submission, "failures/"), {}, {}, 14),
     ]
     for path, query, headers, most in pages:
         with django_assert_max_num_queries(most):
