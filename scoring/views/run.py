@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -18,7 +17,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from cases import services
 from cases.models import Case
-from cases.permissions import can_edit_suite
+from cases.permissions import can_edit_suite, reviewers
 from scoring import reviews, submissions
 from scoring.forms import PromoteForm, ReviewForm
 from scoring.matcher import InvalidInput
@@ -84,7 +83,7 @@ def nearby_trials(run: Run) -> NearbyTrials:
 
 def review_context(run: Run, *, can_edit: bool, form: ReviewForm | None = None) -> dict:
     """What the review panel shows: the decision, the thread and, for editors, the controls."""
-    members = team_members(run)
+    members = reviewers(run.submission.suite)
     return {
         "review": reviews.review_of(run),
         "history": reviews.history(run),
@@ -94,12 +93,6 @@ def review_context(run: Run, *, can_edit: bool, form: ReviewForm | None = None) 
     }
 
 
-def team_members(run: Run):
-    """Whom a run of this suite may be assigned to: the members of the suite's team."""
-    team_id = run.submission.suite.team_id
-    return get_user_model().objects.filter(memberships__team_id=team_id).order_by("username")
-
-
 @login_required
 @require_POST
 @vary_on_headers("HX-Request")
@@ -107,7 +100,7 @@ def review(request, pk, run_id):
     """Change the run's review: its status, its assignee, or a comment. Answers the review
     panel (htmx), or the next failure when the reviewer asked to move on after deciding."""
     run = run_for(request.user, pk, run_id, edit=True)
-    form = ReviewForm(request.POST, members=team_members(run))
+    form = ReviewForm(request.POST, members=reviewers(run.submission.suite))
     status = 200
     if form.is_valid():
         data, runs = form.cleaned_data, Run.objects.filter(pk=run.pk)
