@@ -25,7 +25,6 @@ from scoring.matcher.jsonvalue import pretty_json
 from scoring.matcher.matchers import EQUAL, PatternCompiler
 from scoring.matcher.options import DEFAULT
 from scoring.matcher.regex import pattern_problem
-from scoring.matcher.suite import SCHEMA
 
 from .. import services
 from ..editor_forms import (
@@ -203,11 +202,8 @@ def case_try(request, pk):
     if not editor.valid:
         context["problems"] = [Problem("", "fix the fields marked in the editor first")]
         return render(request, "cases/_try_result.html", context)
-    suite_document = {"schema": SCHEMA, "name": suite.name, "cases": [document]}
-    if suite.match is not None:
-        suite_document["match"] = suite.match
     try:
-        case = load_suite(suite_document).cases[0]
+        case = load_suite(services.one_case_suite(suite, document)).cases[0]
         run = load_run(_pasted_run(request.POST.get("run", ""), case.key))
     except InvalidInput as exc:
         context["problems"] = exc.problems

@@ -13,7 +13,6 @@ from django.views.decorators.http import require_POST
 from scoring.bfcl import read_records, suite_from_bfcl
 from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document
 from scoring.matcher.jsonvalue import pretty_json
-from scoring.matcher.suite import SCHEMA
 from scoring.trends import suite_trend
 
 from .. import services
@@ -41,16 +40,15 @@ def suite_new(request):
     form = NewSuiteForm(request.POST or None, teams=teams, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        document = {"schema": SCHEMA, "name": data["name"], "cases": []}
-        if data["description"]:
-            document["description"] = data["description"]
-        if data["tags"]:
-            document["tags"] = data["tags"]
-        if (match := match_from(data)) is not None:
-            document["match"] = match
-        suite = services.create_suite(data["team"], document, request.user, message="Created")
-        suite.visibility = data["visibility"]
-        suite.save(update_fields=["visibility"])
+        suite = services.new_suite(
+            data["team"],
+            request.user,
+            name=data["name"],
+            description=data["description"],
+            tags=data["tags"],
+            match=match_from(data),
+            visibility=data["visibility"],
+        )
         return redirect(suite)
     return render(request, "cases/suite_new.html", {"form": form, "teams": teams})
 

@@ -146,33 +146,30 @@ def promote(request, pk, run_id):
     context = {"run": run, "submission": run.submission, "call": call, "at": at, "case": case}
     if case is None:
         return render(request, _promote_template(request), context, status=409)
-    document = services.case_document(case)
+    expected_calls = services.case_document(case)["expected_calls"]
     if request.method != "POST":
         initial = {
             "name": call["name"],
             "required_args": pretty_json(call.get("arguments") or {}).decode().rstrip("\n"),
-            "replace": _same_named(document["expected_calls"], call["name"]),
+            "replace": services.likely_corrected(expected_calls, call["name"]),
             "revision": case.revision,
         }
-        form = PromoteForm(initial=initial, expected_calls=document["expected_calls"])
+        form = PromoteForm(initial=initial, expected_calls=expected_calls)
         return render(request, _promote_template(request), context | {"form": form})
-    form = PromoteForm(request.POST, expected_calls=document["expected_calls"])
+    form = PromoteForm(request.POST, expected_calls=expected_calls)
     context["form"] = form
     if not form.is_valid():
         return render(request, _promote_template(request), context, status=422)
     data = form.cleaned_data
-    document["expected_calls"] = _with_call(
-        document["expected_calls"], data["replace"], data["name"], data["required_args"]
-    )
-    verb = "Replaced expected call" if data["replace"] is not None else "Added expected call"
     try:
-        saved = services.save_case(
-            run.submission.suite,
-            document,
+        saved = services.put_expected_call(
+            case,
             request.user,
-            case=case,
+            name=data["name"],
+            required_args=data["required_args"],
+            replace=data["replace"],
             revision=data["revision"],
-            message=f"{verb} {data['name']} of case {case.key} from run {run.pk}",
+            source=f"run {run.pk}",
         )
     except services.StaleEdit as exc:
         context["stale"] = exc.case
@@ -198,21 +195,6 @@ def _recorded_call(run: Run, at: str) -> dict:
     if not isinstance(call, dict) or not isinstance(call.get("name"), str):
         raise Http404("No such recorded call.")
     return call
-
-
-def _same_named(expected_calls: list[dict], name: str) -> int | None:
-    """The expected call a recorded call most likely corrects: the first of the same name."""
-    return next((i for i, call in enumerate(expected_calls) if call.get("name") == name), None)
-
-
-def _with_call(expected_calls: list[dict], replace: int | None, name: str, args: dict) -> list:
-    """The expected calls with the new one added, or put in place of ``replace`` (keeping
-    that call's order and dependency flags)."""
-    if replace is None:
-        return [*expected_calls, {"name": name, "required_args": args}]
-    calls = list(expected_calls)
-    calls[replace] = {**calls[replace], "name": name, "required_args": args}
-    return calls
 
 
 @login_required
