@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.http import Http404
 from django.utils.text import slugify
 
 from scoring.matcher import InvalidInput, Problem, load_suite
@@ -275,6 +276,22 @@ def _too_long(value: Any, path: str, limit: int) -> list[Problem]:
     if isinstance(value, str) and len(value) > limit:
         return [Problem(path, f"at most {limit} characters (this is {len(value)})")]
     return []
+
+
+def pick_version(suite: Suite, number: str | None, tag: str | None) -> SuiteVersion:
+    """The version ``number``, else the newest tagged ``tag``, else the newest: ``Http404``
+    if there is none (pages and the API look versions up alike)."""
+    versions = suite.versions.order_by("-number")
+    if number:
+        if not number.isdigit():
+            raise Http404("A version is a whole number.")
+        versions = versions.filter(number=int(number))
+    elif tag:
+        versions = versions.filter(tag=tag)
+    version = versions.first()
+    if version is None:
+        raise Http404("No such version.")
+    return version
 
 
 # --- changes -------------------------------------------------------------------------------

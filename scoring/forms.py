@@ -3,6 +3,7 @@
 from django import forms
 from django.utils.text import Truncator
 
+from cases.models import Team
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import InvalidInput, parse_json
 from scoring.matcher.jsonvalue import render
@@ -21,6 +22,23 @@ class UploadForm(forms.Form):
         choices=[("", "detect from each line")] + [(name, name) for name in FORMAT_NAMES],
         required=False,
     )
+
+
+class BFCLImportForm(forms.Form):
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+    name = forms.CharField(
+        max_length=200, required=False, help_text="Default: the question file's name."
+    )
+    questions = forms.FileField(label="Question file (BFCL_v4_….json)")
+    possible_answers = forms.FileField(label="Possible-answer file")
+    underscore_dots = forms.BooleanField(
+        required=False,
+        label="Function names with . written as _ (for models whose API refuses dots)",
+    )
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
 
 
 class RescoreForm(forms.Form):

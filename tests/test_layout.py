@@ -1,0 +1,65 @@
+"""The layout rules, read from the source (every module parsed, none imported):
+
+- ``scoring`` builds on ``cases``, never the reverse: ``cases`` imports nothing of ``scoring``
+  but the two Django-free libraries, ``scoring.matcher`` and ``scoring.importers``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# What cases may use of scoring: libraries with no Django in them (validating suites, trying
+# a run in the editor).
+CASES_MAY_IMPORT = ("scoring.matcher", "scoring.importers")
+
+
+def modules(*folders: str, skip: tuple[str, ...] = ()) -> list[Path]:
+    found = [
+        path
+        for folder in folders
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if "migrations" not in path.parts
+    ]
+    return [p for p in found if not any(p.is_relative_to(ROOT / s) for s in skip)]
+
+
+def imports(path: Path) -> Iterator[tuple[int, str, str | None]]:
+    """Each import of the module as (line, module imported from, name or None): ``import
+    a.b`` is ("a.b", None), ``from a import b`` is ("a", "b"), relative ones made absolute."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    if path.name == "__init__.py":
+        package = ".".join(path.relative_to(ROOT).parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, None
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, module] if module else base)
+            for alias in node.names:
+                yield node.lineno, module, alias.name
+
+
+def where(path: Path, line: int) -> str:
+    return f"{path.relative_to(ROOT)}:{line}"
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_cases_imports_nothing_of_scoring_but_its_django_free_libraries():
+    wrong = []
+    for path in modules("cases"):
+        for line, module, name in imports(path):
+            target = f"{module}.{name}" if module == "scoring" and name else module
+            if within(target, "scoring") and not any(
+                within(target, allowed) for allowed in CASES_MAY_IMPORT
+            ):
+                wrong.append(f"{where(path, line)}: {target}")
+    assert wrong == []
