@@ -16,8 +16,7 @@ from django.db.models import Max
 from django.http import Http404
 from django.utils.text import slugify
 
-from scoring.matcher import InvalidInput, Problem, load_suite
-from scoring.matcher.suite import SCHEMA
+from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, load_suite
 
 from .models import (
     Case,
@@ -157,7 +156,7 @@ def _call_document(call: ExpectedCall) -> dict:
 
 def suite_document(suite: Suite) -> dict:
     """The suite file (§3.1) of the suite's current rows."""
-    data: dict[str, Any] = {"schema": SCHEMA, "name": suite.name}
+    data: dict[str, Any] = {"schema": SUITE_SCHEMA, "name": suite.name}
     if suite.description:
         data["description"] = suite.description
     if suite.tags:
@@ -363,7 +362,7 @@ def new_suite(
     visibility: str = Visibility.TEAM,
 ) -> Suite:
     """A new empty suite (no cases yet) with these settings, as its version 1."""
-    document: dict[str, Any] = {"schema": SCHEMA, "name": name, "cases": []}
+    document: dict[str, Any] = {"schema": SUITE_SCHEMA, "name": name, "cases": []}
     if description:
         document["description"] = description
     if tags:
@@ -481,7 +480,7 @@ def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list
 def one_case_suite(suite: Suite, case: Mapping) -> dict:
     """A suite file holding only ``case``, under the suite's name and ``match``: how a case
     is checked, or scored, on its own (its paths are ``cases[0]...``)."""
-    document = {"schema": SCHEMA, "name": suite.name, "cases": [case]}
+    document = {"schema": SUITE_SCHEMA, "name": suite.name, "cases": [case]}
     if suite.match is not None:
         document["match"] = suite.match
     return document

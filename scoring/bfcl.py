@@ -29,12 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scoring.matcher import InvalidInput, Problem
-from scoring.matcher.errors import field_path
-from scoring.matcher.matchers import is_matcher
+from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, field_path, is_matcher
 from scoring.runfile import json_lines
 
-SUITE_SCHEMA = "casebook.suite/1"
 ALL_IGNORED = ["case", "space", "punctuation"]
 _STRING_TYPES = ("string", "any")
 

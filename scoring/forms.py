@@ -5,8 +5,7 @@ from django.utils.text import Truncator
 
 from cases.models import Team
 from scoring.importers import FORMAT_NAMES
-from scoring.matcher import InvalidInput, parse_json
-from scoring.matcher.jsonvalue import render
+from scoring.matcher import InvalidInput, parse_json, render_value
 from scoring.models import ReviewStatus
 
 
@@ -147,4 +146,5 @@ class PromoteForm(forms.Form):
 def describe_call(call: dict) -> str:
     """An expected call of a suite file in one line: ``get_weather(city="Paris")``."""
     arguments = call.get("required_args") or {}
-    return f"{call.get('name', '')}({', '.join(f'{k}={render(v)}' for k, v in arguments.items())})"
+    shown = ", ".join(f"{name}={render_value(value)}" for name, value in arguments.items())
+    return f"{call.get('name', '')}({shown})"

@@ -19,12 +19,17 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from scoring.importers import to_canonical
-from scoring.matcher import InvalidInput, Problem, load_run, load_suite, parse_json, score
-from scoring.matcher.errors import Problems
-from scoring.matcher.jsonvalue import pretty_json
-from scoring.matcher.matchers import EQUAL, PatternCompiler
-from scoring.matcher.options import DEFAULT
-from scoring.matcher.regex import pattern_problem
+from scoring.matcher import (
+    InvalidInput,
+    Problem,
+    argument_problems,
+    load_run,
+    load_suite,
+    parse_json,
+    pattern_problem,
+    pretty_json,
+    score,
+)
 
 from .. import services
 from ..editor_forms import (
@@ -250,8 +255,4 @@ def _args_problem(text: str) -> str:
         return exc.problems[0].message
     if not isinstance(value, dict):
         return 'must be a JSON object: {"name": value, …}'
-    problems = Problems()
-    compiler = PatternCompiler(DEFAULT, problems)
-    for name, item in value.items():
-        compiler.argument(item, name, EQUAL)
-    return "; ".join(str(problem) for problem in problems.items)
+    return "; ".join(str(problem) for problem in argument_problems(value))

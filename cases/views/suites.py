@@ -13,8 +13,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document
-from scoring.matcher.jsonvalue import pretty_json
+from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document, pretty_json
 
 from .. import services
 from ..forms import CopyForm, ImportForm, NewSuiteForm, SuiteForm, match_from

@@ -9,8 +9,7 @@ as its final text. Token counts and latency go to ``meta``.
 from collections.abc import Mapping
 from typing import Any
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import json_type
+from scoring.matcher import InvalidInput, json_type
 
 from .common import arguments_fields
 

@@ -20,8 +20,7 @@ from cases.models import Case
 from cases.permissions import can_edit_suite, reviewers
 from scoring import reviews, submissions
 from scoring.forms import PromoteForm, ReviewForm
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import pretty_json
+from scoring.matcher import InvalidInput, pretty_json
 from scoring.models import Result, Run
 from scoring.timeline import timeline_of
 from scoring.triage import triage_links
