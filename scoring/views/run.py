@@ -4,8 +4,6 @@ the runs table's filter; and turning a recorded call into an expectation of the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -23,7 +21,7 @@ from scoring.forms import PromoteForm, ReviewForm
 from scoring.matcher import InvalidInput, pretty_json
 from scoring.models import Result, Run
 from scoring.timeline import timeline_of
-from scoring.triage import triage_links
+from scoring.triage import nearby_trials, triage_links
 
 from .access import run_for
 
@@ -49,35 +47,6 @@ def detail(request, pk, run_id):
         "trials": nearby_trials(run),
     } | review_context(run, can_edit=can_edit)
     return render(request, "scoring/run.html", context)
-
-
-TRIALS_AROUND = 100  # the case's trials linked on each side of the run's own
-
-
-@dataclass(frozen=True)
-class NearbyTrials:
-    """The case's trials around this run's: a case may have thousands, and the page links
-    the closest, saying when there are more."""
-
-    runs: list[dict]  # pk, trial, result__verdict
-    more_before: bool
-    more_after: bool
-
-
-def nearby_trials(run: Run) -> NearbyTrials:
-    trials = Run.objects.filter(submission_id=run.submission_id, case_key=run.case_key)
-    fields = ("pk", "trial", "result__verdict")
-    before = list(
-        trials.filter(trial__lt=run.trial).order_by("-trial").values(*fields)[: TRIALS_AROUND + 1]
-    )
-    after = list(
-        trials.filter(trial__gte=run.trial).order_by("trial").values(*fields)[: TRIALS_AROUND + 2]
-    )
-    return NearbyTrials(
-        [*reversed(before[:TRIALS_AROUND]), *after[: TRIALS_AROUND + 1]],
-        more_before=len(before) > TRIALS_AROUND,
-        more_after=len(after) > TRIALS_AROUND + 1,
-    )
 
 
 def review_context(run: Run, *, can_edit: bool, form: ReviewForm | None = None) -> dict:
