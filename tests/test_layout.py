@@ -38,9 +38,7 @@ def modules(*folders: str, skip: tuple[str, ...] = ()) -> list[Path]:
 def imports(path: Path) -> Iterator[tuple[int, str, str | None]]:
     """Each import of the module as (line, module imported from, name or None): ``import
     a.b`` is ("a.b", None), ``from a import b`` is ("a", "b"), relative ones made absolute."""
-    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
-    if path.name == "__init__.py":
-        package = ".".join(path.relative_to(ROOT).parts[:-1])
+    package = path.relative_to(ROOT).parts[:-1]  # what a relative import starts from
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -48,7 +46,7 @@ def imports(path: Path) -> Iterator[tuple[int, str, str | None]]:
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
             if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = package[: len(package) - node.level + 1]
                 module = ".".join([*base, module] if module else base)
             for alias in node.names:
                 yield node.lineno, module, alias.name

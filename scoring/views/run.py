@@ -89,7 +89,11 @@ def review(request, pk, run_id):
         status = 422
     if not request.htmx:
         if status == 422:
-            messages.error(request, "Nothing was changed: choose a status or a member of the team.")
+            messages.error(
+                request,
+                "Nothing was changed: choose a status, or an assignee among the team's editors "
+                "and admins.",
+            )
         return redirect(_run_url(run, request.GET.urlencode()))
     context = {"run": run, "submission": run.submission, "query": request.GET.urlencode()}
     context |= review_context(run, can_edit=True, form=form)
