@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from scoring.matcher import InvalidInput, load_suite
-from scoring.matcher.suite import EXTRA_CALLS_LABEL
+from scoring.matcher import EXTRA_CALLS_LABEL, InvalidInput, load_suite
 
 CASE_TEXT_FIELDS = ("title", "prompt", "tags", "match", "extra_calls")
 SUITE_TEXT_FIELDS = ("name", "description", "tags", "match")

@@ -16,8 +16,7 @@ from typing import Any
 import orjson
 from django import forms
 
-from scoring.matcher import InvalidInput, Problem, parse_json
-from scoring.matcher.expectations import EXPECTATION_TYPES
+from scoring.matcher import EXPECTATION_TYPES, InvalidInput, Problem, parse_json
 
 from .forms import MatchFormMixin, match_from, split_tags
 from .services import CALL_FIELDS, CASE_FIELDS

@@ -8,8 +8,7 @@ read back exactly as written. This field stores the JSON text itself.
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from scoring.matcher import InvalidInput, parse_json
-from scoring.matcher.jsonvalue import dump_json
+from scoring.matcher import InvalidInput, dump_json, parse_json
 
 
 class JSONTextField(models.TextField):

@@ -109,27 +109,6 @@ class ImportForm(forms.Form):
             self.fields["team"].queryset = teams
 
 
-class BFCLImportForm(forms.Form):
-    team = forms.ModelChoiceField(queryset=Team.objects.none())
-    name = forms.CharField(
-        max_length=200, required=False, help_text="Default: the question file's name."
-    )
-    questions = forms.FileField(label="Question file (BFCL_v4_….json)")
-    possible_answers = forms.FileField(
-        label="Possible-answer file",
-        required=False,
-        help_text="Leave empty for irrelevance and relevance categories, which have none.",
-    )
-    underscore_dots = forms.BooleanField(
-        required=False,
-        label="Function names with . written as _ (for models whose API refuses dots)",
-    )
-
-    def __init__(self, *args, teams, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = teams
-
-
 class CopyForm(forms.Form):
     team = forms.ModelChoiceField(queryset=Team.objects.none(), label="Copy to team")
 

@@ -3,6 +3,8 @@
 - A suite is seen by its team's members, and by every signed-in user when its
   visibility is ``everyone``; it is changed by the team's editors and admins.
 - A team is seen by its members; its members are managed by its admins.
+- A suite's runs are reviewed by those who may change the suite, so only they are offered,
+  and accepted, as the assignee of a run or a review queue (``reviewers``).
 - Something a user may not see is answered with 404, never its content; something they
   may see but not change, with 403.
 """
@@ -13,7 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from .models import Membership, Role, Suite, Team
+from .models import Membership, Role, Suite, Team, User
 
 _RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.ADMIN: 3}
 
@@ -51,6 +53,14 @@ def can_edit_suite(user, suite: Suite) -> bool:
     return has_role(user, suite.team_id, Role.EDITOR)
 
 
+def reviewers(suite: Suite) -> QuerySet[User]:
+    """Who may be assigned the suite's runs to review: the users who may change the suite
+    (``can_edit_suite``), its team's editors and admins, by username."""
+    return User.objects.filter(
+        memberships__team_id=suite.team_id, memberships__role__in=_roles(at_least=Role.EDITOR)
+    ).order_by("username")
+
+
 def can_manage_team(user, team: Team) -> bool:
     return has_role(user, team, Role.ADMIN)
 
@@ -59,8 +69,13 @@ def teams_of(user, *, at_least: str = Role.VIEWER) -> QuerySet[Team]:
     """The teams where the user holds at least that role."""
     if not user.is_authenticated:
         return Team.objects.none()
-    roles = [role for role, rank in _RANK.items() if rank >= _RANK[at_least]]
-    return Team.objects.filter(memberships__user=user, memberships__role__in=roles).distinct()
+    return Team.objects.filter(
+        memberships__user=user, memberships__role__in=_roles(at_least=at_least)
+    ).distinct()
+
+
+def _roles(*, at_least: str) -> list[str]:
+    return [role for role, rank in _RANK.items() if rank >= _RANK[at_least]]
 
 
 def suite_for(user, pk, *, edit: bool = False) -> Suite:

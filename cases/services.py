@@ -13,12 +13,22 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.http import Http404
 from django.utils.text import slugify
 
-from scoring.matcher import InvalidInput, Problem, load_suite
-from scoring.matcher.suite import SCHEMA
+from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, load_suite
 
-from .models import Case, Expectation, ExpectedCall, Membership, Role, Suite, SuiteVersion, Team
+from .models import (
+    Case,
+    Expectation,
+    ExpectedCall,
+    Membership,
+    Role,
+    Suite,
+    SuiteVersion,
+    Team,
+    Visibility,
+)
 
 SUITE_FIELDS = ("schema", "name", "description", "match", "cases", "tags")
 CASE_FIELDS = (
@@ -146,7 +156,7 @@ def _call_document(call: ExpectedCall) -> dict:
 
 def suite_document(suite: Suite) -> dict:
     """The suite file (§3.1) of the suite's current rows."""
-    data: dict[str, Any] = {"schema": SCHEMA, "name": suite.name}
+    data: dict[str, Any] = {"schema": SUITE_SCHEMA, "name": suite.name}
     if suite.description:
         data["description"] = suite.description
     if suite.tags:
@@ -267,6 +277,22 @@ def _too_long(value: Any, path: str, limit: int) -> list[Problem]:
     return []
 
 
+def pick_version(suite: Suite, number: str | None, tag: str | None) -> SuiteVersion:
+    """The version ``number``, else the newest tagged ``tag``, else the newest: ``Http404``
+    if there is none (pages and the API look versions up alike)."""
+    versions = suite.versions.order_by("-number")
+    if number:
+        if not number.isdigit():
+            raise Http404("A version is a whole number.")
+        versions = versions.filter(number=int(number))
+    elif tag:
+        versions = versions.filter(tag=tag)
+    version = versions.first()
+    if version is None:
+        raise Http404("No such version.")
+    return version
+
+
 # --- changes -------------------------------------------------------------------------------
 
 
@@ -296,7 +322,14 @@ def _unique_slug(team: Team, name: str, exclude: int | None = None) -> str:
 
 
 @transaction.atomic
-def create_suite(team: Team, document: Mapping, user, message: str = "Imported") -> Suite:
+def create_suite(
+    team: Team,
+    document: Mapping,
+    user,
+    message: str = "Imported",
+    *,
+    visibility: str = Visibility.TEAM,
+) -> Suite:
     """A new suite in ``team`` from a suite file, as its version 1."""
     validate_suite(document)
     suite = _created_with_unique_slug(
@@ -307,6 +340,7 @@ def create_suite(team: Team, document: Mapping, user, message: str = "Imported")
             description=document.get("description") or "",
             tags=list(document.get("tags") or []),
             match=document.get("match"),
+            visibility=visibility,
             extra=_unknown(document, SUITE_FIELDS),
         ),
         lambda: _unique_slug(team, document["name"]),
@@ -315,6 +349,27 @@ def create_suite(team: Team, document: Mapping, user, message: str = "Imported")
         _create_case(suite, data, position)
     record_version(suite, user, message)
     return suite
+
+
+def new_suite(
+    team: Team,
+    user,
+    *,
+    name: str,
+    description: str = "",
+    tags: list[str] | None = None,
+    match: Any = None,
+    visibility: str = Visibility.TEAM,
+) -> Suite:
+    """A new empty suite (no cases yet) with these settings, as its version 1."""
+    document: dict[str, Any] = {"schema": SUITE_SCHEMA, "name": name, "cases": []}
+    if description:
+        document["description"] = description
+    if tags:
+        document["tags"] = list(tags)
+    if match is not None:
+        document["match"] = match
+    return create_suite(team, document, user, message="Created", visibility=visibility)
 
 
 @transaction.atomic
@@ -414,15 +469,21 @@ def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list
     others = suite.cases.exclude(pk=case.pk) if case else suite.cases.all()
     if isinstance(key, str) and key and others.filter(key=key).exists():
         problems.append(Problem("key", f"another case of this suite has the key {key!r}"))
-    document = {"schema": SCHEMA, "name": suite.name, "cases": [data]}
-    if suite.match is not None:
-        document["match"] = suite.match
     try:
-        load_suite(document)
+        load_suite(one_case_suite(suite, data))
     except InvalidInput as exc:
         problems.extend(_relative_to_case(exc.problems))
     problems.extend(length_problems(data))
     return problems
+
+
+def one_case_suite(suite: Suite, case: Mapping) -> dict:
+    """A suite file holding only ``case``, under the suite's name and ``match``: how a case
+    is checked, or scored, on its own (its paths are ``cases[0]...``)."""
+    document = {"schema": SUITE_SCHEMA, "name": suite.name, "cases": [case]}
+    if suite.match is not None:
+        document["match"] = suite.match
+    return document
 
 
 def _relative_to_case(problems) -> list[Problem]:
@@ -436,6 +497,55 @@ def _relative_to_case(problems) -> list[Problem]:
             path = path[len(prefix) + 1 :]
         found.append(Problem(path, problem.message))
     return found
+
+
+def likely_corrected(expected_calls: list[Mapping], name: str) -> int | None:
+    """Which of a case's expected calls a recorded call of tool ``name`` most likely
+    corrects: the first of the same name (None: none has it)."""
+    return next((i for i, call in enumerate(expected_calls) if call.get("name") == name), None)
+
+
+@transaction.atomic
+def put_expected_call(
+    case: Case,
+    user,
+    *,
+    name: str,
+    required_args: dict,
+    replace: int | None = None,
+    revision: int | None = None,
+    source: str = "",
+) -> SavedCase:
+    """Add an expected call to the case, or put it in place of expected call ``replace``
+    (keeping that call's order and dependency flags), as a new version whose message says
+    what changed and, with ``source``, where the call came from ("run 12").
+
+    ``StaleEdit`` if the case is no longer at ``revision``; ``InvalidInput`` if the case
+    would break a rule of §3.1 (or ``replace`` names no expected call)."""
+    suite = _locked(case.suite)
+    case = Case.objects.select_for_update().get(pk=case.pk, suite=suite)
+    if revision is not None and case.revision != revision:
+        raise StaleEdit(case)
+    document = case_document(case)
+    calls = list(document["expected_calls"])
+    if replace is None:
+        calls.append({"name": name, "required_args": required_args})
+        verb = "Added"
+    elif 0 <= replace < len(calls):
+        calls[replace] = {**calls[replace], "name": name, "required_args": required_args}
+        verb = "Replaced"
+    else:
+        raise InvalidInput([Problem("replace", f"the case has no expected call #{replace}")])
+    document["expected_calls"] = calls
+    message = f"{verb} expected call {name} of case {case.key}"
+    return save_case(
+        suite,
+        document,
+        user,
+        case=case,
+        revision=case.revision,
+        message=f"{message} from {source}" if source else message,
+    )
 
 
 @transaction.atomic

@@ -1,9 +1,11 @@
 from django.urls import path
 
-from .views import account, editor, library, suites, teams, versions
+from .views import account, editor, suites, teams, versions
+
+# The library (home), the suite page and the BFCL import are served by scoring: they show
+# or need its parts.
 
 urlpatterns = [
-    path("", library.library, name="home"),
     path("settings/", account.account, name="account"),
     path("teams/", teams.team_list, name="teams"),
     path("teams/<slug:slug>/", teams.team_detail, name="team"),
@@ -11,8 +13,6 @@ urlpatterns = [
     path("teams/<slug:slug>/members/<int:membership_id>/", teams.member_change, name="team_member"),
     path("suites/new/", suites.suite_new, name="suite_new"),
     path("suites/import/", suites.suite_import, name="suite_import"),
-    path("suites/import-bfcl/", suites.suite_import_bfcl, name="suite_import_bfcl"),
-    path("suites/<int:pk>/", suites.suite_detail, name="suite"),
     path("suites/<int:pk>/settings/", suites.suite_settings, name="suite_settings"),
     path("suites/<int:pk>/import/", suites.suite_replace, name="suite_replace"),
     path("suites/<int:pk>/export/", suites.suite_export, name="suite_export"),

@@ -18,7 +18,7 @@ urlpatterns = [
     path("accounts/login/", LoginView.as_view(authentication_form=SignInForm), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
-    path("api/", include("cases.api.urls")),
+    path("api/", include("evalsite.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp.api_docs, name="swagger-ui"),
 ]

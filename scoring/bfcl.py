@@ -37,12 +37,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scoring.matcher import InvalidInput, Problem
-from scoring.matcher.errors import field_path
-from scoring.matcher.matchers import is_matcher
+from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, field_path, is_matcher
 from scoring.runfile import json_lines
 
-SUITE_SCHEMA = "casebook.suite/1"
 MULTI_TURN_REFUSAL = (
     "a multi_turn category: BFCL scores these by running the calls against its simulated APIs "
     "and comparing their state, which expected calls cannot reproduce; Casebook does not "

@@ -3,9 +3,9 @@
 from django import forms
 from django.utils.text import Truncator
 
+from cases.models import Team
 from scoring.importers import FORMAT_NAMES
-from scoring.matcher import InvalidInput, parse_json
-from scoring.matcher.jsonvalue import render
+from scoring.matcher import InvalidInput, parse_json, render_value
 from scoring.models import ReviewStatus
 
 
@@ -21,6 +21,27 @@ class UploadForm(forms.Form):
         choices=[("", "detect from each line")] + [(name, name) for name in FORMAT_NAMES],
         required=False,
     )
+
+
+class BFCLImportForm(forms.Form):
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+    name = forms.CharField(
+        max_length=200, required=False, help_text="Default: the question file's name."
+    )
+    questions = forms.FileField(label="Question file (BFCL_v4_….json)")
+    possible_answers = forms.FileField(
+        label="Possible-answer file",
+        required=False,
+        help_text="Leave empty for irrelevance and relevance categories, which have none.",
+    )
+    underscore_dots = forms.BooleanField(
+        required=False,
+        label="Function names with . written as _ (for models whose API refuses dots)",
+    )
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
 
 
 class RescoreForm(forms.Form):
@@ -129,4 +150,5 @@ class PromoteForm(forms.Form):
 def describe_call(call: dict) -> str:
     """An expected call of a suite file in one line: ``get_weather(city="Paris")``."""
     arguments = call.get("required_args") or {}
-    return f"{call.get('name', '')}({', '.join(f'{k}={render(v)}' for k, v in arguments.items())})"
+    shown = ", ".join(f"{name}={render_value(value)}" for name, value in arguments.items())
+    return f"{call.get('name', '')}({shown})"

@@ -20,9 +20,16 @@ from typing import Any
 
 from scoring.importers import detect_format, inspect_ai, to_canonical
 from scoring.importers.common import object_at
-from scoring.matcher import InvalidInput, Problem, Run, TrialNumbering, load_run, parse_json
-from scoring.matcher.errors import field_path
-from scoring.matcher.jsonvalue import nested_deeper_than
+from scoring.matcher import (
+    InvalidInput,
+    Problem,
+    Run,
+    TrialNumbering,
+    field_path,
+    load_run,
+    nested_deeper_than,
+    parse_json,
+)
 
 _BOM = b"\xef\xbb\xbf"
 _ZIP = b"PK\x03\x04"

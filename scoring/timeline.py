@@ -18,10 +18,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from scoring.matcher import Call, ExpectedCall, InvalidInput, load_run
+from scoring.matcher import (
+    ArgumentRow,
+    Call,
+    ExpectedCall,
+    InvalidInput,
+    compare_arguments,
+    load_run,
+)
 from scoring.matcher import Case as MatcherCase
 from scoring.matcher import Run as MatcherRun
-from scoring.matcher.argdiff import ArgumentRow, compare_arguments
 
 from .models import Run
 from .submissions import suite_of_version

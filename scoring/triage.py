@@ -1,5 +1,6 @@
 """Moving through failures from the run page: the previous and next failing run of the runs
-table's filter, or the next item of a review queue.
+table's filter, or the next item of a review queue; and the case's other trials around a
+run's, which the run page and the compare-runs page link to.
 
 The run page is opened from the runs table with the table's filters in its query string
 (``RunFilters.as_query``); "next failure" is the next run in that table's order whose
@@ -128,3 +129,32 @@ def _run_url(submission: Submission, run_id: int | None, query: str) -> str | No
         return None
     url = reverse("run", args=[submission.pk, run_id])
     return f"{url}?{query}" if query else url
+
+
+TRIALS_AROUND = 100  # the case's trials linked on each side of the run's own
+
+
+@dataclass(frozen=True)
+class NearbyTrials:
+    """The case's trials around this run's: a case may have thousands, and the page links
+    the closest, saying when there are more."""
+
+    runs: list[dict]  # pk, trial, result__verdict
+    more_before: bool
+    more_after: bool
+
+
+def nearby_trials(run: Run) -> NearbyTrials:
+    trials = Run.objects.filter(submission_id=run.submission_id, case_key=run.case_key)
+    fields = ("pk", "trial", "result__verdict")
+    before = list(
+        trials.filter(trial__lt=run.trial).order_by("-trial").values(*fields)[: TRIALS_AROUND + 1]
+    )
+    after = list(
+        trials.filter(trial__gte=run.trial).order_by("trial").values(*fields)[: TRIALS_AROUND + 2]
+    )
+    return NearbyTrials(
+        [*reversed(before[:TRIALS_AROUND]), *after[: TRIALS_AROUND + 1]],
+        more_before=len(before) > TRIALS_AROUND,
+        more_after=len(after) > TRIALS_AROUND + 1,
+    )

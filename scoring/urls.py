@@ -1,8 +1,11 @@
 from django.urls import path
 
-from .views import compare, queues, run, submission
+from .views import bfcl, compare, library, queues, run, submission, suite
 
 urlpatterns = [
+    path("", library.library, name="home"),
+    path("suites/import-bfcl/", bfcl.suite_import_bfcl, name="suite_import_bfcl"),
+    path("suites/<int:pk>/", suite.suite_detail, name="suite"),
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),
     path("submissions/<int:pk>/", submission.detail, name="submission"),
     path("submissions/<int:pk>/progress/", submission.progress, name="submission_progress"),

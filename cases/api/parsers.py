@@ -12,8 +12,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser, DataAndFiles, JSONParser
 from rest_framework.renderers import JSONRenderer
 
-from scoring.matcher import InvalidInput, parse_suite_document
-from scoring.matcher.jsonvalue import dump_json
+from scoring.matcher import InvalidInput, dump_json, parse_suite_document
 
 # A suite file larger than this is refused before it is parsed (BFCL's largest category,
 # imported as a suite, is about 2 MB).

@@ -26,7 +26,6 @@ from cases import permissions as rules
 from cases import services
 from cases.diff import diff_documents
 from cases.models import Case, Membership, Suite, SuiteVersion, Team
-from cases.views.suites import pick_version
 from scoring.matcher import InvalidInput
 
 from .parsers import RAW_SUITE_FILE_PARSERS, ExactJSONParser, ExactJSONRenderer
@@ -279,7 +278,7 @@ class SuiteViewSet(
         query = ExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         number, tag = query.validated_data.get("version"), query.validated_data.get("tag")
-        version = pick_version(suite, str(number) if number else None, tag)
+        version = services.pick_version(suite, str(number) if number else None, tag)
         filename = f"{suite.slug}.v{version.number}.suite.json"
         return Response(
             version.document,

@@ -19,13 +19,17 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from scoring.importers import to_canonical
-from scoring.matcher import InvalidInput, Problem, load_run, load_suite, parse_json, score
-from scoring.matcher.errors import Problems
-from scoring.matcher.jsonvalue import pretty_json
-from scoring.matcher.matchers import EQUAL, PatternCompiler
-from scoring.matcher.options import DEFAULT
-from scoring.matcher.regex import pattern_problem
-from scoring.matcher.suite import SCHEMA
+from scoring.matcher import (
+    InvalidInput,
+    Problem,
+    argument_problems,
+    load_run,
+    load_suite,
+    parse_json,
+    pattern_problem,
+    pretty_json,
+    score,
+)
 
 from .. import services
 from ..editor_forms import (
@@ -203,11 +207,8 @@ def case_try(request, pk):
     if not editor.valid:
         context["problems"] = [Problem("", "fix the fields marked in the editor first")]
         return render(request, "cases/_try_result.html", context)
-    suite_document = {"schema": SCHEMA, "name": suite.name, "cases": [document]}
-    if suite.match is not None:
-        suite_document["match"] = suite.match
     try:
-        case = load_suite(suite_document).cases[0]
+        case = load_suite(services.one_case_suite(suite, document)).cases[0]
         run = load_run(_pasted_run(request.POST.get("run", ""), case.key))
     except InvalidInput as exc:
         context["problems"] = exc.problems
@@ -254,8 +255,4 @@ def _args_problem(text: str) -> str:
         return exc.problems[0].message
     if not isinstance(value, dict):
         return 'must be a JSON object: {"name": value, …}'
-    problems = Problems()
-    compiler = PatternCompiler(DEFAULT, problems)
-    for name, item in value.items():
-        compiler.argument(item, name, EQUAL)
-    return "; ".join(str(problem) for problem in problems.items)
+    return "; ".join(str(problem) for problem in argument_problems(value))

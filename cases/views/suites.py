@@ -1,34 +1,34 @@
-"""Suite pages: create, import (a suite file or a BFCL category), the suite page with its
-cases and history, settings, replace from a file, export, copy to another team."""
+"""Suite pages: create, import a suite file, the suite page's cases and history, settings,
+replace from a file, export, copy to another team.
+
+The suite page itself, and the import of a BFCL category, are served by ``scoring`` (they
+show or need scoring's parts); they build on ``suite_page_context`` and the helpers here."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from scoring.bfcl import read_records, suite_from_bfcl
-from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document
-from scoring.matcher.jsonvalue import pretty_json
-from scoring.matcher.suite import SCHEMA
-from scoring.trends import suite_trend
+from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document, pretty_json
 
 from .. import services
-from ..forms import BFCLImportForm, CopyForm, ImportForm, NewSuiteForm, SuiteForm, match_from
+from ..forms import CopyForm, ImportForm, NewSuiteForm, SuiteForm, match_from
 from ..models import Role
 from ..permissions import can_edit_suite, suite_for, teams_of
 
 MAX_SUITE_FILE = 20 * 1024 * 1024
 
 
-def _editor_teams(user):
+def editor_teams(user):
+    """The teams where the user may add suites."""
     return teams_of(user, at_least=Role.EDITOR)
 
 
-def _only(teams):
+def only_team(teams):
     """The team to preselect: the user's one team, when there is just one."""
     found = list(teams[:2])
     return found[0] if len(found) == 1 else None
@@ -36,26 +36,26 @@ def _only(teams):
 
 @login_required
 def suite_new(request):
-    teams = _editor_teams(request.user)
-    initial = {"team": request.GET.get("team") or _only(teams)}
+    teams = editor_teams(request.user)
+    initial = {"team": request.GET.get("team") or only_team(teams)}
     form = NewSuiteForm(request.POST or None, teams=teams, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        document = {"schema": SCHEMA, "name": data["name"], "cases": []}
-        if data["description"]:
-            document["description"] = data["description"]
-        if data["tags"]:
-            document["tags"] = data["tags"]
-        if (match := match_from(data)) is not None:
-            document["match"] = match
-        suite = services.create_suite(data["team"], document, request.user, message="Created")
-        suite.visibility = data["visibility"]
-        suite.save(update_fields=["visibility"])
+        suite = services.new_suite(
+            data["team"],
+            request.user,
+            name=data["name"],
+            description=data["description"],
+            tags=data["tags"],
+            match=match_from(data),
+            visibility=data["visibility"],
+        )
         return redirect(suite)
     return render(request, "cases/suite_new.html", {"form": form, "teams": teams})
 
 
-def _read_upload(upload) -> bytes:
+def read_upload(upload) -> bytes:
+    """An uploaded suite file's bytes, refused (``InvalidInput``) past the size limit."""
     if upload.size > MAX_SUITE_FILE:
         limit = MAX_SUITE_FILE // (1024 * 1024)
         raise InvalidInput([Problem("", f"the file is over the {limit} MB limit")])
@@ -64,14 +64,14 @@ def _read_upload(upload) -> bytes:
 
 @login_required
 def suite_import(request):
-    teams = _editor_teams(request.user)
-    initial = {"team": _only(teams)}
+    teams = editor_teams(request.user)
+    initial = {"team": only_team(teams)}
     form = ImportForm(request.POST or None, request.FILES or None, teams=teams, initial=initial)
     problems = []
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            document = parse_suite_document(_read_upload(upload), upload.name)
+            document = parse_suite_document(read_upload(upload), upload.name)
             suite = services.create_suite(form.cleaned_data["team"], document, request.user)
         except InvalidInput as exc:
             problems = exc.problems
@@ -79,51 +79,6 @@ def suite_import(request):
             messages.success(request, f"Imported {suite.cases.count()} cases as version 1.")
             return redirect(suite)
     return render(request, "cases/suite_import.html", {"form": form, "problems": problems})
-
-
-@login_required
-def suite_import_bfcl(request):
-    """A BFCL category (its question and possible-answer files; irrelevance and relevance
-    categories have no possible answers) as a new suite."""
-    teams = _editor_teams(request.user)
-    form = BFCLImportForm(
-        request.POST or None, request.FILES or None, teams=teams, initial={"team": _only(teams)}
-    )
-    problems = []
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        answers = data["possible_answers"]
-        names = {"questions": data["questions"].name}
-        if answers:
-            names["answers"] = answers.name
-        try:
-            records = {
-                key: read_records(_read_upload(upload).splitlines(keepends=True), key)
-                for key, upload in (("questions", data["questions"]), ("answers", answers))
-                if upload
-            }
-            document = suite_from_bfcl(
-                records["questions"],
-                records.get("answers"),
-                name=data["name"] or names["questions"].split(".")[0],
-                underscore_dots=data["underscore_dots"],
-            )
-            suite = services.create_suite(
-                data["team"], document, request.user, "Imported from BFCL"
-            )
-        except InvalidInput as exc:
-            problems = [_in_file(problem, names) for problem in exc.problems]
-        else:
-            messages.success(request, f"Imported {suite.cases.count()} BFCL cases.")
-            return redirect(suite)
-    return render(request, "cases/suite_import_bfcl.html", {"form": form, "problems": problems})
-
-
-def _in_file(problem: Problem, names: dict[str, str]) -> Problem:
-    """A BFCL problem with its file named: the path's first segment is the file's role."""
-    source, _, field = problem.path.partition(".")
-    where = names.get(source, source)
-    return Problem(f"{where} {field}".strip(), problem.message, problem.line)
 
 
 def case_summaries(document: dict) -> dict[str, list[str]]:
@@ -135,9 +90,9 @@ def case_summaries(document: dict) -> dict[str, list[str]]:
     return {case.key: [call.label for call in case.expected_calls] for case in suite.cases}
 
 
-@login_required
-def suite_detail(request, pk):
-    suite = suite_for(request.user, pk)
+def suite_page_context(request, suite) -> dict:
+    """What the suite page shows of the suite itself: its cases (with their expected calls'
+    labels), its history, and the forms to change and copy it."""
     latest = suite.latest_version
     summaries = case_summaries(latest.document) if latest else {}
     cases = [
@@ -145,19 +100,14 @@ def suite_detail(request, pk):
         for case in suite.cases.annotate(expectation_count=Count("expectations"))
     ]
     can_edit = can_edit_suite(request.user, suite)
-    context = {
+    return {
         "suite": suite,
         "cases": cases,
         "latest": latest,
         "versions": suite.versions.select_related("author").defer("document")[:30],
-        "submissions": suite.submissions.select_related("version", "uploader").defer(
-            "version__document"
-        )[:20],
-        "trend": suite_trend(suite),
         "can_edit": can_edit,
-        "copy_form": CopyForm(teams=_editor_teams(request.user)),
+        "copy_form": CopyForm(teams=editor_teams(request.user)),
     }
-    return render(request, "cases/suite_detail.html", context)
 
 
 @login_required
@@ -203,7 +153,7 @@ def suite_replace(request, pk):
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            document = parse_suite_document(_read_upload(upload), upload.name)
+            document = parse_suite_document(read_upload(upload), upload.name)
             version = services.replace_contents(
                 suite, document, request.user, f"Imported {upload.name}"
             )
@@ -217,26 +167,11 @@ def suite_replace(request, pk):
     )
 
 
-def pick_version(suite, number: str | None, tag: str | None):
-    """The version ``number``, else the newest tagged ``tag``, else the newest: 404 if none."""
-    versions = suite.versions.order_by("-number")
-    if number:
-        if not number.isdigit():
-            raise Http404("A version is a whole number.")
-        versions = versions.filter(number=int(number))
-    elif tag:
-        versions = versions.filter(tag=tag)
-    version = versions.first()
-    if version is None:
-        raise Http404("No such version.")
-    return version
-
-
 @login_required
 def suite_export(request, pk):
     """The suite file of the current version, or of ``?version=N``."""
     suite = suite_for(request.user, pk)
-    version = pick_version(suite, request.GET.get("version"), request.GET.get("tag"))
+    version = services.pick_version(suite, request.GET.get("version"), request.GET.get("tag"))
     response = HttpResponse(pretty_json(version.document), content_type="application/json")
     filename = f"{suite.slug}.v{version.number}.suite.json"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -247,7 +182,7 @@ def suite_export(request, pk):
 @require_POST
 def suite_copy(request, pk):
     suite = suite_for(request.user, pk)
-    form = CopyForm(request.POST, teams=_editor_teams(request.user))
+    form = CopyForm(request.POST, teams=editor_teams(request.user))
     if not form.is_valid():
         messages.error(request, "Choose a team where you are an editor.")
         return redirect(suite)

@@ -29,8 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import json_type
+from scoring.matcher import InvalidInput, json_type
 
 from . import (
     anthropic,

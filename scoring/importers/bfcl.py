@@ -15,8 +15,7 @@ scores those by executing the calls against its simulated APIs (DESIGN.md §4.3)
 from collections.abc import Mapping
 from typing import Any
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import json_type
+from scoring.matcher import InvalidInput, json_type
 
 from .common import arguments_fields
 from .python_calls import Undecodable, decode_calls

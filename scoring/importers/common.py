@@ -3,8 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import json_type, parse_json
+from scoring.matcher import InvalidInput, json_type, parse_json
 
 
 def envelope_fields(line: Mapping) -> dict:

@@ -29,8 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import json_type, parse_json
+from scoring.matcher import InvalidInput, json_type, parse_json
 
 from .common import (
     arguments_fields,

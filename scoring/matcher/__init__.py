@@ -8,23 +8,44 @@ call it. The formats and semantics are those of DESIGN.md §3 and §4.
     report.verdict, report.to_dict()
 
 Invalid suites and runs raise ``InvalidInput``, whose ``problems`` name every bad field.
+
+Everything the rest of Casebook uses is exported here, and only here (a test checks that
+nothing outside imports a submodule):
+
+- loading suites and runs, scoring, reports: ``load_suite``, ``load_run``, ``score``, ...;
+- checking what authors type: ``argument_problems``, ``pattern_problem``, ``is_matcher``,
+  ``EXPECTATION_TYPES``, ``field_path`` (the paths problems are named by);
+- JSON read, compared and written as the matcher does: ``parse_json``, ``dump_json``,
+  ``pretty_json``, ``json_equal``, ``json_type``, ``render_value``, ``nested_deeper_than``;
+- a recorded call's arguments beside an expected call's, for the run page:
+  ``compare_arguments`` and its ``ArgumentRow``.
 """
 
+from .argdiff import ArgumentRow, compare_arguments
 from .documents import parse_suite_document
-from .errors import InvalidInput, Problem
-from .jsonvalue import json_equal, parse_json
+from .errors import InvalidInput, Problem, field_path
+from .expectations import EXPECTATION_TYPES
+from .jsonvalue import dump_json, json_equal, json_type, nested_deeper_than, parse_json, pretty_json
+from .jsonvalue import render as render_value
+from .matchers import argument_problems, is_matcher
 from .options import MatchOptions
+from .regex import pattern_problem
 from .report import CAUSE_KINDS, CAUSE_WORDS, ERROR, FAIL, PASS, Cause, PredicateResult, Report
 from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
-from .suite import Case, ExpectedCall, Suite, load_suite
+from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
+from .suite import SCHEMA as SUITE_SCHEMA
 
 __all__ = [
     "CAUSE_KINDS",
     "CAUSE_WORDS",
     "ERROR",
+    "EXPECTATION_TYPES",
+    "EXTRA_CALLS_LABEL",
     "FAIL",
     "PASS",
+    "SUITE_SCHEMA",
+    "ArgumentRow",
     "Call",
     "Case",
     "Cause",
@@ -37,10 +58,20 @@ __all__ = [
     "Run",
     "Suite",
     "TrialNumbering",
+    "argument_problems",
+    "compare_arguments",
+    "dump_json",
+    "field_path",
+    "is_matcher",
     "json_equal",
+    "json_type",
     "load_run",
     "load_suite",
+    "nested_deeper_than",
     "parse_json",
     "parse_suite_document",
+    "pattern_problem",
+    "pretty_json",
+    "render_value",
     "score",
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import Problems, field_path
+from .errors import Problem, Problems, field_path
 from .fields import FieldReader
 from .jsonvalue import json_type, render_short, to_decimal
 from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits
@@ -54,6 +54,16 @@ MATCHERS = (
     "$subset",
     "$literal",
 )
+
+
+def argument_problems(arguments: Mapping[str, Any]) -> list[Problem]:
+    """What is wrong with a call's required arguments as written (each argument matcher
+    checked, under the default options), by argument name: an editor's as-you-type check."""
+    problems = Problems()
+    compiler = PatternCompiler(MatchOptions(), problems)
+    for name, value in arguments.items():
+        compiler.argument(value, name, EQUAL)
+    return problems.items
 
 
 def is_matcher(value: Any) -> bool:

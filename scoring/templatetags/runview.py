@@ -2,7 +2,7 @@
 
 from django import template
 
-from scoring.matcher.jsonvalue import pretty_json
+from scoring.matcher import pretty_json
 
 register = template.Library()
 

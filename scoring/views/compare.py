@@ -17,6 +17,7 @@ from scoring.comparison import SORTS, Change, Comparison, default_baseline, scop
 from scoring.models import Result, Run, Status, Submission
 from scoring.timeline import Timeline, timeline_of
 from scoring.trends import suite_trend
+from scoring.triage import NearbyTrials, nearby_trials
 
 from .access import run_for
 
@@ -121,7 +122,7 @@ class RunSide:
     run: Run
     report: dict | None
     timeline: Timeline | None  # None when the stored run no longer reads as a valid run
-    trials: list[dict]  # of its case in its submission, for the trial picker
+    trials: NearbyTrials  # of its case in its submission, for the trial picker
 
     @property
     def error(self) -> str | None:
@@ -134,12 +135,7 @@ def _run_side(user, run_id: int) -> RunSide:
         raise Http404("No such run.")
     run = run_for(user, submission_id, run_id)
     report = Result.objects.filter(run=run).values_list("report", flat=True).first()
-    trials = (
-        Run.objects.filter(submission_id=submission_id, case_key=run.case_key)
-        .order_by("trial")
-        .values("pk", "trial", "result__verdict")
-    )
-    return RunSide(run, report, timeline_of(run, report), list(trials))
+    return RunSide(run, report, timeline_of(run, report), nearby_trials(run))
 
 
 @login_required

@@ -13,8 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from cases.models import Role, User
-from cases.permissions import can_edit_suite
+from cases.permissions import can_edit_suite, reviewers
 from scoring import queues
 from scoring.models import LABEL_LIMIT, ReviewQueue, Submission
 from scoring.results import RunFilters
@@ -30,16 +29,12 @@ class ReviewersField(forms.ModelMultipleChoiceField):
 
 
 class AssignForm(forms.Form):
-    """Who works the queue: chosen among the team's editors and admins."""
+    """Who works the queue: chosen among those who may review the suite's runs."""
 
     def __init__(self, *args, submission: Submission, **kwargs):
         super().__init__(*args, **kwargs)
-        members = User.objects.filter(
-            memberships__team_id=submission.suite.team_id,
-            memberships__role__in=[Role.EDITOR, Role.ADMIN],
-        ).order_by("username")
         self.fields["reviewers"] = ReviewersField(
-            members,
+            reviewers(submission.suite),
             required=False,
             widget=forms.CheckboxSelectMultiple,
             help_text="The unreviewed runs are shared out among them in turn; with nobody "
@@ -166,9 +161,9 @@ def queue_assign(request, pk):
     queue = queue_for(request.user, pk, edit=True)
     form = AssignForm(request.POST, submission=queue.submission)
     if form.is_valid():
-        reviewers = form.cleaned_data["reviewers"]
-        queues.deal_out(queue, reviewers)
-        names = ", ".join(r.get_username() for r in reviewers) or "whoever starts reviewing"
+        chosen = form.cleaned_data["reviewers"]
+        queues.deal_out(queue, chosen)
+        names = ", ".join(r.get_username() for r in chosen) or "whoever starts reviewing"
         messages.success(request, f"The unreviewed runs now go to {names}.")
     else:
         messages.error(request, "Choose reviewers among the team's editors and admins.")

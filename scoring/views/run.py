@@ -4,10 +4,7 @@ the runs table's filter; and turning a recorded call into an expectation of the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -18,14 +15,13 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from cases import services
 from cases.models import Case
-from cases.permissions import can_edit_suite
+from cases.permissions import can_edit_suite, reviewers
 from scoring import reviews, submissions
 from scoring.forms import PromoteForm, ReviewForm
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import pretty_json
+from scoring.matcher import InvalidInput, pretty_json
 from scoring.models import Result, Run
 from scoring.timeline import timeline_of
-from scoring.triage import triage_links
+from scoring.triage import nearby_trials, triage_links
 
 from .access import run_for
 
@@ -53,38 +49,9 @@ def detail(request, pk, run_id):
     return render(request, "scoring/run.html", context)
 
 
-TRIALS_AROUND = 100  # the case's trials linked on each side of the run's own
-
-
-@dataclass(frozen=True)
-class NearbyTrials:
-    """The case's trials around this run's: a case may have thousands, and the page links
-    the closest, saying when there are more."""
-
-    runs: list[dict]  # pk, trial, result__verdict
-    more_before: bool
-    more_after: bool
-
-
-def nearby_trials(run: Run) -> NearbyTrials:
-    trials = Run.objects.filter(submission_id=run.submission_id, case_key=run.case_key)
-    fields = ("pk", "trial", "result__verdict")
-    before = list(
-        trials.filter(trial__lt=run.trial).order_by("-trial").values(*fields)[: TRIALS_AROUND + 1]
-    )
-    after = list(
-        trials.filter(trial__gte=run.trial).order_by("trial").values(*fields)[: TRIALS_AROUND + 2]
-    )
-    return NearbyTrials(
-        [*reversed(before[:TRIALS_AROUND]), *after[: TRIALS_AROUND + 1]],
-        more_before=len(before) > TRIALS_AROUND,
-        more_after=len(after) > TRIALS_AROUND + 1,
-    )
-
-
 def review_context(run: Run, *, can_edit: bool, form: ReviewForm | None = None) -> dict:
     """What the review panel shows: the decision, the thread and, for editors, the controls."""
-    members = team_members(run)
+    members = reviewers(run.submission.suite)
     return {
         "review": reviews.review_of(run),
         "history": reviews.history(run),
@@ -94,12 +61,6 @@ def review_context(run: Run, *, can_edit: bool, form: ReviewForm | None = None) 
     }
 
 
-def team_members(run: Run):
-    """Whom a run of this suite may be assigned to: the members of the suite's team."""
-    team_id = run.submission.suite.team_id
-    return get_user_model().objects.filter(memberships__team_id=team_id).order_by("username")
-
-
 @login_required
 @require_POST
 @vary_on_headers("HX-Request")
@@ -107,7 +68,7 @@ def review(request, pk, run_id):
     """Change the run's review: its status, its assignee, or a comment. Answers the review
     panel (htmx), or the next failure when the reviewer asked to move on after deciding."""
     run = run_for(request.user, pk, run_id, edit=True)
-    form = ReviewForm(request.POST, members=team_members(run))
+    form = ReviewForm(request.POST, members=reviewers(run.submission.suite))
     status = 200
     if form.is_valid():
         data, runs = form.cleaned_data, Run.objects.filter(pk=run.pk)
@@ -128,7 +89,11 @@ def review(request, pk, run_id):
         status = 422
     if not request.htmx:
         if status == 422:
-            messages.error(request, "Nothing was changed: choose a status or a member of the team.")
+            messages.error(
+                request,
+                "Nothing was changed: choose a status, or an assignee among the team's editors "
+                "and admins.",
+            )
         return redirect(_run_url(run, request.GET.urlencode()))
     context = {"run": run, "submission": run.submission, "query": request.GET.urlencode()}
     context |= review_context(run, can_edit=True, form=form)
@@ -153,33 +118,30 @@ def promote(request, pk, run_id):
     context = {"run": run, "submission": run.submission, "call": call, "at": at, "case": case}
     if case is None:
         return render(request, _promote_template(request), context, status=409)
-    document = services.case_document(case)
+    expected_calls = services.case_document(case)["expected_calls"]
     if request.method != "POST":
         initial = {
             "name": call["name"],
             "required_args": pretty_json(call.get("arguments") or {}).decode().rstrip("\n"),
-            "replace": _same_named(document["expected_calls"], call["name"]),
+            "replace": services.likely_corrected(expected_calls, call["name"]),
             "revision": case.revision,
         }
-        form = PromoteForm(initial=initial, expected_calls=document["expected_calls"])
+        form = PromoteForm(initial=initial, expected_calls=expected_calls)
         return render(request, _promote_template(request), context | {"form": form})
-    form = PromoteForm(request.POST, expected_calls=document["expected_calls"])
+    form = PromoteForm(request.POST, expected_calls=expected_calls)
     context["form"] = form
     if not form.is_valid():
         return render(request, _promote_template(request), context, status=422)
     data = form.cleaned_data
-    document["expected_calls"] = _with_call(
-        document["expected_calls"], data["replace"], data["name"], data["required_args"]
-    )
-    verb = "Replaced expected call" if data["replace"] is not None else "Added expected call"
     try:
-        saved = services.save_case(
-            run.submission.suite,
-            document,
+        saved = services.put_expected_call(
+            case,
             request.user,
-            case=case,
+            name=data["name"],
+            required_args=data["required_args"],
+            replace=data["replace"],
             revision=data["revision"],
-            message=f"{verb} {data['name']} of case {case.key} from run {run.pk}",
+            source=f"run {run.pk}",
         )
     except services.StaleEdit as exc:
         context["stale"] = exc.case
@@ -205,21 +167,6 @@ def _recorded_call(run: Run, at: str) -> dict:
     if not isinstance(call, dict) or not isinstance(call.get("name"), str):
         raise Http404("No such recorded call.")
     return call
-
-
-def _same_named(expected_calls: list[dict], name: str) -> int | None:
-    """The expected call a recorded call most likely corrects: the first of the same name."""
-    return next((i for i, call in enumerate(expected_calls) if call.get("name") == name), None)
-
-
-def _with_call(expected_calls: list[dict], replace: int | None, name: str, args: dict) -> list:
-    """The expected calls with the new one added, or put in place of ``replace`` (keeping
-    that call's order and dependency flags)."""
-    if replace is None:
-        return [*expected_calls, {"name": name, "required_args": args}]
-    calls = list(expected_calls)
-    calls[replace] = {**calls[replace], "name": name, "required_args": args}
-    return calls
 
 
 @login_required

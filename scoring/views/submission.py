@@ -20,8 +20,7 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
 
-from cases.models import Role, User
-from cases.permissions import can_edit_suite, suite_for
+from cases.permissions import can_edit_suite, reviewers, suite_for
 from scoring import exports, reviews, submissions
 from scoring.failures import cause_groups, top_level
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
@@ -153,13 +152,6 @@ def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) ->
         "review_statuses": ReviewStatus.choices,
         "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite)) if can_edit else None,
     }
-
-
-def reviewers(suite):
-    """Who may be assigned runs to review: the suite's team's editors and admins."""
-    return User.objects.filter(
-        memberships__team=suite.team_id, memberships__role__in=[Role.EDITOR, Role.ADMIN]
-    ).order_by("username")
 
 
 @login_required

@@ -15,6 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from cases import services
+from scoring import triage
 from scoring.comparison import Change, signed_points
 from scoring.models import Run, Status, Submission
 from scoring.submissions import create_submission
@@ -233,6 +234,28 @@ def test_the_side_by_side_page_shows_both_runs_and_their_trials(as_user, viewer,
     assert f'id="run-{left.pk}-call-0-0"' in html
     assert "&lt;b&gt;bold&lt;/b&gt;" in html
     assert "<b>bold</b>" not in html
+
+
+def test_the_side_by_side_page_links_a_bounded_number_of_trials_as_the_run_page_does(
+    as_user, viewer, suite, submit, monkeypatch
+):
+    monkeypatch.setattr(triage, "TRIALS_AROUND", 3)  # the run page's bound, made small
+    many = submit(suite, [run("regresses", i % 2 == 0) for i in range(12)])
+    trials = list(many.runs.order_by("trial"))
+    left, right = trials[6], trials[0]
+    html = text(as_user(viewer).get(f"/compare/runs/{left.pk}/{right.pk}/"))
+    navs = re.findall(
+        r'<nav class="trials" aria-label="Trials of the (\w+)">(.*?)</nav>', html, re.S
+    )
+    linked = {role: re.findall(r"/compare/runs/(\d+)/(\d+)/", nav) for role, nav in navs}
+    # Three trials each side of the run's own, and "…" where more were left out.
+    assert [int(a) for a, _ in linked["baseline"]] == [t.pk for t in trials[3:10] if t != left]
+    assert [int(b) for _, b in linked["candidate"]] == [t.pk for t in trials[1:4]]
+    baseline_nav, candidate_nav = dict(navs)["baseline"], dict(navs)["candidate"]
+    assert baseline_nav.strip().startswith("trials: …")
+    assert baseline_nav.rstrip().endswith("…")
+    assert "trials: …" not in candidate_nav
+    assert candidate_nav.rstrip().endswith("…")
 
 
 def test_different_versions_are_compared_on_the_cases_they_share(

@@ -14,12 +14,15 @@ import pytest
 
 from cases import services
 from scoring.matcher import load_run
-from scoring.matcher.argdiff import DIFFERENT, EQUAL, MISSING_ARG, NOT_CHECKED, UNEXPECTED
 from scoring.models import Result, Review, ReviewEvent, ReviewStatus, Submission
 from scoring.submissions import create_submission, suite_of_version
 from scoring.timeline import MISSED, build_timeline
 
 from .conftest import HX, escaped, text
+
+# The states of an argument row, as the page names them (its CSS classes).
+EQUAL, DIFFERENT, MISSING_ARG = "equal", "different", "missing"
+UNEXPECTED, NOT_CHECKED = "unexpected", "not checked"
 
 PARIS = {"name": "get_weather", "arguments": {"city": "Paris"}}
 TOKYO = {"name": "get_weather", "arguments": {"city": "Tokyo"}}

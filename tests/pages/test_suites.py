@@ -10,7 +10,7 @@ import yaml
 
 from cases import services
 from cases.models import Case, Role, Suite, SuiteVersion
-from scoring.matcher.suite import SCHEMA
+from scoring.matcher import SUITE_SCHEMA as SCHEMA
 from tests.builders import make_team
 
 from .conftest import BFCL, counts, demo_document, escaped, normalized, small_document, text, upload

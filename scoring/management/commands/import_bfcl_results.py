@@ -14,8 +14,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from scoring.importers import bfcl
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import dump_json
+from scoring.matcher import InvalidInput, dump_json
 from scoring.runfile import json_lines
 
 EXIT_INVALID = 2

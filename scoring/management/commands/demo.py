@@ -7,13 +7,14 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+import cases
 from cases import services
 from cases.models import Membership, Role, Suite, Team, User
 from scoring.submissions import create_submission
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "casebook-demo"
-DEMO = Path(__file__).resolve().parents[2] / "demo"
+DEMO = Path(cases.__file__).resolve().parent / "demo"
 DEMO_SUITE = DEMO / "assistant.suite.json"
 DEMO_RUNS = DEMO / "assistant.runs.jsonl"
 

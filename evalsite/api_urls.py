@@ -1,11 +1,11 @@
 """Routes of the REST API, under /api/ (DESIGN.md §8): one router, so one namespace, for
-the library's endpoints and the submissions'."""
+the library's endpoints (``cases``) and the submissions' (``scoring``). It lives in the
+project, not in ``cases``, because ``cases`` never imports ``scoring``."""
 
 from rest_framework.routers import DefaultRouter
 
+from cases.api import views
 from scoring.api import views as scoring_views
-
-from . import views
 
 app_name = "api"
 

@@ -1,0 +1,97 @@
+"""The layout rules, read from the source (every module parsed, nothing imported but the
+matcher's public API):
+
+- ``scoring`` builds on ``cases``, never the reverse: ``cases`` imports nothing of ``scoring``
+  but the two Django-free libraries, ``scoring.matcher`` and ``scoring.importers``.
+- The matcher is used only through ``scoring/matcher/__init__.py``: outside
+  ``scoring/matcher/`` (and the tests of its internals, ``tests/matcher/``), no module imports
+  one of its submodules, or a name its ``__all__`` does not export.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import scoring.matcher
+
+ROOT = Path(__file__).resolve().parents[1]
+MATCHER = "scoring.matcher"
+# What cases may use of scoring: libraries with no Django in them (validating suites, trying
+# a run in the editor).
+CASES_MAY_IMPORT = ("scoring.matcher", "scoring.importers")
+
+
+def modules(*folders: str, skip: tuple[str, ...] = ()) -> list[Path]:
+    found = [
+        path
+        for folder in folders
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if "migrations" not in path.parts
+    ]
+    return [p for p in found if not any(p.is_relative_to(ROOT / s) for s in skip)]
+
+
+def imports(path: Path) -> Iterator[tuple[int, str, str | None]]:
+    """Each import of the module as (line, module imported from, name or None): ``import
+    a.b`` is ("a.b", None), ``from a import b`` is ("a", "b"), relative ones made absolute."""
+    package = path.relative_to(ROOT).parts[:-1]  # what a relative import starts from
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, None
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                module = ".".join([*base, module] if module else base)
+            for alias in node.names:
+                yield node.lineno, module, alias.name
+
+
+def where(path: Path, line: int) -> str:
+    return f"{path.relative_to(ROOT)}:{line}"
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_cases_imports_nothing_of_scoring_but_its_django_free_libraries():
+    wrong = []
+    scanned = modules("cases")
+    assert len(scanned) > 20  # the scan sees the code
+    for path in scanned:
+        for line, module, name in imports(path):
+            target = f"{module}.{name}" if module == "scoring" and name else module
+            if within(target, "scoring") and not any(
+                within(target, allowed) for allowed in CASES_MAY_IMPORT
+            ):
+                wrong.append(f"{where(path, line)}: {target}")
+    assert wrong == []
+
+
+def test_nothing_outside_the_matcher_reaches_past_its_public_api():
+    public = set(scoring.matcher.__all__)
+    wrong = []
+    outside = modules(
+        "scoring", "cases", "evalsite", "bench", "tests", skip=("scoring/matcher", "tests/matcher")
+    )
+    assert len(outside) > 100  # the scan sees the code
+    for path in outside:
+        for line, module, name in imports(path):
+            if module == "scoring" and name == "matcher":
+                continue
+            if within(module, MATCHER) and module != MATCHER:
+                wrong.append(f"{where(path, line)}: {module}")
+            elif module == MATCHER and name is not None and name not in public:
+                wrong.append(f"{where(path, line)}: {module}.{name}")
+    assert wrong == []
+
+
+@pytest.mark.parametrize("name", scoring.matcher.__all__)
+def test_every_name_of_the_public_api_exists(name):
+    assert hasattr(scoring.matcher, name)
