@@ -23,6 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
+from contextlib import closing
 from functools import partial
 from html.parser import HTMLParser
 from pathlib import Path
@@ -35,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO_RUNS = ROOT / "cases" / "demo" / "assistant.runs.jsonl"
 THREADS = 8
 ROUNDS = 3
+HELD_SECONDS = 3  # how long the last test holds the write lock from outside
 # Taken from the environment by the settings module; the server gets its own.
 INHERITED_OUT = ("DATABASE_URL", "REDIS_URL", "CACHE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
 SET_UP = """
@@ -337,3 +339,29 @@ def test_uploads_at_once_are_all_taken_and_scored(server, api):
     uploaded = [api.request("GET", f"/api/submissions/{a.json()['id']}/").json() for a in answers]
     outcomes = [(submission["status"], submission["scored"]) for submission in uploaded]
     assert outcomes == [("done", len(lines))] * THREADS, outcomes
+
+
+def test_a_long_write_makes_writers_wait_and_readers_go_on(server, browser):
+    """Another process holds the write lock for a while: a review posted meanwhile waits for
+    it (then succeeds), while pages and the readiness probe answer at once."""
+    ((submission, run),) = server.query("SELECT submission_id, id FROM scoring_run LIMIT 1")
+    with closing(sqlite3.connect(server.database, isolation_level=None)) as db:
+        db.execute("BEGIN IMMEDIATE")
+        answers: list[Answer] = []
+        review = threading.Thread(
+            target=lambda: answers.append(
+                browser.request(
+                    "POST", f"/submissions/{submission}/runs/{run}/review/", {"comment": "waited"}
+                )
+            )
+        )
+        review.start()
+        started = time.monotonic()
+        assert browser.request("GET", "/readyz").status == 200
+        assert browser.request("GET", f"/submissions/{submission}/").status == 200
+        assert time.monotonic() - started < HELD_SECONDS
+        time.sleep(HELD_SECONDS - (time.monotonic() - started))
+        assert answers == []  # still waiting for the lock
+        db.execute("COMMIT")
+    review.join(timeout=30)
+    assert [answer.status for answer in answers] == [302]
