@@ -296,6 +296,33 @@ def test_saving_one_case_at_once_through_the_api_saves_one_and_refuses_the_rest(
     assert rounds == [{200: 1, 409: THREADS - 1}] * ROUNDS, rounds
 
 
+def test_adding_one_key_at_once_adds_one_case_and_refuses_the_rest_by_field(server, api):
+    suite, _, key = demo_ids(server)
+    path = f"/api/suites/{suite}/cases/"
+    case = api.request("GET", f"{path}{urllib.parse.quote(key, safe='')}/").json()
+    new = {name: value for name, value in case.items() if name not in ("id", "revision")}
+    answers = at_once(
+        *(
+            partial(api.request, "POST", path, new | {"key": "added-at-once"})
+            for _ in range(THREADS)
+        )
+    )
+    assert statuses(answers) == {201: 1, 400: THREADS - 1}, [a.body[:300] for a in answers]
+    refused = [a.json()["problems"] for a in answers if a.status == 400]
+    assert all([problem["path"] for problem in problems] == ["key"] for problems in refused)
+
+
+def test_creating_teams_of_one_name_at_once_gives_each_its_own_slug(server, api):
+    answers = at_once(
+        *(
+            partial(api.request, "POST", "/api/teams/", {"name": "Same name"})
+            for _ in range(THREADS)
+        )
+    )
+    assert statuses(answers) == {201: THREADS}, [a.body[:300] for a in answers]
+    assert len({answer.json()["slug"] for answer in answers}) == THREADS
+
+
 def test_reviews_a_bulk_review_and_re_scores_at_once_all_succeed(server, browser, api):
     ((submission, version),) = server.query(
         "SELECT s.id, v.number FROM scoring_submission s JOIN cases_suiteversion v"
