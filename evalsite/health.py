@@ -10,6 +10,7 @@ not sent: an error message can name hosts and users).
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 
 from django.db import connections, transaction
 from django.http import JsonResponse
@@ -28,8 +29,12 @@ def check_database(alias: str = "default") -> str:
     """One query, cut short by PostgreSQL after the timeout. (Connecting has its own
     timeout: ``DB_CONNECT_TIMEOUT``, in the settings.)"""
     connection = connections[alias]
-    with transaction.atomic(using=alias), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+    postgresql = connection.vendor == "postgresql"
+    # The transaction only scopes PostgreSQL's timeout. On SQLite it would take the write
+    # lock (IMMEDIATE transactions, in the settings) and wait behind a long write.
+    scope = transaction.atomic(using=alias) if postgresql else nullcontext()
+    with scope, connection.cursor() as cursor:
+        if postgresql:
             cursor.execute("SET LOCAL statement_timeout = %s", [TIMEOUT_SECONDS * 1000])
         cursor.execute("SELECT 1")
         cursor.fetchone()

@@ -97,6 +97,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5)
     )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite has one writer at a time, and select_for_update does nothing there. A deferred
+    # transaction that reads and then writes fails at once ("database is locked") when
+    # another writer went first; IMMEDIATE takes the write lock at BEGIN instead, so writers
+    # queue for up to SQLITE_TIMEOUT seconds and every transaction is serialised, as the row
+    # locks serialise them on PostgreSQL. WAL lets readers go on while one writes.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env.int("SQLITE_TIMEOUT", default=20),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "cases.User"
