@@ -51,21 +51,30 @@ def case_element(
     failures: list[tuple[str, str | None, bool]],
     error: str | None = None,
     seconds: float = 0.0,
+    baseline: str | None = None,
 ) -> str:
-    """One run's ``<testcase>`` element; ``failures`` as ``failure_lines`` takes them."""
+    """One run's ``<testcase>`` element; ``failures`` as ``failure_lines`` takes them;
+    ``baseline``, the run's mark against a baseline, as the property ``casebook.baseline``."""
     name = f"{case} trial {trial}" if trial is not None else case
     element = (
         f"    <testcase classname={_xml_attr(f'{suite_name}.{case}')} "
         f'name={_xml_attr(name)} time="{seconds:.6f}"'
     )
+    properties = (
+        '      <properties><property name="casebook.baseline" '
+        f"value={_xml_attr(baseline)}/></properties>\n"
+        if baseline
+        else ""
+    )
     if verdict == PASS:
-        return f"{element}/>\n"
+        return f"{element}>\n{properties}    </testcase>\n" if properties else f"{element}/>\n"
     tag = "failure" if verdict == FAIL else "error"
     failed = len(failures)
     message = error or f"{failed} predicate{'s' if failed != 1 else ''} failed"
     return (
-        f"{element}>\n      <{tag} message={_xml_attr(message)} type={_xml_attr(verdict)}>"
-        f"{_xml_text(failure_lines(failures))}</{tag}>\n    </testcase>\n"
+        f"{element}>\n{properties}      <{tag} message={_xml_attr(message)} "
+        f"type={_xml_attr(verdict)}>{_xml_text(failure_lines(failures))}</{tag}>\n"
+        "    </testcase>\n"
     )
 
 
@@ -95,7 +104,7 @@ class JUnitWriter:
             max_size=4 << 20, mode="w+", encoding="utf-8"
         )
 
-    def add_report(self, report: Report, seconds: float = 0.0) -> None:
+    def add_report(self, report: Report, seconds: float = 0.0, baseline: str | None = None) -> None:
         self.counts["tests"] += 1
         self.seconds += seconds
         if report.verdict != PASS:
@@ -110,6 +119,7 @@ class JUnitWriter:
                 failures,
                 report.error,
                 seconds,
+                baseline,
             )
         )
 

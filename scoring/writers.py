@@ -7,6 +7,7 @@ from typing import TextIO
 
 import orjson
 
+from scoring.baseline import MARK_WORDS, MARKS, Comparison
 from scoring.junit import failure_text
 from scoring.matcher import ERROR, FAIL, PASS, Report, Suite
 
@@ -20,16 +21,17 @@ class SummaryWriter:
         self.verdicts: Counter[str] = Counter()
         self.cases_run: set[str] = set()
 
-    def add_report(self, report: Report) -> None:
+    def add_report(self, report: Report, baseline: str | None = None) -> None:
         self.verdicts[report.verdict] += 1
         self.cases_run.add(report.case)
         trial = f"  trial {report.trial}" if report.trial is not None else ""
-        self.out.write(f"{report.verdict.upper():<6} {report.case}{trial}\n")
+        mark = f"  [{MARK_WORDS[baseline]}]" if baseline else ""
+        self.out.write(f"{report.verdict.upper():<6} {report.case}{trial}{mark}\n")
         if report.verdict != PASS:
             details = failure_text(report).replace("\n", "\n       ")
             self.out.write(f"       {details}\n")
 
-    def finish(self, invalid_lines: int) -> None:
+    def finish(self, invalid_lines: int, comparison: Comparison | None = None) -> None:
         runs = sum(self.verdicts.values())
         passed = self.verdicts[PASS]
         rate = f", pass rate {100 * passed / runs:.1f}%" if runs else ""
@@ -44,8 +46,22 @@ class SummaryWriter:
                 f", and {len(missing) - 10} more" if len(missing) > 10 else ""
             )
             self.out.write(f"Cases with no run: {shown}\n")
+        if comparison is not None:
+            self._compared(comparison)
         if invalid_lines:
             self.out.write(f"Invalid input: {invalid_lines} line(s), listed on stderr\n")
+
+    def _compared(self, comparison: Comparison) -> None:
+        """Cases by their mark against the baseline (the ones that changed named)."""
+        marks = comparison.case_marks()
+        counts = ", ".join(f"{len(marks[m])} {MARK_WORDS[m]}" for m in MARKS if marks[m])
+        self.out.write(f"Against the baseline, cases: {counts or 'none'}\n")
+        for mark in MARKS[:2]:  # regressed, fixed
+            if marks[mark]:
+                shown = ", ".join(marks[mark][:20]) + (", …" if len(marks[mark]) > 20 else "")
+                self.out.write(f"  {MARK_WORDS[mark]}: {shown}\n")
+        if gone := comparison.gone():
+            self.out.write(f"  {len(gone)} case(s) of the baseline have no run now\n")
 
 
 class JsonArrayWriter:
@@ -60,10 +76,13 @@ class JsonArrayWriter:
         self._write = binary.write if binary is not None else lambda data: out.write(data.decode())
         self.count = 0
 
-    def add_report(self, report: Report) -> None:
+    def add_report(self, report: Report, baseline: str | None = None) -> None:
         self._write(b"[\n" if self.count == 0 else b",\n")
-        self._write(orjson.dumps(report.to_dict()))
+        data = report.to_dict()
+        if baseline:
+            data["baseline"] = baseline
+        self._write(orjson.dumps(data))
         self.count += 1
 
-    def finish(self, invalid_lines: int) -> None:
+    def finish(self, invalid_lines: int, comparison: Comparison | None = None) -> None:
         self._write(b"\n]\n" if self.count else b"[]\n")

@@ -241,3 +241,108 @@ def test_openai_chat_lines_are_scored_like_canonical_ones(suite_file, tmp_path):
     result = run_score(suite_file, runs, "--format", "canonical")
     assert result.returncode == 2
     assert "runs.jsonl:1: batches: required" in result.stderr
+
+
+# --- --baseline and --fail-on (issue 14 §3): each run and case marked against an earlier
+# --json output in the text, JSON and JUnit output; the CI gate exits 1 only on a regression.
+
+CHAT_PASS = {"case": "chat", "batches": []}
+CHAT_FAIL = {"case": "chat", "batches": [[{"name": "search", "arguments": {}}]]}
+
+
+@pytest.fixture
+def baseline(suite_file, tmp_path):
+    """Yesterday: weather trial 0 passed, trial 1 failed; chat passed."""
+    runs = write_lines(tmp_path / "before.jsonl", PASSING, FAILING, CHAT_PASS)
+    result = run_score(suite_file, runs, "--json")
+    path = tmp_path / "before.json"
+    path.write_text(result.stdout)
+    return path
+
+
+def test_each_run_is_marked_against_the_same_case_and_trial(suite_file, tmp_path, baseline):
+    runs = write_lines(tmp_path / "now.jsonl", FAILING, PASSING, CHAT_PASS)
+    result = run_score(suite_file, runs, "--json", "--baseline", baseline)
+    assert result.returncode == 1, result.stderr
+    reports = json.loads(result.stdout)
+    assert [(r["case"], r["trial"], r["baseline"]) for r in reports] == [
+        ("weather", 0, "regressed"),
+        ("weather", 1, "fixed"),
+        ("chat", 0, "still_passing"),
+    ]
+
+
+def test_the_summary_names_regressed_and_fixed_cases(suite_file, tmp_path, baseline):
+    runs = write_lines(tmp_path / "now.jsonl", PASSING, PASSING, CHAT_FAIL)
+    result = run_score(suite_file, runs, "--baseline", baseline)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == "PASS   weather  trial 0  [still passing]"
+    assert lines[1] == "PASS   weather  trial 1  [fixed]"
+    assert "FAIL   chat  trial 0  [regressed]" in lines
+    assert "Against the baseline, cases: 1 regressed, 1 fixed" in result.stdout
+    assert "  regressed: chat" in lines
+    assert "  fixed: weather" in lines
+
+
+def test_fail_on_regressions_exits_1_only_when_something_regressed(suite_file, tmp_path, baseline):
+    still_failing = write_lines(tmp_path / "a.jsonl", PASSING, FAILING, CHAT_PASS)
+    result = run_score(
+        suite_file, still_failing, "--baseline", baseline, "--fail-on", "regressions"
+    )
+    assert result.returncode == 0, result.stdout
+    # weather's trial 1 failed then and fails now: the case still fails, nothing regressed.
+    assert "Against the baseline, cases: 1 still failing, 1 still passing" in result.stdout
+    regressed = write_lines(tmp_path / "b.jsonl", PASSING, FAILING, CHAT_FAIL)
+    result = run_score(suite_file, regressed, "--baseline", baseline, "--fail-on", "regressions")
+    assert result.returncode == 1
+
+
+def test_a_case_or_trial_the_baseline_lacks(suite_file, tmp_path, baseline):
+    third = {**PASSING, "trial": 7}
+    only_weather = tmp_path / "weather.json"
+    only_weather.write_text(
+        json.dumps([r for r in json.loads(baseline.read_text()) if r["case"] == "weather"])
+    )
+    runs = write_lines(tmp_path / "now.jsonl", third, CHAT_PASS)
+    result = run_score(suite_file, runs, "--json", "--baseline", only_weather)
+    marks = [r["baseline"] for r in json.loads(result.stdout)]
+    # weather had a failing trial, so the case did not pass before: trial 7 passing fixes it.
+    assert marks == ["fixed", "new"]
+
+
+def test_junit_carries_each_runs_mark(suite_file, tmp_path, baseline):
+    runs = write_lines(tmp_path / "now.jsonl", FAILING, PASSING, CHAT_PASS)
+    junit = tmp_path / "out.xml"
+    run_score(suite_file, runs, "--baseline", baseline, "--junit", junit)
+    cases = ET.parse(junit).getroot().iter("testcase")
+    marks = [
+        case.find("properties/property[@name='casebook.baseline']").get("value") for case in cases
+    ]
+    assert marks == ["regressed", "fixed", "still_passing"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not a --json output of manage.py score"),
+        ('[{"case": "weather"}]', "[0]: not a report of manage.py score --json"),
+        ("[1]", "[0]: a report must be a JSON object"),
+    ],
+)
+def test_a_baseline_that_is_not_a_json_output_is_refused(suite_file, tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    runs = write_lines(tmp_path / "now.jsonl", PASSING)
+    result = run_score(suite_file, runs, "--baseline", bad)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert str(bad) in result.stderr
+    assert result.stdout == ""
+
+
+def test_fail_on_regressions_needs_a_baseline(suite_file, tmp_path):
+    runs = write_lines(tmp_path / "now.jsonl", PASSING)
+    result = run_score(suite_file, runs, "--fail-on", "regressions")
+    assert result.returncode == 2
+    assert "--fail-on regressions needs --baseline FILE" in result.stderr

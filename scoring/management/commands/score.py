@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from scoring.baseline import Baseline, Comparison
 from scoring.importers import FORMAT_NAMES
 from scoring.junit import JUnitWriter
 from scoring.matcher import PASS, InvalidInput, load_suite, parse_suite_document, score
@@ -41,11 +42,30 @@ class Command(BaseCommand):
             dest="format_name",
             help="run format (default: detect)",
         )
+        parser.add_argument(
+            "--baseline",
+            metavar="FILE",
+            help="a --json output of an earlier scoring: mark each run and case as "
+            "regressed, fixed, still failing, still passing or new",
+        )
+        parser.add_argument(
+            "--fail-on",
+            choices=["any", "regressions"],
+            default="any",
+            help="exit 1 when any run does not pass (default), or only when one regressed "
+            "against --baseline",
+        )
 
     def handle(self, suite_file, run_file, as_json, junit, format_name, **options):
         self.stdout.ending = ""  # writers end their own lines; --json must be exactly JSON
+        if options["fail_on"] == "regressions" and not options["baseline"]:
+            self.stderr.write("--fail-on regressions needs --baseline FILE")
+            raise SystemExit(EXIT_INVALID)
         try:
-            status = self.score_files(suite_file, run_file, as_json, junit, format_name)
+            comparison = self.read_baseline(options["baseline"])
+            status = self.score_files(suite_file, run_file, as_json, junit, format_name, comparison)
+            if comparison is not None and options["fail_on"] == "regressions":
+                status = status if status == EXIT_INVALID else int(comparison.regressed)
         except BrokenPipeError:  # the reader went away (| head): stop quietly
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the flush at exit
             status = EXIT_FAIL
@@ -55,7 +75,21 @@ class Command(BaseCommand):
         self.stderr.write(message)
         return EXIT_INVALID
 
-    def score_files(self, suite_file, run_file, as_json, junit, format_name) -> int:
+    def read_baseline(self, path: str | None) -> Comparison | None:
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as stream:
+                return Comparison(Baseline.read(stream, path))
+        except OSError as exc:
+            self.fail(f"{path}: cannot read the baseline: {exc.strerror}")
+        except InvalidInput as exc:
+            self.fail("\n".join(f"{problem.path}: {problem.message}" for problem in exc.problems))
+        raise SystemExit(EXIT_INVALID)
+
+    def score_files(
+        self, suite_file, run_file, as_json, junit, format_name, comparison=None
+    ) -> int:
         try:
             text = Path(suite_file).read_bytes()
         except OSError as exc:
@@ -92,11 +126,12 @@ class Command(BaseCommand):
                     continue
                 started = time.perf_counter()
                 report = score(case, item.run)
-                out.add_report(report)
+                mark = comparison.add(report) if comparison is not None else None
+                out.add_report(report, mark)
                 if junit_writer:
-                    junit_writer.add_report(report, time.perf_counter() - started)
+                    junit_writer.add_report(report, time.perf_counter() - started, mark)
                 all_passed &= report.verdict == PASS
-        out.finish(invalid)
+        out.finish(invalid, comparison)
         if junit_writer:
             try:
                 with open(junit, "w", encoding="utf-8") as xml:
