@@ -6,16 +6,42 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from scoring.matcher import EXTRA_CALLS_LABEL, InvalidInput, load_suite
+from scoring.matcher import EXTRA_CALLS_LABEL, InvalidInput, load_suite, render_value
 
 CASE_TEXT_FIELDS = ("title", "prompt", "tags", "match", "extra_calls")
 SUITE_TEXT_FIELDS = ("name", "description", "tags", "match")
+VALUE_SHOWN = 300  # characters of an old or new value on the page (a prompt can be long)
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """A field's value before and after, as short JSON text ("(absent)" when not set)."""
+
+    name: str
+    before: str
+    after: str
+
+
+def field_changes(old: Mapping, new: Mapping, names: tuple[str, ...]) -> list[FieldChange]:
+    return [
+        FieldChange(name, _shown(old, name), _shown(new, name))
+        for name in names
+        if old.get(name) != new.get(name)
+    ]
+
+
+def _shown(document: Mapping, name: str) -> str:
+    if name not in document:
+        return "(absent)"
+    text = render_value(document[name])
+    return text if len(text) <= VALUE_SHOWN else text[: VALUE_SHOWN - 1] + "…"
 
 
 @dataclass
 class CaseChange:
     key: str
     fields: list[str] = field(default_factory=list)
+    values: list[FieldChange] = field(default_factory=list)
     predicates_added: list[str] = field(default_factory=list)
     predicates_removed: list[str] = field(default_factory=list)
 
@@ -23,6 +49,7 @@ class CaseChange:
 @dataclass
 class VersionDiff:
     suite_fields: list[str] = field(default_factory=list)
+    suite_values: list[FieldChange] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[CaseChange] = field(default_factory=list)
@@ -49,8 +76,9 @@ def predicate_labels(document: Mapping) -> dict[str, list[str]]:
 
 
 def diff_documents(old: Mapping, new: Mapping) -> VersionDiff:
+    suite_values = field_changes(old, new, SUITE_TEXT_FIELDS)
     diff = VersionDiff(
-        suite_fields=[name for name in SUITE_TEXT_FIELDS if old.get(name) != new.get(name)]
+        suite_fields=[change.name for change in suite_values], suite_values=suite_values
     )
     old_cases = {case["key"]: case for case in old.get("cases", [])}
     new_cases = {case["key"]: case for case in new.get("cases", [])}
@@ -62,9 +90,11 @@ def diff_documents(old: Mapping, new: Mapping) -> VersionDiff:
         if before is None or before == case:
             continue
         was, now = old_labels.get(key, []), new_labels.get(key, [])
+        values = field_changes(before, case, CASE_TEXT_FIELDS)
         change = CaseChange(
             key,
-            fields=[name for name in CASE_TEXT_FIELDS if before.get(name) != case.get(name)],
+            fields=[value.name for value in values],
+            values=values,
             predicates_added=[label for label in now if label not in was],
             predicates_removed=[label for label in was if label not in now],
         )

@@ -16,7 +16,7 @@ from django.db.models import Max
 from django.http import Http404
 from django.utils.text import slugify
 
-from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, load_suite
+from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, json_equal, load_suite
 
 from .models import (
     Case,
@@ -42,6 +42,10 @@ CASE_FIELDS = (
     "expectations",
 )
 CALL_FIELDS = ("name", "required_args", "ordered", "depends_on_result", "exact_args")
+
+
+class NothingToChange(Exception):
+    """The edit would leave the case as it is: no version is made for it."""
 
 
 class StaleEdit(Exception):
@@ -521,7 +525,8 @@ def put_expected_call(
     what changed and, with ``source``, where the call came from ("run 12").
 
     ``StaleEdit`` if the case is no longer at ``revision``; ``InvalidInput`` if the case
-    would break a rule of §3.1 (or ``replace`` names no expected call)."""
+    would break a rule of §3.1 (or ``replace`` names no expected call); ``NothingToChange``
+    if the case already has that expected call there (no empty version is made)."""
     suite = _locked(case.suite)
     case = Case.objects.select_for_update().get(pk=case.pk, suite=suite)
     if revision is not None and case.revision != revision:
@@ -536,6 +541,8 @@ def put_expected_call(
         verb = "Replaced"
     else:
         raise InvalidInput([Problem("replace", f"the case has no expected call #{replace}")])
+    if json_equal(calls, document["expected_calls"]):
+        raise NothingToChange(f"case {case.key!r} already expects this call")
     document["expected_calls"] = calls
     message = f"{verb} expected call {name} of case {case.key}"
     return save_case(

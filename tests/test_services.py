@@ -110,3 +110,13 @@ def test_one_case_is_checked_under_its_suites_name_and_match(team, editor):
         "match": "lenient",
         "cases": [{"key": "k"}],
     }
+
+
+def test_a_call_put_in_place_of_the_same_call_makes_no_version(case, editor):
+    versions = case.suite.versions.count()
+    with pytest.raises(services.NothingToChange):
+        services.put_expected_call(
+            case, editor, name="get_weather", required_args={"city": "Paris"}, replace=0
+        )
+    assert case.suite.versions.count() == versions
+    assert case.suite.cases.get().revision == case.revision

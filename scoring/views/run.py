@@ -45,8 +45,18 @@ def detail(request, pk, run_id):
         "links": links,
         "query": links.query,
         "trials": nearby_trials(run),
+        "newer_version": newer_version(run.submission) if can_edit else None,
     } | review_context(run, can_edit=can_edit)
     return render(request, "scoring/run.html", context)
+
+
+def newer_version(submission):
+    """The suite's latest version when the submission was scored against an older one: the
+    run page offers to re-score against it (after a promote, and on every later visit)."""
+    latest = submission.suite.latest_version
+    if latest is not None and latest.number > submission.version.number:
+        return latest
+    return None
 
 
 def review_context(run: Run, *, can_edit: bool, form: ReviewForm | None = None) -> dict:
@@ -119,6 +129,9 @@ def promote(request, pk, run_id):
     if case is None:
         return render(request, _promote_template(request), context, status=409)
     expected_calls = services.case_document(case)["expected_calls"]
+    if call.get("arguments") is None:
+        # The agent's arguments were not a JSON object: say so, rather than start from {}.
+        context["unparsed"] = call.get("arguments_raw") or ""
     if request.method != "POST":
         initial = {
             "name": call["name"],
@@ -146,6 +159,9 @@ def promote(request, pk, run_id):
     except services.StaleEdit as exc:
         context["stale"] = exc.case
         return render(request, _promote_template(request), context, status=409)
+    except services.NothingToChange:
+        context["unchanged"] = True
+        return render(request, _promote_template(request), context)
     except InvalidInput as exc:
         context["problems"] = exc.problems
         return render(request, _promote_template(request), context, status=422)

@@ -420,6 +420,8 @@ def test_promoting_a_recorded_call_makes_a_version_and_rescoring_turns_the_run_g
     )
     assert response.status_code == 200, text(response)
     assert "Saved as version 2" in text(response)
+    # Still offered after a reload, not only in the answer to the promote.
+    assert "Re-score against version 2</button>" in page(client, submission, run)
     calls = suite.versions.get(number=2).document["cases"][1]["expected_calls"]
     assert calls[1]["required_args"] == {"city": {"$one_of": ["Tokyo", "Tokio"]}}
     with django_capture_on_commit_callbacks(execute=True):
@@ -429,6 +431,7 @@ def test_promoting_a_recorded_call_makes_a_version_and_rescoring_turns_the_run_g
     assert Result.objects.get(run=run).verdict == "pass"
     html = page(client, submission, run)
     assert '<span class="verdict pass">pass</span>' in html
+    assert "Re-score against version" not in html
 
 
 def test_promotion_refuses_what_the_case_editor_refuses(as_user, editor, suite, submit):
@@ -470,6 +473,35 @@ def test_promotion_refuses_what_the_case_editor_refuses(as_user, editor, suite, 
     }
 
 
+def test_promoting_a_call_the_case_already_expects_makes_no_version(as_user, editor, suite, submit):
+    submission = submit(suite, [MISSPELT])
+    run = submission.runs.get()
+    revision = suite.cases.get(key="weather-two-cities").revision
+    response = as_user(editor).post(
+        run_url(submission, run, "promote/"),
+        {
+            "call": "0-0",
+            "name": "get_weather",
+            "required_args": '{"city": "Paris"}',
+            "replace": "0",
+            "revision": revision,
+        },
+        headers=HX,
+    )
+    assert response.status_code == 200
+    assert "nothing was saved, and no new version was made" in text(response)
+    assert suite.versions.count() == 1
+
+
+def test_promoting_a_call_whose_arguments_were_garbled_says_so(as_user, editor, suite, submit):
+    garbled = {"name": "get_weather", "arguments": None, "arguments_raw": '{"city": "Par'}
+    submission = submit(suite, [{**MISSPELT, "batches": [[garbled]]}])
+    run = submission.runs.get()
+    form = text(as_user(editor).get(run_url(submission, run, "promote/", call="0-0")))
+    assert "were not a JSON object, so they start empty here" in form
+    assert escaped('{"city": "Par') in form
+
+
 def test_promoting_a_call_that_is_not_there_is_not_found(as_user, editor, suite, submit):
     submission = submit(suite, [MISSPELT])
     run = submission.runs.get()
@@ -491,7 +523,8 @@ def test_run_page_queries_are_bounded(
     client = as_user(editor)
     review_post(client, submission, run, {"comment": "look"})
     client.get(run_url(submission, run))  # the suite version is read once, then cached
-    with django_assert_max_num_queries(16):
+    # 17: the suite's latest version too (to offer a re-score against it).
+    with django_assert_max_num_queries(17):
         html = page(client, submission, run, verdict="fail", sort="case")
     assert 'data-triage="next"' in html
     assert 'data-triage="previous"' in html

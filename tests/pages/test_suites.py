@@ -542,8 +542,24 @@ def test_the_diff_page_shows_cases_added_removed_and_changed(as_user, viewer, ed
     assert "<code>greeting</code>" in removed
     assert "<code>weather-two-cities</code>" in changed
     assert "<code>delete-if-exists</code>" in changed
-    assert "fields: title" in changed
     assert "<code>refund-order</code>" not in changed
+
+
+def test_the_diff_page_shows_each_changed_fields_old_and_new_value(as_user, viewer, edited_suite):
+    html = text(as_user(viewer).get(f"/suites/{edited_suite.pk}/versions/2/diff/"))
+    deleting = html.split("<h3><code>delete-if-exists</code></h3>")[1].split("</div>")[0]
+    before, after = (edited_suite.versions.get(number=n).document for n in (1, 2))
+    titles = [
+        next(c.get("title") for c in document["cases"] if c["key"] == "delete-if-exists")
+        for document in (before, after)
+    ]
+    assert titles[0] != titles[1]
+    row = deleting.split("<td><code>title</code></td>")[1].split("</tr>")[0]
+    shown = [
+        escaped(json.dumps(title, ensure_ascii=False)) if title else "(absent)" for title in titles
+    ]
+    assert f'<td class="removed"><code class="value">{shown[0]}</code></td>' in row
+    assert f'<td class="added"><code class="value">{shown[1]}</code></td>' in row
 
 
 def test_the_diff_page_shows_predicate_labels_added_and_removed(as_user, viewer, edited_suite):
