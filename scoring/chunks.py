@@ -15,7 +15,7 @@ from collections import Counter
 from django.db import transaction
 from django.utils import timezone
 
-from scoring.matcher import ERROR, FAIL, PASS, Report, load_run, score
+from scoring.matcher import ERROR, FAIL, PASS, Report, failure_signature, load_run, score
 from scoring.matcher import PredicateResult as MatcherPredicate
 
 from .bulk import insert_rows, relax_durability
@@ -24,7 +24,7 @@ from .submissions import finish_if_complete, suite_of_version, update_counts
 
 log = logging.getLogger(__name__)
 
-RESULT_FIELDS = ("run_id", "submission_id", "verdict", "report", "scored_at")
+RESULT_FIELDS = ("run_id", "submission_id", "verdict", "report", "scored_at", "signature")
 PREDICATE_FIELDS = (
     "result_id",
     "submission_id",
@@ -70,7 +70,8 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
             continue  # a run of no case in this version: listed as unknown, not scored
         report = _score(case, document)
         verdicts[report.verdict] += 1
-        results.append((run_id, submission_id, report.verdict, report.to_dict(), now))
+        signature = failure_signature(report) or ""
+        results.append((run_id, submission_id, report.verdict, report.to_dict(), now, signature))
         predicates.extend(_predicate_row(run_id, submission_id, p) for p in report.predicates)
 
     with transaction.atomic():

@@ -196,6 +196,9 @@ class Result(models.Model):
     verdict = models.CharField(max_length=5, choices=Verdict.choices)
     report = JSONTextField()
     scored_at = models.DateTimeField(auto_now=True)
+    # The failure's signature (``scoring.matcher.failure_signature``; blank when it passed):
+    # the same problem in every submission of the suite.
+    signature = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         indexes = [
@@ -203,7 +206,13 @@ class Result(models.Model):
             # (PostgreSQL; elsewhere a plain index).
             models.Index(
                 fields=["submission", "verdict"], include=["run"], name="result_verdict_runs"
-            )
+            ),
+            # A problem's runs in a submission, and the submissions it was seen in.
+            models.Index(
+                fields=["signature", "submission"],
+                condition=~models.Q(signature=""),
+                name="result_signatures",
+            ),
         ]
 
     def __str__(self):
@@ -284,6 +293,7 @@ class ReviewStatus(models.TextChoices):
     EXPECTATION_WRONG = "expectation_wrong", "expectation wrong"
     FLAKY = "flaky", "flaky"
     WONT_FIX = "wont_fix", "won't fix"
+    FIXED = "fixed", "fixed"  # the agent was fixed: the same failure again is a regression
 
 
 class Review(models.Model):
@@ -406,3 +416,30 @@ class QueueItem(models.Model):
 
     def __str__(self):
         return f"{self.queue} #{self.position}"
+
+
+class Problem(models.Model):
+    """A failure tracked across the suite's submissions: the runs whose reports have the same
+    signature (case key and causes). It holds the last triage decision made on any of its
+    runs, so that the same failure in a later submission is offered that decision, and one
+    marked fixed that fails again is flagged as a regression. Made on the first decision."""
+
+    suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="problems")
+    signature = models.CharField(max_length=32)
+    case_key = models.TextField()
+    status = models.CharField(max_length=20, choices=ReviewStatus.choices)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_in = models.ForeignKey(
+        Submission, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["suite", "signature"], name="problem_signature_unique")
+        ]
+
+    def __str__(self):
+        return f"{self.case_key}: {self.get_status_display()}"

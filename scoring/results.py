@@ -260,6 +260,7 @@ class RunFilters:
     predicate: str = ""  # a failing predicate's label
     cause: str = ""  # a failure group: "kind" or "kind:tool" (scoring.failures.cause_filter)
     argument: str = ""  # with ``cause``: the argument its failures concern
+    problem: str = ""  # a failure signature (scoring.problems): the runs failing that way
     tool: str = ""  # a tool the run called
     review: str = ""  # review status
     text: str = ""  # in the final answer, case-insensitive
@@ -281,6 +282,7 @@ class RunFilters:
             values["cause"] = ""
         values["cause"] = values["cause"][:LABEL_LIMIT]
         values["argument"] = values["argument"][:LABEL_LIMIT] if values["cause"] else ""
+        values["problem"] = values["problem"][:32]
         return cls(**values)
 
     @property
@@ -362,6 +364,8 @@ class RunFilters:
             if self.argument:
                 failing = failing.filter(cause_argument=self.argument)
             results = results.filter(pk__in=failing.values("result_id"))
+        if self.problem:
+            results = results.filter(signature=self.problem)
         if self.tool:
             results = results.filter(run__tools__contains=f"\n{self.tool}\n")
         if self.review:

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from .models import Review, ReviewEvent, ReviewStatus, Run
+from .problems import record_decision
 
 BULK_BATCH = 2000
 
@@ -27,8 +28,11 @@ def set_status(runs: QuerySet[Run], status: str, author) -> int:
     """Set the review status of every run in ``runs``; returns how many changed. Runs that
     already have that status are left alone (and get no event)."""
     ReviewStatus(status)  # a ValueError for anything else
-    return _update(runs.exclude(pk__in=with_status(runs, status).values("pk")), author,
-                   status=status, event=ReviewEvent.Kind.STATUS)  # fmt: skip
+    with transaction.atomic():
+        changed = _update(runs.exclude(pk__in=with_status(runs, status).values("pk")), author,
+                          status=status, event=ReviewEvent.Kind.STATUS)  # fmt: skip
+        record_decision(runs, status, author)  # offered again where the failure comes back
+    return changed
 
 
 def assign(runs: QuerySet[Run], assignee, author) -> int:

@@ -167,6 +167,8 @@ PAGES = [
     ("submission_delete", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("submission_failures", "get", {"pk": "submission"}, None, READ),
     ("submission_review", "post", {"pk": "submission"}, {"status": "flaky"}, EDIT_POST),
+    ("submission_apply_decisions", "post", {"pk": "submission"}, {}, EDIT_POST),
+    ("suite_problems", "get", {"pk": "suite"}, None, READ),
     ("submission_csv", "get", {"pk": "submission"}, None, READ),
     ("submission_junit", "get", {"pk": "submission"}, None, READ),
     ("queues", "get", {"pk": "submission"}, None, READ),

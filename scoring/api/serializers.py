@@ -10,6 +10,7 @@ from rest_framework import serializers
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import CAUSE_KINDS
 
+from .. import problems
 from ..models import InvalidLine, Result, Submission
 
 INVALID_LINES_LISTED = 1000
@@ -41,6 +42,16 @@ class InvalidLineSerializer(serializers.ModelSerializer):
         fields = ["line", "reason"]
 
 
+REGRESSIONS_LISTED = 1000
+
+
+class RegressionSerializer(serializers.Serializer):
+    case = serializers.CharField(source="case_key")
+    signature = serializers.CharField(help_text="the failure's signature (case and causes)")
+    marked_fixed_in = serializers.IntegerField(source="decided_in_id", allow_null=True)
+    marked_fixed_by = serializers.CharField(source="decided_by.username", default=None)
+
+
 class SubmissionSerializer(serializers.ModelSerializer):
     """A submission's status and counts, the same numbers its page shows."""
 
@@ -53,6 +64,9 @@ class SubmissionSerializer(serializers.ModelSerializer):
         help_text=f"the first {INVALID_LINES_LISTED}; ``invalid`` counts them all"
     )
     unknown_cases = serializers.SerializerMethodField(help_text="keys of cases not in the version")
+    regressions = serializers.SerializerMethodField(
+        help_text="failures marked fixed in an earlier submission that fail here again"
+    )
     html_url = serializers.SerializerMethodField()
     results_url = serializers.SerializerMethodField()
 
@@ -81,6 +95,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "ingest_started",
             "ingest_finished",
             "scoring_finished",
+            "regressions",
             "html_url",
             "results_url",
         ]
@@ -98,6 +113,11 @@ class SubmissionSerializer(serializers.ModelSerializer):
     def get_invalid_lines(self, submission) -> list:
         lines = submission.invalid_lines.all()[:INVALID_LINES_LISTED]
         return InvalidLineSerializer(lines, many=True).data
+
+    @extend_schema_field(RegressionSerializer(many=True))
+    def get_regressions(self, submission) -> list:
+        found = problems.regressions(submission)[:REGRESSIONS_LISTED]
+        return RegressionSerializer(found, many=True).data
 
     def get_unknown_cases(self, submission) -> list[str]:
         return sorted(submission.unknown_cases)

@@ -30,7 +30,17 @@ from .jsonvalue import render as render_value
 from .matchers import argument_problems, is_matcher
 from .options import MatchOptions
 from .regex import pattern_problem
-from .report import CAUSE_KINDS, CAUSE_WORDS, ERROR, FAIL, PASS, Cause, PredicateResult, Report
+from .report import (
+    CAUSE_KINDS,
+    CAUSE_WORDS,
+    ERROR,
+    FAIL,
+    PASS,
+    Cause,
+    PredicateResult,
+    Report,
+    failure_signature,
+)
 from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
 from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
@@ -61,6 +71,7 @@ __all__ = [
     "argument_problems",
     "compare_arguments",
     "dump_json",
+    "failure_signature",
     "field_path",
     "is_matcher",
     "json_equal",

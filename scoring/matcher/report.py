@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
@@ -117,3 +118,21 @@ class Report:
             "predicates": [p.to_dict() for p in self.predicates],
             "error": self.error,
         }
+
+
+def failure_signature(report: Report) -> str | None:
+    """What identifies the same failure in other scorings (DESIGN.md §5): the case key and
+    the causes of its failed predicates, without their values, as 32 hex digits; None for a
+    run that passed. A run failing the same way with other argument values, in another
+    trial or another submission, has the same signature."""
+    if report.verdict == PASS:
+        return None
+    causes = sorted(
+        {
+            (c.kind, c.tool or "", c.argument or "")
+            for p in report.predicates
+            if not p.passed and (c := p.cause) is not None
+        }
+    )
+    text = "\x1f".join(["\x1e".join(cause) for cause in causes])
+    return hashlib.sha256(f"{report.case}\x1d{text}".encode()).hexdigest()[:32]

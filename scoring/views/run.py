@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from cases import services
 from cases.models import Case
 from cases.permissions import can_edit_suite, reviewers
-from scoring import reviews, submissions
+from scoring import problems, reviews, submissions
 from scoring.forms import PromoteForm, ReviewForm
 from scoring.matcher import InvalidInput, pretty_json
 from scoring.models import Result, Run
@@ -30,7 +30,7 @@ from .access import run_for
 def detail(request, pk, run_id):
     run = run_for(request.user, pk, run_id)
     can_edit = can_edit_suite(request.user, run.submission.suite)
-    result = Result.objects.filter(run=run).only("verdict", "report").first()
+    result = Result.objects.filter(run=run).only("verdict", "report", "signature").first()
     report = result.report if result else None
     timeline = timeline_of(run, report)
     if timeline is not None and can_edit:
@@ -46,6 +46,7 @@ def detail(request, pk, run_id):
         "query": links.query,
         "trials": nearby_trials(run),
         "newer_version": newer_version(run.submission) if can_edit else None,
+        "problem": problems.run_problem(run, result.signature) if result else None,
     } | review_context(run, can_edit=can_edit)
     return render(request, "scoring/run.html", context)
 

@@ -16,12 +16,13 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
 
 from cases.permissions import can_edit_suite, reviewers, suite_for
-from scoring import exports, reviews, submissions
+from scoring import exports, problems, reviews, submissions
 from scoring.failures import cause_groups, top_level
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
 from scoring.models import ReviewStatus, Submission, Verdict
@@ -42,6 +43,7 @@ from .access import submission_for
 INVALID_LINES_SHOWN = 100
 RUNS_PER_PAGE = 50
 GROUPS_PER_PAGE = 50
+KNOWN_PROBLEMS_SHOWN = 50  # earlier decisions listed on the submission page
 
 
 def sentence(exc: Exception) -> str:
@@ -102,6 +104,7 @@ def detail(request, pk):
         "trials": case_trials(submission) if finished else None,
         "failures": common_failures(submission) if finished else None,
         "triage": review_counts(submission) if finished else None,
+        "known": known_problems(submission) if finished else None,
         # A list, not the dict: a template would read ``unknown_cases.items`` as the entry
         # of a case called "items".
         "unknown_cases": sorted(submission.unknown_cases.items()),
@@ -114,6 +117,35 @@ def detail(request, pk):
         else None,
     }
     return render(request, "scoring/submission.html", context)
+
+
+def known_problems(submission: Submission) -> dict:
+    """The failures here that earlier submissions saw: regressions (marked fixed, failing
+    again) and the earlier decisions offered again, each with its runs here."""
+    decisions = list(problems.earlier_decisions(submission)[:KNOWN_PROBLEMS_SHOWN])
+    here = problems.runs_here(submission, [p.signature for p in decisions])
+    for problem in decisions:
+        problem.runs_here = here.get(problem.signature, 0)
+    return {
+        "regressions": [p for p in decisions if p.status == ReviewStatus.FIXED],
+        "offered": [p for p in decisions if p.status != ReviewStatus.FIXED],
+    }
+
+
+@login_required
+@require_POST
+def apply_decisions(request, pk):
+    """Set the earlier decisions on this submission's runs of their problems (all, or the
+    one ``signature`` names); back to the page the form was on."""
+    submission = submission_for(request.user, pk, edit=True)
+    changed = problems.apply_earlier_decisions(
+        submission, request.user, request.POST.get("signature", "")[:32]
+    )
+    messages.success(request, f"Earlier decisions set on {changed} run{pluralize(changed)}.")
+    back = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        return redirect(back)
+    return redirect(submission)
 
 
 def partial_target(request) -> str | None:

@@ -7,6 +7,8 @@ from django.shortcuts import render
 
 from cases.permissions import suite_for
 from cases.views.suites import suite_page_context
+from scoring.models import Status
+from scoring.problems import PROBLEM_SUBMISSIONS, suite_problems
 from scoring.trends import suite_trend
 
 SUBMISSIONS_SHOWN = 20
@@ -22,3 +24,17 @@ def suite_detail(request, pk):
         "trend": suite_trend(suite),
     }
     return render(request, "cases/suite_detail.html", context)
+
+
+@login_required
+def open_problems(request, pk):
+    """The suite page's open problems over its latest submissions, which it loads after the
+    page (htmx): grouping every failing run of ten submissions takes a moment."""
+    suite = suite_for(request.user, pk)
+    window = list(
+        suite.submissions.filter(status=Status.DONE, scored__gt=0)
+        .order_by("-created", "-pk")
+        .values_list("pk", flat=True)[:PROBLEM_SUBMISSIONS]
+    )
+    context = {"suite": suite, "problems": suite_problems(window), "window": len(window)}
+    return render(request, "scoring/_open_problems.html", context)

@@ -2,7 +2,7 @@
 // (links with data-triage, buttons with data-triage-key, the comment box with
 // data-triage-comment); this file only presses them, so the page works the same without it.
 //
-//   j / k    next / previous failure        1–5  set a status       a  assign to me
+//   j / k    next / previous failure        1–6  set a status       a  assign to me
 //   c        focus the comment box           Enter (or Ctrl+Enter) in it posts
 //   ?        show or hide the key list
 
@@ -47,7 +47,7 @@ document.addEventListener("keydown", (event) => {
   let done = false;
   if (event.key === "j") done = press('[data-triage="next"]');
   else if (event.key === "k") done = press('[data-triage="previous"]');
-  else if (/^[1-5]$/.test(event.key)) done = press(`[data-triage-key="${event.key}"]`);
+  else if (/^[1-6]$/.test(event.key)) done = press(`[data-triage-key="${event.key}"]`);
   else if (event.key === "a") done = press('[data-triage-key="a"]');
   else if (event.key === "c") {
     const box = document.querySelector("[data-triage-comment]");

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from scoring.matcher import failure_signature
+
 from .builders import call, expected, null_call, score_case
 
 
@@ -210,3 +212,45 @@ def test_an_argument_name_with_a_colon_is_its_own_path():
         {"expected_calls": [expected("f", {"a: b": 1})]}, [[call("f", {"a: b": 2})]]
     )
     assert failed_causes(report) == [cause("argument_value", "f", "a: b")]
+
+
+# --- signatures (DESIGN.md §5): the same failure across runs, trials and submissions ---------
+
+
+def signature(case_fields, batches, **run_fields):
+    return failure_signature(score_case(case_fields, batches, **run_fields))
+
+
+def test_a_passing_run_has_no_signature():
+    assert (
+        signature({"expected_calls": [WEATHER]}, [[call("get_weather", {"city": "Paris"})]]) is None
+    )
+
+
+def test_the_same_failure_with_other_values_has_the_same_signature():
+    lyon = signature({"expected_calls": [WEATHER]}, [[call("get_weather", {"city": "Lyon"})]])
+    nice = signature(
+        {"expected_calls": [WEATHER]}, [[call("get_weather", {"city": "Nice"})], [call("ls")]]
+    )
+    assert lyon == nice
+    assert len(lyon) == 32
+
+
+@pytest.mark.parametrize(
+    ("case_fields", "batches"),
+    [
+        ({"expected_calls": [WEATHER]}, [[call("get_weather", {"town": "Lyon"})]]),  # missing
+        ({"expected_calls": [WEATHER]}, []),  # no call
+        ({"key": "other", "expected_calls": [WEATHER]}, [[call("get_weather", {"city": "X"})]]),
+        (
+            {"expected_calls": [WEATHER], "expectations": [{"type": "no_error"}]},
+            [[call("get_weather", {"city": "Lyon"})]],
+        ),
+    ],
+)
+def test_another_cause_or_case_is_another_signature(case_fields, batches):
+    wrong_city = signature({"expected_calls": [WEATHER]}, [[call("get_weather", {"city": "X"})]])
+    run_fields = {"error": "boom"} if "expectations" in case_fields else {}
+    if "key" in case_fields:
+        run_fields["case"] = case_fields["key"]
+    assert signature(case_fields, batches, **run_fields) != wrong_city

@@ -186,7 +186,7 @@ def test_the_suite_page_loads_the_flaky_cases_after_itself_then_has_them_cached(
     assert "3 of 3" in fragment
     again = text(client.get(f"/suites/{suite.pk}/"))
     assert flaky_table(again) == ["flipper", "once", "split"]
-    assert 'hx-trigger="load"' not in again
+    assert f'hx-get="/suites/{suite.pk}/flaky/"' not in again
 
 
 def test_a_new_submission_makes_the_flaky_cases_be_found_again(
