@@ -202,8 +202,8 @@ CASEBOOK_REVIEW_RESERVATION_SECONDS = env.int("CASEBOOK_REVIEW_RESERVATION_SECON
 # Django reads a request body into memory up to this size; run files are streamed past it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
 
-# Failed sign-ins and API tokens (cases/throttling.py): counted per username and per client
-# address within the window in the cache (CACHE_URL below: set it when there are several
+# Failed sign-ins and API tokens (cases/throttling.py): counted per (username, address) pair
+# and per client address within the window in the cache (CACHE_URL below: set it when there are several
 # web processes, so they share the counts), then refused for the lockout. Behind a proxy,
 # CASEBOOK_CLIENT_IP_HEADER names the header with the client's address (e.g.
 # HTTP_X_FORWARDED_FOR); without it, REMOTE_ADDR.
