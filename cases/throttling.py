@@ -30,6 +30,8 @@ from django.utils.translation import gettext as _
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 
+from . import tokens
+
 
 def client_address(request) -> str:
     """The client's address: REMOTE_ADDR, or, behind a proxy that sets a header with it
@@ -124,7 +126,8 @@ class AdminSignInForm(ThrottledSignInMixin, AdminAuthenticationForm):
 
 
 class ThrottledTokenAuthentication(TokenAuthentication):
-    """Token authentication that answers 429 to an address after too many unknown tokens.
+    """Token authentication (the keys of cases/tokens.py) that answers 429 to an address
+    after too many unknown tokens.
 
     DRF's own throttles run after authentication and permissions, so a request with a bad
     token is refused with 401 before any throttle sees it: the count has to be kept here."""
@@ -144,3 +147,10 @@ class ThrottledTokenAuthentication(TokenAuthentication):
         except AuthenticationFailed:
             FAILED_TOKENS_BY_ADDRESS.record_failure(address)
             raise
+
+    def authenticate_credentials(self, key):
+        # A named token of the settings page, or the one of ``manage.py drf_create_token``.
+        found = tokens.user_of(key)
+        if found is None:
+            raise AuthenticationFailed(_("Invalid token."))
+        return found

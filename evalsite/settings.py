@@ -106,6 +106,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Mail, for password resets: EMAIL_URL (django-environ's form, e.g.
+# smtp+tls://user:password@mail.example.com:587) sets EMAIL_BACKEND, EMAIL_HOST and the rest.
+# Without it, no reset is offered (the reset pages say who can set a new password) rather
+# than "sending" into a refused connection.
+EMAIL_URL = env.str("EMAIL_URL", default="")
+if EMAIL_URL:
+    vars().update(env.email_url("EMAIL_URL"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="webmaster@localhost")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -145,8 +153,8 @@ X_FRAME_OPTIONS = "DENY"
 # Content Security Policy (django-csp): no inline script, no inline style, no eval. Every
 # behaviour is in static/js (data- attributes), htmx runs with allowEval off and its
 # indicator style off (the htmx-config meta tag in base.html). The API docs page alone loosens
-# it (evalsite/csp.py). CSP_REPORT_ONLY=1 sends the same policy as report-only, to try a
-# change in production without breaking pages.
+# it, for Swagger UI's inline styles (evalsite/csp.py). CSP_REPORT_ONLY=1 sends the same
+# policy as report-only, to try a change in production without breaking pages.
 _CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
@@ -203,9 +211,9 @@ CASEBOOK_REVIEW_RESERVATION_SECONDS = env.int("CASEBOOK_REVIEW_RESERVATION_SECON
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
 
 # Failed sign-ins and API tokens (cases/throttling.py): counted per (username, address) pair
-# and per client address within the window in the cache (CACHE_URL below: set it when there are several
-# web processes, so they share the counts), then refused for the lockout. Behind a proxy,
-# CASEBOOK_CLIENT_IP_HEADER names the header with the client's address (e.g.
+# and per client address within the window in the cache (CACHE_URL below: set it when there
+# are several web processes, so they share the counts), then refused for the lockout. Behind a
+# proxy, CASEBOOK_CLIENT_IP_HEADER names the header with the client's address (e.g.
 # HTTP_X_FORWARDED_FOR); without it, REMOTE_ADDR.
 CASEBOOK_SIGN_IN_FAILURES = env.int("CASEBOOK_SIGN_IN_FAILURES", default=5)
 CASEBOOK_SIGN_IN_FAILURES_PER_ADDRESS = env.int("CASEBOOK_SIGN_IN_FAILURES_PER_ADDRESS", default=20)
