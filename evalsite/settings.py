@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served by the app (no CDN)
     "django_htmx",
     "template_partials",
     "csp",
@@ -193,6 +194,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Suites of tool-calling cases, run uploads, and scored reports.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs/ works offline and under the site's CSP: Swagger UI from our static files.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Uploads of run files (limits give clear errors, by line where they apply).
