@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from cases.models import ApiToken
 
-from .conftest import text
+from .conftest import escaped, text
 
 SUITES = "/api/suites/"
 
@@ -70,6 +70,15 @@ def test_a_name_is_used_once_per_user_and_is_required(as_user, editor, viewer):
     assert client.post("/settings/", {"create": "1", "name": ""}).status_code == 422
     assert ApiToken.objects.filter(user=editor).count() == 1
     make_token(as_user(viewer), "ci")  # another user's token may share the name
+
+
+def test_a_tokens_name_is_shown_escaped(as_user, editor):
+    name = '<script>alert(1)</script>"'
+    client = as_user(editor)
+    make_token(client, name)
+    html = text(client.get("/settings/"))
+    assert name not in html
+    assert escaped(name) in html
 
 
 def test_a_new_key_for_a_token_keeps_its_name_and_drops_the_old_key(as_user, editor, api_client):
