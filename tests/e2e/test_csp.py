@@ -32,6 +32,7 @@ RUNS = [
 ]
 RUN_FILE = "".join(json.dumps(run) + "\n" for run in RUNS)
 
+
 @pytest.fixture
 def suite(user):
     team = Team.objects.create(name="Agents", slug="agents")
