@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.authtoken.models import Token
 
@@ -29,9 +30,8 @@ def account(request):
     token's name and dates, so a key left on screen is not a key given away."""
     form, new, new_key = TokenNameForm(), None, None
     if request.method == "POST":
-        mine = ApiToken.objects.filter(user=request.user)
         if "revoke" in request.POST:
-            token = get_object_or_404(mine, pk=request.POST["revoke"])
+            token = _own_token(request, "revoke")
             token.delete()
             messages.success(
                 request, f"Token “{token.name}” revoked: requests using it are now refused."
@@ -42,7 +42,7 @@ def account(request):
             messages.success(request, "Token revoked: requests using it are now refused.")
             return redirect("account")
         if "replace" in request.POST:
-            new, new_key = tokens.replace(get_object_or_404(mine, pk=request.POST["replace"]))
+            new, new_key = tokens.replace(_own_token(request, "replace"))
         else:
             form = TokenNameForm(request.POST)
             if form.is_valid():
@@ -59,6 +59,14 @@ def account(request):
         "new_key": new_key,
     }
     return render(request, "account/settings.html", context, status=422 if form.errors else 200)
+
+
+def _own_token(request, field: str) -> ApiToken:
+    """The user's token whose id the form sent in ``field``; 404 for any other value."""
+    value = request.POST[field]
+    if not value.isdigit():
+        raise Http404("No such token.")
+    return get_object_or_404(ApiToken, user=request.user, pk=value)
 
 
 class SignInView(LoginView):

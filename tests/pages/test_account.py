@@ -100,6 +100,8 @@ def test_no_one_revokes_or_replaces_another_users_token(as_user, editor, viewer)
     client = as_user(viewer)
     assert client.post("/settings/", {"revoke": theirs}).status_code == 404
     assert client.post("/settings/", {"replace": theirs}).status_code == 404
+    assert client.post("/settings/", {"revoke": "x"}).status_code == 404
+    assert client.post("/settings/", {"replace": "99999999999999999999"}).status_code == 404
     assert ApiToken.objects.filter(pk=theirs).exists()
 
 
