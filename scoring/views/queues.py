@@ -192,7 +192,8 @@ def queue_delete(request, pk):
 @login_required
 @require_http_methods(["GET", "POST"])
 def queue_next(request, pk):
-    """Reserve the next run of the queue to the user and open its page."""
+    """POST: reserve the next run of the queue to the user and open its page. GET: the
+    queue's page, nothing reserved."""
     if request.method == "GET":
         return redirect(queue_for(request.user, pk))
     return redirect(reserve_next(request, pk))
