@@ -1,9 +1,30 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
-from .models import Case, Expectation, ExpectedCall, Membership, Suite, SuiteVersion, Team, User
+from .models import (
+    ApiToken,
+    Case,
+    Expectation,
+    ExpectedCall,
+    Membership,
+    Suite,
+    SuiteVersion,
+    Team,
+    User,
+)
 
 admin.site.register(User, UserAdmin)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    # Keys are shown once, to their user; here a token can only be seen and revoked.
+    list_display = ["user", "name", "created", "last_used"]
+    search_fields = ["user__username", "name"]
+    readonly_fields = ["user", "name", "key_hash", "created", "last_used"]
+
+    def has_add_permission(self, request):
+        return False
 
 
 class MembershipInline(admin.TabularInline):

@@ -17,6 +17,40 @@ from .fields import JSONTextField
 class User(AbstractUser):
     """The project's user model, in place from the first migration so it can grow later."""
 
+    def save(self, *args, **kwargs):
+        # Django keeps the new raw password in ``_password`` until the save that stores it,
+        # and not when it only re-hashes the same password on sign-in: a real change (the
+        # settings page, a reset, the admin, ``changepassword``) revokes the API tokens too,
+        # as it ends the other sessions.
+        password_changed = self._password is not None and self.pk is not None
+        super().save(*args, **kwargs)
+        if password_changed:
+            from .tokens import revoke_all  # the tokens module needs this model
+
+            revoke_all(self)
+
+
+class ApiToken(models.Model):
+    """A named API key of a user (one per CI job, say). Only a hash of the key is kept: the
+    key is shown once, when made, and a copy of the table gives no one access."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    key_hash = models.CharField(max_length=64, unique=True)  # SHA-256, hex
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "name"], name="api_token_name_unique_per_user")
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.user})"
+
 
 class Role(models.TextChoices):
     VIEWER = "viewer", "viewer"

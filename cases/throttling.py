@@ -1,14 +1,21 @@
 """Throttling of failed sign-ins (the sign-in page and the admin's) and of failed API tokens.
 
-After ``limit`` failures for one key (a username, a client address) within ``window``
-seconds, that key is refused for ``lockout`` seconds, whatever the password, so guessing is
-slowed to a few tries per quarter of an hour. Counts live in Django's cache: Redis when
-REDIS_URL is set, so every gunicorn process and every machine shares them; the in-process
+Sign-in failures are counted per (username, address) pair and per address, within ``window``
+seconds; after ``limit`` failures for a key, that key is refused for ``lockout`` seconds,
+whatever the password. The pair, not the username alone: an attacker guessing someone's
+password from one address locks out only themselves, and the right password from another
+address still works; the per-address count, higher as an office or a VPN shares an address,
+slows one address guessing at many usernames. Counts live in Django's cache: Redis when
+CACHE_URL is set, so every gunicorn process and every machine shares them; the in-process
 cache otherwise, which is right for the one process of a laptop (settings.CACHES).
 
-Why not django-axes: its backend requires the request in every ``authenticate()`` call
-(the test client's ``login()`` and scripts break), and it writes a database row per failure;
-this is a counter per key with an expiry, which is what a cache does.
+Why not django-axes (8.3.1 read for this): it compares every lockout parameter against one
+failure limit (the highest count among the keys against ``AXES_FAILURE_LIMIT``), so the pair
+and the address cannot have different limits; a success resets every key, the address's too,
+so a guesser with one account of their own could clear their address's count; its backend
+refuses ``authenticate()`` without a request (the test client's ``login()``, scripts); and the
+bad-token count below would stay hand-written anyway. What is needed is a counter per key
+with an expiry, which is what a cache does.
 """
 
 import hashlib
@@ -22,6 +29,8 @@ from django.core.cache import cache
 from django.utils.translation import gettext as _
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, Throttled
+
+from . import tokens
 
 
 def client_address(request) -> str:
@@ -67,8 +76,8 @@ class FailureLimit:
         cache.delete(self._cache_key(value))
 
 
-# A username gets few tries; an address more, as an office or a VPN shares one.
-FAILED_SIGN_INS_BY_USERNAME = FailureLimit("sign-in:user", "CASEBOOK_SIGN_IN_FAILURES")
+# An account from one address gets few tries; an address more, as an office or a VPN shares one.
+FAILED_SIGN_INS_BY_ACCOUNT = FailureLimit("sign-in:user-ip", "CASEBOOK_SIGN_IN_FAILURES")
 FAILED_SIGN_INS_BY_ADDRESS = FailureLimit("sign-in:ip", "CASEBOOK_SIGN_IN_FAILURES_PER_ADDRESS")
 FAILED_TOKENS_BY_ADDRESS = FailureLimit("token:ip", "CASEBOOK_TOKEN_FAILURES_PER_ADDRESS")
 
@@ -79,18 +88,20 @@ def _minutes(seconds: int) -> int:
 
 class ThrottledSignInMixin:
     """For a Django authentication form: refuses, before checking the password, a username
-    or an address that failed too often; counts each failure; a success clears the
-    username's count (not the address's: one good account must not reset a guesser's)."""
+    at an address, or an address, that failed too often; counts each failure; a success
+    clears the pair's count (not the address's: one good account must not reset a guesser's)."""
 
     def clean(self):
-        username = self.cleaned_data.get("username") or ""
         address = client_address(self.request)
-        if FAILED_SIGN_INS_BY_USERNAME.is_locked(username) or FAILED_SIGN_INS_BY_ADDRESS.is_locked(
+        # A NUL cannot be in a form's field (Django refuses it), so the pair is unambiguous.
+        account = f"{self.cleaned_data.get('username') or ''}\0{address}"
+        if FAILED_SIGN_INS_BY_ACCOUNT.is_locked(account) or FAILED_SIGN_INS_BY_ADDRESS.is_locked(
             address
         ):
             raise forms.ValidationError(
                 _(
-                    "Too many failed sign-ins for this account or from your network. "
+                    "Too many failed sign-ins for this account from your address, or from your "
+                    "network. "
                     "Please try again in %(minutes)d minutes."
                 )
                 % {"minutes": _minutes(settings.CASEBOOK_THROTTLE_LOCKOUT_SECONDS)},
@@ -99,10 +110,10 @@ class ThrottledSignInMixin:
         try:
             cleaned = super().clean()
         except forms.ValidationError:
-            FAILED_SIGN_INS_BY_USERNAME.record_failure(username)
+            FAILED_SIGN_INS_BY_ACCOUNT.record_failure(account)
             FAILED_SIGN_INS_BY_ADDRESS.record_failure(address)
             raise
-        FAILED_SIGN_INS_BY_USERNAME.clear(username)
+        FAILED_SIGN_INS_BY_ACCOUNT.clear(account)
         return cleaned
 
 
@@ -115,7 +126,8 @@ class AdminSignInForm(ThrottledSignInMixin, AdminAuthenticationForm):
 
 
 class ThrottledTokenAuthentication(TokenAuthentication):
-    """Token authentication that answers 429 to an address after too many unknown tokens.
+    """Token authentication (the keys of cases/tokens.py) that answers 429 to an address
+    after too many unknown tokens.
 
     DRF's own throttles run after authentication and permissions, so a request with a bad
     token is refused with 401 before any throttle sees it: the count has to be kept here."""
@@ -135,3 +147,10 @@ class ThrottledTokenAuthentication(TokenAuthentication):
         except AuthenticationFailed:
             FAILED_TOKENS_BY_ADDRESS.record_failure(address)
             raise
+
+    def authenticate_credentials(self, key):
+        # A named token of the settings page, or the one of ``manage.py drf_create_token``.
+        found = tokens.user_of(key)
+        if found is None:
+            raise AuthenticationFailed(_("Invalid token."))
+        return found

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served by the app (no CDN)
     "django_htmx",
     "template_partials",
     "csp",
@@ -119,6 +120,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Mail, for password resets: EMAIL_URL (django-environ's form, e.g.
+# smtp+tls://user:password@mail.example.com:587) sets EMAIL_BACKEND, EMAIL_HOST and the rest.
+# Without it, no reset is offered (the reset pages say who can set a new password) rather
+# than "sending" into a refused connection.
+EMAIL_URL = env.str("EMAIL_URL", default="")
+if EMAIL_URL:
+    vars().update(env.email_url("EMAIL_URL"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="webmaster@localhost")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -158,8 +167,8 @@ X_FRAME_OPTIONS = "DENY"
 # Content Security Policy (django-csp): no inline script, no inline style, no eval. Every
 # behaviour is in static/js (data- attributes), htmx runs with allowEval off and its
 # indicator style off (the htmx-config meta tag in base.html). The API docs page alone loosens
-# it (evalsite/csp.py). CSP_REPORT_ONLY=1 sends the same policy as report-only, to try a
-# change in production without breaking pages.
+# it, for Swagger UI's inline styles (evalsite/csp.py). CSP_REPORT_ONLY=1 sends the same
+# policy as report-only, to try a change in production without breaking pages.
 _CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
@@ -188,12 +197,20 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # ``?format=`` is the run format of an upload (DESIGN.md §8), not DRF's choice of
+    # renderer: with the override on, ``?format=canonical`` found no renderer and answered
+    # 404. Clients choose the answer's type with the Accept header.
+    "URL_FORMAT_OVERRIDE": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Casebook API",
     "DESCRIPTION": "Suites of tool-calling cases, run uploads, and scored reports.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs/ works offline and under the site's CSP: Swagger UI from our static files.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Uploads of run files (limits give clear errors, by line where they apply).
@@ -211,10 +228,10 @@ CASEBOOK_REVIEW_RESERVATION_SECONDS = env.int("CASEBOOK_REVIEW_RESERVATION_SECON
 # Django reads a request body into memory up to this size; run files are streamed past it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
 
-# Failed sign-ins and API tokens (cases/throttling.py): counted per username and per client
-# address within the window in the cache (CACHE_URL below: set it when there are several
-# web processes, so they share the counts), then refused for the lockout. Behind a proxy,
-# CASEBOOK_CLIENT_IP_HEADER names the header with the client's address (e.g.
+# Failed sign-ins and API tokens (cases/throttling.py): counted per (username, address) pair
+# and per client address within the window in the cache (CACHE_URL below: set it when there
+# are several web processes, so they share the counts), then refused for the lockout. Behind a
+# proxy, CASEBOOK_CLIENT_IP_HEADER names the header with the client's address (e.g.
 # HTTP_X_FORWARDED_FOR); without it, REMOTE_ADDR.
 CASEBOOK_SIGN_IN_FAILURES = env.int("CASEBOOK_SIGN_IN_FAILURES", default=5)
 CASEBOOK_SIGN_IN_FAILURES_PER_ADDRESS = env.int("CASEBOOK_SIGN_IN_FAILURES_PER_ADDRESS", default=20)

@@ -1,9 +1,10 @@
 from django.contrib import admin
-from django.contrib.auth.views import LoginView
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from cases.throttling import AdminSignInForm, SignInForm
+from cases.views.account import SignInView, mail_required
 
 from . import csp, health
 
@@ -15,8 +16,39 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("", include("cases.urls")),
     path("", include("scoring.urls")),
-    path("accounts/login/", LoginView.as_view(authentication_form=SignInForm), name="login"),
-    path("accounts/", include("django.contrib.auth.urls")),
+    path("accounts/login/", SignInView.as_view(authentication_form=SignInForm), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/password_change/",
+        auth_views.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
+    path(
+        "accounts/password_change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    # Resetting mails a link: offered only when mail is configured (EMAIL_URL).
+    path(
+        "accounts/password_reset/",
+        mail_required(auth_views.PasswordResetView.as_view()),
+        name="password_reset",
+    ),
+    path(
+        "accounts/password_reset/done/",
+        mail_required(auth_views.PasswordResetDoneView.as_view()),
+        name="password_reset_done",
+    ),
+    path(
+        "accounts/reset/<uidb64>/<token>/",
+        mail_required(auth_views.PasswordResetConfirmView.as_view()),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/reset/done/",
+        mail_required(auth_views.PasswordResetCompleteView.as_view()),
+        name="password_reset_complete",
+    ),
     path("admin/", admin.site.urls),
     path("api/", include("evalsite.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

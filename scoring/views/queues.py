@@ -180,13 +180,23 @@ def queue_delete(request, pk):
     return redirect("queues", queue.submission_id)
 
 
-# GET as well as POST: it is what the run page's "next in queue" link and its auto-advance
-# open. Reserving is not a change anyone loses anything to: it lapses by itself, and asking
-# again gives the same item back.
+# Reserving changes who is given what, so only a POST does it (the queue page's button, the
+# run page's "next in queue" button and the review form's "then open the next"): a link on
+# another site must not hand a run to whoever follows it. A GET, an old bookmark, opens the
+# queue's page, whose button starts.
 @login_required
 @require_http_methods(["GET", "POST"])
 def queue_next(request, pk):
-    """Reserve the next run of the queue to the user and open its page."""
+    """POST: reserve the next run of the queue to the user and open its page. GET: the
+    queue's page, nothing reserved."""
+    if request.method == "GET":
+        return redirect(queue_for(request.user, pk))
+    return redirect(reserve_next(request, pk))
+
+
+def reserve_next(request, pk) -> str:
+    """Reserve the next run of queue ``pk`` to the user (an editor of its suite), and answer
+    where to go: that run's page in the queue, or the queue's page saying why there is none."""
     queue = queue_for(request.user, pk, edit=True)
     item = queues.next_item(queue, request.user)
     if item is None:
@@ -194,6 +204,6 @@ def queue_next(request, pk):
             messages.success(request, "Queue finished: every run in it has been reviewed.")
         else:
             messages.info(request, "The runs left are being reviewed by others right now.")
-        return redirect(queue)
+        return queue.get_absolute_url()
     run_url = reverse("run", args=[queue.submission_id, item.run_id])
-    return redirect(f"{run_url}?queue={queue.pk}")
+    return f"{run_url}?queue={queue.pk}"

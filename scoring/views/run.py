@@ -24,6 +24,7 @@ from scoring.timeline import timeline_of
 from scoring.triage import nearby_trials, triage_links
 
 from .access import run_for
+from .queues import reserve_next
 
 
 @login_required
@@ -90,7 +91,9 @@ def review(request, pk, run_id):
         if data["comment"]:
             reviews.comment(run, data["comment"], request.user)
         if data["advance"] and form.sent("status"):
-            following = triage_links(run.submission, run, request.GET).next
+            links = triage_links(run.submission, run, request.GET)
+            # In a queue, the next run is reserved here, by this POST (queue_next's rule).
+            following = reserve_next(request, links.queue) if links.queue else links.next
             if following:
                 return (
                     HttpResponseClientRedirect(following) if request.htmx else redirect(following)

@@ -44,3 +44,26 @@ def page(browser):
     page.set_default_timeout(10_000)
     yield page
     context.close()
+
+
+# Records every violation the page reports, across navigations (an exposed function
+# outlives the page's own globals).
+WATCH = """
+document.addEventListener("securitypolicyviolation", (event) => window.__cspViolation(
+    `${event.violatedDirective} blocked ${event.blockedURI || "inline"} in ${event.sourceFile}`
+));
+"""
+
+
+@pytest.fixture
+def violations(page):
+    found = []
+    page.expose_function("__cspViolation", lambda text: found.append(text))
+    page.add_init_script(WATCH)
+    page.on(
+        "console",
+        lambda message: (
+            found.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+    return found

@@ -32,14 +32,6 @@ RUNS = [
 ]
 RUN_FILE = "".join(json.dumps(run) + "\n" for run in RUNS)
 
-# Records every violation the page reports, across navigations (an exposed function
-# outlives the page's own globals).
-WATCH = """
-document.addEventListener("securitypolicyviolation", (event) => window.__cspViolation(
-    `${event.violatedDirective} blocked ${event.blockedURI || "inline"} in ${event.sourceFile}`
-));
-"""
-
 
 @pytest.fixture
 def suite(user):
@@ -53,20 +45,6 @@ def submission(suite, user):
     made = create_submission(suite, user, io.BytesIO(RUN_FILE.encode()), label="baseline")
     made.refresh_from_db()
     return made
-
-
-@pytest.fixture
-def violations(page):
-    found = []
-    page.expose_function("__cspViolation", lambda text: found.append(text))
-    page.add_init_script(WATCH)
-    page.on(
-        "console",
-        lambda message: (
-            found.append(message.text) if "Content Security Policy" in message.text else None
-        ),
-    )
-    return found
 
 
 def test_the_pages_and_their_htmx_requests_run_under_the_policy(

@@ -95,3 +95,19 @@ def test_an_unknown_log_format_is_refused():
     process = _django("", LOG_FORMAT="xml")
     assert process.returncode != 0
     assert "LOG_FORMAT must be plain or json" in process.stderr
+
+
+def test_email_url_configures_mail():
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_USE_TLS, s.EMAIL_HOST_USER)"
+    )
+    process = _django(code, EMAIL_URL="smtp+tls://bot:secret@mail.example.com:587")
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.split() == [
+        "django.core.mail.backends.smtp.EmailBackend",
+        "mail.example.com",
+        "587",
+        "True",
+        "bot",
+    ]

@@ -417,7 +417,7 @@ def test_next_opens_the_run_page_with_the_queue_and_reserves_the_run(
 ):
     queue = queues.build_queue(submission, "q", editor, filters=failing(submission))
     first = queue.items.get(position=1)
-    response = as_user(editor).get(f"/queues/{queue.pk}/next/")
+    response = as_user(editor).post(f"/queues/{queue.pk}/next/")
     assert response.status_code == 302
     assert (
         response["Location"]
@@ -433,11 +433,25 @@ def test_next_opens_the_run_page_with_the_queue_and_reserves_the_run(
     assert "open by you" in text(client.get(f"/queues/{queue.pk}/"))
 
 
+def test_a_get_of_next_reserves_nothing_and_opens_the_queue_page(as_user, editor, submission):
+    """A link (on any site) to "next" must not hand a run to whoever follows it."""
+    queue = queues.build_queue(submission, "q", editor, filters=failing(submission))
+    response = as_user(editor).get(f"/queues/{queue.pk}/next/", follow=True)
+    assert response.redirect_chain == [(f"/queues/{queue.pk}/", 302)]
+    assert not queue.items.filter(reserved_by__isnull=False).exists()
+    # The page's button posts, with the CSRF token.
+    assert re.search(
+        rf'<form method="post" action="/queues/{queue.pk}/next/"><input type="hidden" '
+        r'name="csrfmiddlewaretoken"',
+        text(response),
+    )
+
+
 def test_a_finished_queue_says_so(as_user, editor, submission):
     queue = queues.build_queue(submission, "q", editor, group=greeting_label(submission))
     reviews.set_status(submission.runs.all(), ReviewStatus.WONT_FIX, editor)
     client = as_user(editor)
-    response = client.get(f"/queues/{queue.pk}/next/", follow=True)
+    response = client.post(f"/queues/{queue.pk}/next/", follow=True)
     assert response.redirect_chain == [(f"/queues/{queue.pk}/", 302)]
     html = text(response)
     assert "Queue finished" in html
@@ -452,7 +466,7 @@ def test_next_when_the_rest_is_reserved_by_others(as_user, editor, second_editor
     reviews.set_status(
         submission.runs.exclude(pk=held.run_id), ReviewStatus.REGRESSION, second_editor
     )
-    html = text(as_user(editor).get(f"/queues/{queue.pk}/next/", follow=True))
+    html = text(as_user(editor).post(f"/queues/{queue.pk}/next/", follow=True))
     assert "being reviewed by others" in html
     assert "Continue reviewing" in html
 
@@ -519,7 +533,7 @@ def test_queue_pages_answer_outsiders_404_and_viewers_403_on_changes(
     ]:
         assert client.get(url).status_code == 404
     client = as_user(viewer)
-    assert client.get(f"/queues/{queue.pk}/next/").status_code == 403
+    assert client.post(f"/queues/{queue.pk}/next/").status_code == 403
     assert client.post(f"/queues/{queue.pk}/assign/", {}).status_code == 403
     assert not queue.items.filter(reserved_by__isnull=False).exists()
 

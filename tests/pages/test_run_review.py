@@ -13,8 +13,10 @@ from urllib.parse import urlencode
 import pytest
 
 from cases import services
+from scoring import queues
 from scoring.matcher import load_run
 from scoring.models import Result, Review, ReviewEvent, ReviewStatus, Submission
+from scoring.results import RunFilters
 from scoring.submissions import create_submission, suite_of_version
 from scoring.timeline import MISSED, build_timeline
 
@@ -319,8 +321,26 @@ def test_failure_links_carry_the_filter_and_the_table_link_restores_it(as_user, 
 
 def test_a_queue_decides_the_next_item(as_user, viewer, mixed):
     html = page(as_user(viewer), mixed, mixed.runs.get(line=4), queue="12")
-    assert 'href="/queues/12/next/" data-triage="next"' in html
-    assert "Next in queue" in html
+    # A button posting to the queue (it reserves the next run), not a link.
+    assert re.search(
+        r'<form method="post" action="/queues/12/next/">.*?'
+        r'<button type="submit" data-triage="next"><kbd>j</kbd> Next in queue</button>',
+        html,
+    )
+    assert 'href="/queues/12/next/"' not in html
+
+
+def test_setting_a_status_in_a_queue_reserves_and_opens_its_next_run(as_user, editor, mixed):
+    queue = queues.build_queue(mixed, "q", editor, filters=RunFilters(verdict="fail"))
+    first, second = queue.items.order_by("position")[:2]
+    response = review_post(
+        as_user(editor), mixed, first.run, {"status": "flaky", "advance": "on"}, queue=queue.pk
+    )
+    assert response.headers["HX-Redirect"] == (
+        f"/submissions/{mixed.pk}/runs/{second.run_id}/?queue={queue.pk}"
+    )
+    second.refresh_from_db()
+    assert second.reserved_by == editor
 
 
 # --- the review panel -----------------------------------------------------------------------------

@@ -105,5 +105,13 @@ def test_token_authenticated_api_requests_need_no_csrf_token(db, password):
 def test_every_route_was_walked():
     """Nothing hidden from the walk by the candidate values: every named route is in it."""
     walked = {name for name, _ in _routes()}
-    assert {"home", "run_review", "submission_review", "login", "logout", "api:team-list"} <= walked
+    assert {
+        "home",
+        "run_review",
+        "submission_review",
+        "queue_next",  # reserves a run: a forged POST must not hand one out
+        "login",
+        "logout",
+        "api:team-list",
+    } <= walked
     assert any(name.startswith("admin:") for name in walked)

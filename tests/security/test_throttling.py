@@ -1,5 +1,6 @@
-"""Login throttling (issue 7 §2, cases/throttling.py): failed sign-ins per username and per
-address, on the sign-in page and the admin's, and failed API tokens per address."""
+"""Login throttling (issue 7 §2, issue 11 §4, cases/throttling.py): failed sign-ins per
+(username, address) pair and per address, on the sign-in page and the admin's, and failed
+API tokens per address."""
 
 import time
 
@@ -31,7 +32,7 @@ def sign_in(client, username, password, address="10.0.0.1", url=None):
     )
 
 
-def test_a_username_is_refused_after_its_failures_even_with_the_right_password(
+def test_an_account_is_refused_at_an_address_after_its_failures_even_with_the_right_password(
     client, user, password
 ):
     for _ in range(3):
@@ -43,8 +44,23 @@ def test_a_username_is_refused_after_its_failures_even_with_the_right_password(
     assert REFUSED in response.text
     assert "try again in 15 minutes" in response.text
     assert "_auth_user_id" not in client.session
-    # from another address too: the account is what is protected
-    assert REFUSED in sign_in(client, user.username, password, address="10.0.0.2").text
+
+
+def test_an_attacker_at_one_address_does_not_lock_the_user_out_at_another(client, user, password):
+    attacker, owner = "203.0.113.9", "198.51.100.4"
+    for _ in range(10):  # past the pair's limit (3) and the address's (5)
+        sign_in(client, user.username, "wrong", address=attacker)
+    assert REFUSED in sign_in(client, user.username, password, address=attacker).text
+    assert sign_in(client, user.username, password, address=owner).status_code == 302
+
+
+def test_the_pair_is_locked_before_the_address_is(client, user, make_user, password):
+    for _ in range(3):
+        sign_in(client, user.username, "wrong")
+    assert REFUSED in sign_in(client, user.username, password).text
+    # the address has 3 failures of its 5: another account signs in from it
+    other = make_user("grace")
+    assert sign_in(client, other.username, password).status_code == 302
 
 
 def test_failures_below_the_limit_are_forgotten_after_a_success(client, user, password):

@@ -1,0 +1,68 @@
+"""API tokens (DESIGN.md §8, ``Authorization: Token KEY``): a user's named tokens, made on
+the settings page, and the single token of ``manage.py drf_create_token`` (DRF's own model),
+which is still accepted. A named token's key is shown once; only its SHA-256 is stored (a
+key is 160 random bits, so a plain hash is enough: there is nothing to guess).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from .models import ApiToken, User
+
+# How stale ``last_used`` may be: a CI job's hundred requests a minute cost one write.
+LAST_USED_PRECISION = timedelta(minutes=1)
+
+
+class NameTaken(ValueError):
+    pass
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def create(user: User, name: str) -> tuple[ApiToken, str]:
+    """A new token named ``name``, and its key (which is not kept)."""
+    key = secrets.token_hex(20)
+    try:
+        with transaction.atomic():
+            token = ApiToken.objects.create(user=user, name=name, key_hash=_hash(key))
+    except IntegrityError:
+        raise NameTaken(f"You already have a token named “{name}”.") from None
+    return token, key
+
+
+def replace(token: ApiToken) -> tuple[ApiToken, str]:
+    """A new key for ``token``, under the same name; the old key is refused from now on."""
+    key = secrets.token_hex(20)
+    token.key_hash = _hash(key)
+    token.created, token.last_used = timezone.now(), None
+    token.save(update_fields=["key_hash", "created", "last_used"])
+    return token, key
+
+
+def revoke_all(user: User) -> None:
+    ApiToken.objects.filter(user=user).delete()
+    Token.objects.filter(user=user).delete()
+
+
+def user_of(key: str) -> tuple[User, ApiToken | Token] | None:
+    """The active user a key belongs to, with its token; None for an unknown key."""
+    token = ApiToken.objects.select_related("user").filter(key_hash=_hash(key)).first()
+    if token is None:
+        token = Token.objects.select_related("user").filter(key=key).first()
+        return (token.user, token) if token and token.user.is_active else None
+    if not token.user.is_active:
+        return None
+    now = timezone.now()
+    if token.last_used is None or now - token.last_used > LAST_USED_PRECISION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used=now)
+        token.last_used = now
+    return token.user, token
