@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import tracemalloc
 from collections import Counter
 
 import pytest
@@ -350,6 +351,48 @@ def test_a_line_over_the_line_limit_is_invalid_and_its_neighbours_kept(demo_suit
     assert [run[1] for run in runs_of(submission)] == [1, 3]
     size = len(json.dumps(long)) + 1  # with its newline
     assert invalid_of(submission) == {2: f"the line is {size:,} bytes; the limit is 500"}
+
+
+def test_a_huge_line_is_skipped_as_it_streams_and_memory_stays_near_the_limit(demo_suite, settings):
+    settings.CASEBOOK_MAX_LINE_BYTES = 1 << 20
+    size = 48 << 20  # 48 times the limit, sent as 48 KB of gzip
+    head = b'{"case": "greeting", "batches": [], "final_text": "'
+    huge = head + b"a" * (size - len(head) - 3) + b'"}\n'
+    data = gzip.compress(jsonl([GREETING]) + huge + jsonl([DELETE]))
+    del huge
+
+    tracemalloc.start()
+    try:
+        submission = upload(demo_suite, data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert peak < size / 4  # the limit and the upload's 1 MB buffers, never the line
+    assert_consistent(submission)
+    assert [run[1] for run in runs_of(submission)] == [1, 3]
+    assert invalid_of(submission) == {2: f"the line is {size:,} bytes; the limit is 1,048,576"}
+
+
+def test_past_the_stored_limit_invalid_lines_are_counted_not_stored(demo_suite, settings):
+    settings.CASEBOOK_MAX_STORED_INVALID_LINES = 3
+    junk = 2500  # past INVALID_BATCH too: the count is written as reading goes on
+    submission = upload(demo_suite, gzip.compress(b"1\n" * junk + jsonl([GREETING])))
+
+    assert_consistent(submission)
+    assert submission.invalid == junk
+    assert sorted(invalid_of(submission)) == [1, 2, 3]
+    assert [run[1] for run in runs_of(submission)] == [junk + 1]
+
+
+def test_a_broken_gzip_past_the_stored_limit_still_says_why_reading_stopped(demo_suite, settings):
+    settings.CASEBOOK_MAX_STORED_INVALID_LINES = 2
+    data = gzip.compress(b"1\n" * 5 + jsonl([GREETING]) * 100)
+    submission = upload(demo_suite, data[: len(data) // 2])
+    assert submission.invalid == 6
+    invalid = invalid_of(submission)
+    assert sorted(invalid)[:2] == [1, 2]
+    assert "the gzip data is broken" in invalid[max(invalid)]
 
 
 def test_json_nested_too_deep_is_invalid_and_its_neighbours_kept(demo_suite, settings):

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from scoring.importers import FORMAT_NAMES
@@ -41,9 +42,17 @@ class Command(BaseCommand):
             dest="format_name",
             help="run format (default: detect)",
         )
+        parser.add_argument(
+            "--max-line-bytes",
+            type=int,
+            default=settings.CASEBOOK_MAX_LINE_BYTES,
+            help="a longer run line is skipped as it is read and listed as invalid "
+            "(default: CASEBOOK_MAX_LINE_BYTES, %(default)s)",
+        )
 
     def handle(self, suite_file, run_file, as_json, junit, format_name, **options):
         self.stdout.ending = ""  # writers end their own lines; --json must be exactly JSON
+        self.max_line_bytes = options["max_line_bytes"]
         try:
             status = self.score_files(suite_file, run_file, as_json, junit, format_name)
         except BrokenPipeError:  # the reader went away (| head): stop quietly
@@ -75,7 +84,10 @@ class Command(BaseCommand):
         invalid = 0
         all_passed = True
         with runs:
-            for item in read_run_lines(runs, format_name=format_name):
+            lines = read_run_lines(
+                runs, format_name=format_name, max_line_bytes=self.max_line_bytes
+            )
+            for item in lines:
                 problems = item.problems
                 case = suite.case(item.run.case) if item.run else None
                 if item.run and case is None:
