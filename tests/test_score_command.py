@@ -164,6 +164,16 @@ def test_a_line_past_the_line_limit_is_skipped_as_it_streams(suite_file, tmp_pat
     assert errors.getvalue() == f"{runs}:2: the line is {line:,} bytes; the limit is 1,048,576\n"
 
 
+def test_a_run_past_the_time_budget_is_an_error_and_the_next_is_scored(suite_file, tmp_path):
+    runs = write_lines(tmp_path / "runs.jsonl", PASSING, FAILING)
+    result = run_score(suite_file, runs, "--json", "--time-budget", "0")
+    assert result.returncode == 1
+    reports = json.loads(result.stdout)
+    assert [r["verdict"] for r in reports] == ["error", "error"]
+    assert reports[0]["error"].startswith("scoring took longer than 0 s, the limit for one run")
+    assert run_score(suite_file, runs, "--json").returncode == 1  # the default: scored in full
+
+
 def test_a_repeated_explicit_trial_is_an_invalid_line_and_the_first_stands(suite_file, tmp_path):
     runs = write_lines(tmp_path / "runs.jsonl", {**PASSING, "trial": 3}, {**FAILING, "trial": 3})
     result = run_score(suite_file, runs, "--json")

@@ -14,6 +14,7 @@ from .documents import parse_suite_document
 from .errors import InvalidInput, Problem
 from .jsonvalue import json_equal, parse_json
 from .options import MatchOptions
+from .regex import limit_patterns
 from .report import ERROR, FAIL, PASS, PredicateResult, Report
 from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
@@ -35,6 +36,7 @@ __all__ = [
     "Suite",
     "TrialNumbering",
     "json_equal",
+    "limit_patterns",
     "load_run",
     "load_suite",
     "parse_json",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import time
 import tracemalloc
 from collections import Counter
 
@@ -393,6 +394,40 @@ def test_a_broken_gzip_past_the_stored_limit_still_says_why_reading_stopped(demo
     invalid = invalid_of(submission)
     assert sorted(invalid)[:2] == [1, 2]
     assert "the gzip data is broken" in invalid[max(invalid)]
+
+
+def test_a_run_past_the_time_budget_is_scored_error_and_the_submission_finishes(
+    demo_suite, settings
+):
+    settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS = 0  # past it at the first predicate
+    submission = upload(demo_suite, jsonl([GREETING, DELETE]))
+    assert_consistent(submission)
+    reports = Result.objects.filter(submission=submission).values_list("verdict", "report")
+    assert [verdict for verdict, _ in reports] == ["error", "error"]
+    assert all(report["error"].startswith("scoring took longer than 0 s") for _, report in reports)
+
+
+def test_a_version_saved_before_the_pattern_limit_still_scores_to_an_error(team, user):
+    long_literal = "(?i)" + "a" * 50_000  # 63 s against the final text below, unlimited
+    document = {
+        "schema": "casebook.suite/1",
+        "name": "old",
+        "cases": [{"key": "long", "expectations": [{"type": "final_text_matches", "regex": "a"}]}],
+    }
+    suite = services.create_suite(team, document, user)
+    version = suite.latest_version  # as saved before the limit
+    version.document["cases"][0]["expectations"][0]["regex"] = long_literal
+    version.save()
+
+    started = time.monotonic()
+    submission = upload(suite, jsonl([{"case": "long", "batches": [], "final_text": "a" * 2**20}]))
+    assert time.monotonic() - started < 10
+    assert_consistent(submission)
+    ((verdict, report),) = Result.objects.filter(submission=submission).values_list(
+        "verdict", "report"
+    )
+    assert verdict == "error"
+    assert "the pattern is 50,004 characters; the limit is 1,000" in report["error"]
 
 
 def test_json_nested_too_deep_is_invalid_and_its_neighbours_kept(demo_suite, settings):

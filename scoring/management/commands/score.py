@@ -49,10 +49,19 @@ class Command(BaseCommand):
             help="a longer run line is skipped as it is read and listed as invalid "
             "(default: CASEBOOK_MAX_LINE_BYTES, %(default)s)",
         )
+        parser.add_argument(
+            "--time-budget",
+            type=float,
+            metavar="SECONDS",
+            default=settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS,
+            help="scoring one run longer than this gives it the verdict error "
+            "(default: CASEBOOK_RUN_TIME_BUDGET_SECONDS, %(default)s)",
+        )
 
     def handle(self, suite_file, run_file, as_json, junit, format_name, **options):
         self.stdout.ending = ""  # writers end their own lines; --json must be exactly JSON
         self.max_line_bytes = options["max_line_bytes"]
+        self.time_budget = options["time_budget"]
         try:
             status = self.score_files(suite_file, run_file, as_json, junit, format_name)
         except BrokenPipeError:  # the reader went away (| head): stop quietly
@@ -103,7 +112,7 @@ class Command(BaseCommand):
                         junit_writer.add_invalid(item.line, problems)
                     continue
                 started = time.perf_counter()
-                report = score(case, item.run)
+                report = score(case, item.run, time_budget=self.time_budget)
                 out.add_report(report)
                 if junit_writer:
                     junit_writer.add_report(report, time.perf_counter() - started)
