@@ -33,6 +33,7 @@ from bench.datagen import (  # noqa: E402
     with_matchers,
 )
 from scoring.matcher import load_run, load_suite, score  # noqa: E402
+from scoring.runfile import json_lines  # noqa: E402
 
 ROUNDS = 15
 PLAIN = "score()"
@@ -45,6 +46,7 @@ class Workload:
     def __init__(self, suite_doc: dict, run_docs: list[dict]):
         suite = load_suite(suite_doc)
         self.run_docs = run_docs
+        self.lines = [orjson.dumps(doc) + b"\n" for doc in run_docs]
         self.cases = [suite.case(doc["case"]) for doc in run_docs]
         self.runs = [load_run(doc) for doc in run_docs]
         self.n_cases = len(suite.cases)
@@ -52,6 +54,11 @@ class Workload:
     def score_all(self) -> None:
         for case, run in zip(self.cases, self.runs, strict=True):
             score(case, run)
+
+    def read_all(self) -> None:
+        """Each run's line parsed and checked as a run file's lines are, then loaded."""
+        for _, value in json_lines(self.lines):
+            load_run(value)
 
     def load_and_score_all(self) -> None:
         for case, doc in zip(self.cases, self.run_docs, strict=True):
@@ -99,6 +106,7 @@ def typical(n_runs: int, seconds: float) -> None:
             MATCHERS: some_matchers.score_all,
             "score(), every expected value a matcher (stress)": all_matchers.score_all,
             "load_run() + score()": plain.load_and_score_all,
+            "json_lines() + load_run() (reading a run file)": plain.read_all,
         },
         seconds,
         n_runs,

@@ -26,7 +26,7 @@ from scoring.importers import detect_format, inspect_ai, to_canonical
 from scoring.importers.common import object_at
 from scoring.matcher import InvalidInput, Problem, Run, TrialNumbering, load_run, parse_json
 from scoring.matcher.errors import field_path
-from scoring.matcher.jsonvalue import nested_deeper_than
+from scoring.matcher.jsonvalue import duplicate_key, nested_deeper_than
 
 _BOM = b"\xef\xbb\xbf"
 _ZIP = b"PK\x03\x04"
@@ -119,6 +119,11 @@ def json_lines(
             value = parse_json(raw)
         except InvalidInput as exc:
             yield number, exc.at_line(number)
+            continue
+        duplicate = duplicate_key(raw, value)
+        if duplicate is not None:
+            path, key = duplicate
+            yield number, InvalidInput([Problem(path, f"duplicate key {key!r}", number)])
             continue
         if max_depth is not None and nested_deeper_than(raw, max_depth):
             message = f"the JSON is nested more than {max_depth} levels deep"

@@ -1,6 +1,6 @@
-"""The line limit holds while a run file is read (DESIGN.md §5, "Limits hold while reading"):
-a longer line is dropped as it streams, so memory stays near the limit whatever the line,
-and the lines after it are read as usual."""
+"""Reading run lines (DESIGN.md §5, "Limits hold while reading"): a line past the line limit
+is dropped as it streams, so memory stays near the limit whatever the line, and the lines
+after it are read as usual; a line naming a key twice in one object is invalid, naming it."""
 
 from __future__ import annotations
 
@@ -75,3 +75,41 @@ def test_a_line_at_the_limit_is_read_one_byte_over_is_not(source):
     over = long_line(LIMIT + 1)
     lines = list(bounded_lines(source(at_limit + over + VALID), LIMIT))
     assert lines == [at_limit, SkippedLine(LIMIT + 1), VALID]
+
+
+@pytest.mark.parametrize(
+    ("line", "path", "key"),
+    [
+        (b'{"case": "x", "batches": [], "case": "y"}', "", "case"),
+        (
+            b'{"case": "x", "batches": [[{"name": "f", "arguments": {"a": 1, "a": 2}}]]}',
+            "batches[0][0].arguments",
+            "a",
+        ),
+        (b'{"case": "x", "meta": {"note": "a \\u003a b", "k": 1, "k": 2}}', "meta", "k"),
+        (b'{"case" : "x", "case" : "y"}', "", "case"),
+    ],
+)
+def test_a_run_line_naming_a_key_twice_is_invalid_naming_the_key(line, path, key):
+    items = list(read_run_lines([VALID, line + b"\n", VALID]))
+    assert [(item.line, item.run is not None) for item in items] == [
+        (1, True),
+        (2, False),
+        (3, True),
+    ]
+    assert [(p.path, p.message, p.line) for p in items[1].problems] == [
+        (path, f"duplicate key {key!r}", 2)
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"case": "x", "final_text": "key\\": value: \\"case\\": 1"}',
+        b'{"case": "x", "final_text": "\\u003a\\u003A", "meta": {"a:b": {"a": ":"}}}',
+        b'{"case": "x", "meta": {"case": "y", "n": 123456789012345678901234567890}}',
+    ],
+)
+def test_colons_and_keys_inside_strings_are_no_duplicates(line):
+    ((_, value),) = list(json_lines([line]))
+    assert not isinstance(value, InvalidInput), value

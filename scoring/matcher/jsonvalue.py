@@ -15,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from .errors import InvalidInput
+from .documents import parse_json_document
+from .errors import InvalidInput, field_path
 from .regex import Pattern
 
 # Number literals a float would round: 16+ digits in a row (big integers, long fractions)
@@ -85,6 +86,38 @@ def lone_surrogate_path(value: Any, path: str = "") -> str | None:
             found = lone_surrogate_path(item, f"{path}[{index}]")
             if found is not None:
                 return found
+    return None
+
+
+def duplicate_key(raw: bytes, value: Any) -> tuple[str, str] | None:
+    """(the object's path, the key) of the first object that the JSON text ``raw`` (parsed
+    as ``value``, the last of a key's values standing) names a key twice in; else None.
+
+    Checked by counting colons, in C: outside strings, JSON has one per key, and the parsed
+    value written back has one fewer for each key named twice (and the colons of the
+    value it dropped) — the colons inside strings stay as they are, unless written as an
+    escape (``\\u003a``), which takes the exact, slower parse below. Costs a compact
+    dump of the value: a tenth of parsing and loading a run.
+    """
+    if b"\\u003" not in raw and raw.count(b":") == dump_json(value).count(b":"):
+        return None
+    return _first_duplicate(parse_json_document(raw), "")
+
+
+def _first_duplicate(value: Any, path: str) -> tuple[str, str] | None:
+    if isinstance(value, Mapping):
+        duplicates = getattr(value, "duplicate_keys", ())
+        if duplicates:
+            return path, duplicates[0]
+        items = ((field_path(path, key), item) for key, item in value.items())
+    elif isinstance(value, list):
+        items = ((field_path(path, index), item) for index, item in enumerate(value))
+    else:
+        return None
+    for where, item in items:
+        found = _first_duplicate(item, where)
+        if found is not None:
+            return found
     return None
 
 
