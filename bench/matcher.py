@@ -32,6 +32,7 @@ from bench.datagen import (  # noqa: E402
     realistic_stream,
     with_matchers,
 )
+from scoring import runfile  # noqa: E402
 from scoring.matcher import load_run, load_suite, score  # noqa: E402
 from scoring.runfile import json_lines  # noqa: E402
 
@@ -124,6 +125,29 @@ def typical(n_runs: int, seconds: float) -> None:
     )
 
 
+def duplicate_key_cost(n_runs: int, seconds: float) -> None:
+    """What the duplicate-key check on run lines costs of reading them (parse, checks and
+    load_run): the same lines read with and without it, in interleaved rounds."""
+    suite_doc, run_docs = realistic_pairs(seed=2026, n_runs=n_runs)
+    plain = Workload(suite_doc, run_docs)
+    check = runfile.duplicate_key
+
+    def unchecked() -> None:
+        runfile.duplicate_key = lambda raw, value: None
+        try:
+            plain.read_all()
+        finally:
+            runfile.duplicate_key = check
+
+    found = rates({"checked": plain.read_all, "unchecked": unchecked}, seconds, n_runs)
+    ratios = [c / u for c, u in zip(found["checked"], found["unchecked"], strict=True)]
+    print(
+        f"duplicate keys: checking run lines for them costs {1 - statistics.median(ratios):.1%} "
+        f"of json_lines() + load_run() ({statistics.median(found['checked']):,.0f} vs "
+        f"{statistics.median(found['unchecked']):,.0f} lines/s; median over {ROUNDS} rounds)"
+    )
+
+
 def adversarial() -> None:
     worst = (0.0, "")
     for name, case_doc, run_doc in adversarial_cases():
@@ -185,6 +209,7 @@ def main() -> None:
     if args.e2e_runs:  # first, while this process is small (see end_to_end)
         end_to_end(args.e2e_runs)
     typical(args.runs, args.seconds)
+    duplicate_key_cost(args.runs, args.seconds)
     adversarial()
 
 

@@ -35,6 +35,14 @@ _OPTIONS.never_capture = True
 _OPTIONS.max_mem = MAX_MEM
 _max_length = DEFAULT_MAX_LENGTH
 
+# For patterns over raw bytes (JSON text): each byte a character, ``.`` any of them.
+_BYTE_OPTIONS = re2.Options()
+_BYTE_OPTIONS.log_errors = False
+_BYTE_OPTIONS.never_capture = True
+_BYTE_OPTIONS.encoding = re2.Options.Encoding.LATIN1
+_BYTE_OPTIONS.dot_nl = True
+_BYTE_OPTIONS.max_mem = MAX_MEM
+
 
 def limit_patterns(max_length: int) -> None:
     """Refuse patterns longer than ``max_length`` characters from now on (the app sets its
@@ -53,9 +61,12 @@ class Pattern:
 
     __slots__ = ("_regexp", "source")
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, *, over_bytes: bool = False):
+        """``over_bytes``: the pattern reads bytes, each a character (``*_bytes`` below),
+        rather than UTF-8 text."""
         self.source = source
-        self._regexp = _RE2(source.encode("utf-8", "surrogatepass"), _OPTIONS)
+        options = _BYTE_OPTIONS if over_bytes else _OPTIONS
+        self._regexp = _RE2(source.encode("utf-8", "surrogatepass"), options)
         if not self._regexp.ok():  # Match() answers [(start, end)], (-1, -1) for no match
             raise PatternError(_explain(self._regexp.error()))
 
@@ -67,6 +78,10 @@ class Pattern:
     def search_bytes(self, data: bytes) -> bool:
         """Whether the pattern matches anywhere in UTF-8 ``data``."""
         return self._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0] != -1
+
+    def fullmatch_bytes(self, data: bytes) -> bool:
+        """Whether the pattern matches the whole of ``data``."""
+        return self._regexp.Match(_ANCHOR_BOTH, data, 0, len(data))[0][0] != -1
 
     def fullmatch(self, text: str) -> bool:
         """Whether the pattern matches the whole of ``text``."""
