@@ -42,7 +42,8 @@ RUN_FIELDS = (
     "submission_id", "seq", "line", "case_key", "trial", "document", "final_text", "tools"
 )  # fmt: skip
 INVALID_FIELDS = ("submission_id", "line", "reason")
-INVALID_BATCH = 1000
+INVALID_BATCH = 1000  # invalid lines stored per write
+COUNTED_BATCH = 20_000  # invalid lines only counted (past the stored limit) per write
 # A run's case key and trial go into indexed, 32-bit columns; past these a run is refused by
 # line rather than failing its whole chunk's insert.
 CASE_KEY_LIMIT = Case._meta.get_field("key").max_length  # no suite can have a longer one
@@ -139,7 +140,8 @@ class _Batch:
             if self.invalid_room:
                 self.invalid_room -= 1
                 self.invalid.append((self.submission_id, item.line, describe(problems)))
-            if self.invalid_read >= INVALID_BATCH:  # the count, and the heartbeat, move on
+            # The count, and the heartbeat, move on as the lines are read.
+            if len(self.invalid) >= INVALID_BATCH or self.invalid_read >= COUNTED_BATCH:
                 self.flush(runs=False)
             return
         run = item.run

@@ -16,6 +16,7 @@ from django.test import TestCase
 
 from cases import services
 from scoring.importers import to_canonical
+from scoring.ingest import COUNTED_BATCH
 from scoring.matcher import load_run, load_suite, score
 from scoring.models import Result, Run, Status, Submission, UploadChunk
 from scoring.submissions import create_submission, rescore, suite_of_version
@@ -377,7 +378,7 @@ def test_a_huge_line_is_skipped_as_it_streams_and_memory_stays_near_the_limit(de
 
 def test_past_the_stored_limit_invalid_lines_are_counted_not_stored(demo_suite, settings):
     settings.CASEBOOK_MAX_STORED_INVALID_LINES = 3
-    junk = 2500  # past INVALID_BATCH too: the count is written as reading goes on
+    junk = COUNTED_BATCH + 500  # the count is written as reading goes on, and at the end
     submission = upload(demo_suite, gzip.compress(b"1\n" * junk + jsonl([GREETING])))
 
     assert_consistent(submission)
