@@ -32,7 +32,9 @@ from bench.datagen import (  # noqa: E402
     realistic_stream,
     with_matchers,
 )
+from scoring import runfile  # noqa: E402
 from scoring.matcher import load_run, load_suite, score  # noqa: E402
+from scoring.runfile import json_lines  # noqa: E402
 
 ROUNDS = 15
 PLAIN = "score()"
@@ -45,6 +47,7 @@ class Workload:
     def __init__(self, suite_doc: dict, run_docs: list[dict]):
         suite = load_suite(suite_doc)
         self.run_docs = run_docs
+        self.lines = [orjson.dumps(doc) + b"\n" for doc in run_docs]
         self.cases = [suite.case(doc["case"]) for doc in run_docs]
         self.runs = [load_run(doc) for doc in run_docs]
         self.n_cases = len(suite.cases)
@@ -52,6 +55,11 @@ class Workload:
     def score_all(self) -> None:
         for case, run in zip(self.cases, self.runs, strict=True):
             score(case, run)
+
+    def read_all(self) -> None:
+        """Each run's line parsed and checked as a run file's lines are, then loaded."""
+        for _, value in json_lines(self.lines):
+            load_run(value)
 
     def load_and_score_all(self) -> None:
         for case, doc in zip(self.cases, self.run_docs, strict=True):
@@ -99,6 +107,7 @@ def typical(n_runs: int, seconds: float) -> None:
             MATCHERS: some_matchers.score_all,
             "score(), every expected value a matcher (stress)": all_matchers.score_all,
             "load_run() + score()": plain.load_and_score_all,
+            "json_lines() + load_run() (reading a run file)": plain.read_all,
         },
         seconds,
         n_runs,
@@ -113,6 +122,29 @@ def typical(n_runs: int, seconds: float) -> None:
     print(
         f"  argument matchers cost {1 - statistics.median(ratios):.0%} of the throughput "
         "(median over rounds; target: at most 20%)"
+    )
+
+
+def duplicate_key_cost(n_runs: int, seconds: float) -> None:
+    """What the duplicate-key check on run lines costs of reading them (parse, checks and
+    load_run): the same lines read with and without it, in interleaved rounds."""
+    suite_doc, run_docs = realistic_pairs(seed=2026, n_runs=n_runs)
+    plain = Workload(suite_doc, run_docs)
+    check = runfile.duplicate_key
+
+    def unchecked() -> None:
+        runfile.duplicate_key = lambda raw, value: None
+        try:
+            plain.read_all()
+        finally:
+            runfile.duplicate_key = check
+
+    found = rates({"checked": plain.read_all, "unchecked": unchecked}, seconds, n_runs)
+    ratios = [c / u for c, u in zip(found["checked"], found["unchecked"], strict=True)]
+    print(
+        f"duplicate keys: checking run lines for them costs {1 - statistics.median(ratios):.1%} "
+        f"of json_lines() + load_run() ({statistics.median(found['checked']):,.0f} vs "
+        f"{statistics.median(found['unchecked']):,.0f} lines/s; median over {ROUNDS} rounds)"
     )
 
 
@@ -177,6 +209,7 @@ def main() -> None:
     if args.e2e_runs:  # first, while this process is small (see end_to_end)
         end_to_end(args.e2e_runs)
     typical(args.runs, args.seconds)
+    duplicate_key_cost(args.runs, args.seconds)
     adversarial()
 
 

@@ -218,6 +218,12 @@ CASEBOOK_MAX_UPLOAD_BYTES = env.int("CASEBOOK_MAX_UPLOAD_BYTES", default=2 << 30
 CASEBOOK_MAX_UNCOMPRESSED_BYTES = env.int("CASEBOOK_MAX_UNCOMPRESSED_BYTES", default=8 << 30)
 CASEBOOK_MAX_LINE_BYTES = env.int("CASEBOOK_MAX_LINE_BYTES", default=16 << 20)
 CASEBOOK_MAX_JSON_DEPTH = env.int("CASEBOOK_MAX_JSON_DEPTH", default=64)
+# Invalid lines past this many are counted, not stored: a file of junk costs bounded rows.
+CASEBOOK_MAX_STORED_INVALID_LINES = env.int("CASEBOOK_MAX_STORED_INVALID_LINES", default=1000)
+# What a suite's pattern may cost (RE2 patterns, in characters), and the time scoring one run
+# may take before its verdict is `error` (workers, `manage.py score`, "try a run").
+CASEBOOK_MAX_PATTERN_LENGTH = env.int("CASEBOOK_MAX_PATTERN_LENGTH", default=1000)
+CASEBOOK_RUN_TIME_BUDGET_SECONDS = env.float("CASEBOOK_RUN_TIME_BUDGET_SECONDS", default=10.0)
 # Runs per scoring task, and how long a submission may make no progress before the sweep
 # picks it up again (a worker or the broker went away).
 CASEBOOK_CHUNK_RUNS = env.int("CASEBOOK_CHUNK_RUNS", default=1000)

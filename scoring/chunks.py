@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -106,7 +107,9 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
 def _score(case, document) -> Report:
     """The run's report; a run the matcher chokes on (a bug) is an error, not a lost chunk."""
     try:
-        return score(case, load_run(document))
+        return score(
+            case, load_run(document), time_budget=settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS
+        )
     except Exception as exc:
         trial = document.get("trial") if isinstance(document, dict) else None
         log.exception("scoring %s trial %s failed", case.key, trial)

@@ -3,8 +3,9 @@
 The file is streamed from the database a chunk at a time and read a line at a time. Valid
 runs are written in bulk, one scoring chunk's worth per transaction, and each committed
 chunk is enqueued for scoring at once, so workers score while the file is still being
-read. Invalid lines are recorded with their number and reason; they never stop the valid
-lines around them.
+read. Invalid lines are recorded with their number and reason, the first
+``CASEBOOK_MAX_STORED_INVALID_LINES`` of them (the rest only counted, so a file of junk
+costs no more rows than that); they never stop the valid lines around them.
 
 Reading again after a lost worker starts from the beginning: everything the earlier attempt
 stored is deleted first, under a new generation that makes its stray tasks do nothing.
@@ -41,7 +42,8 @@ RUN_FIELDS = (
     "submission_id", "seq", "line", "case_key", "trial", "document", "final_text", "tools"
 )  # fmt: skip
 INVALID_FIELDS = ("submission_id", "line", "reason")
-INVALID_BATCH = 1000
+INVALID_BATCH = 1000  # invalid lines stored per write
+COUNTED_BATCH = 20_000  # invalid lines only counted (past the stored limit) per write
 # A run's case key and trial go into indexed, 32-bit columns; past these a run is refused by
 # line rather than failing its whole chunk's insert.
 CASE_KEY_LIMIT = Case._meta.get_field("key").max_length  # no suite can have a longer one
@@ -122,7 +124,9 @@ class _Batch:
         self.last_line = 0
         self.runs: list[tuple] = []
         self.known = 0
-        self.invalid: list[tuple] = []
+        self.invalid: list[tuple] = []  # the invalid lines to store
+        self.invalid_read = 0  # the invalid lines read since the last write, stored or not
+        self.invalid_room = settings.CASEBOOK_MAX_STORED_INVALID_LINES
         self.unknown: list[tuple[str, int]] = []
         self.formats: set[str] = set()
 
@@ -132,8 +136,12 @@ class _Batch:
             self.formats.add(item.format)
         problems = item.problems or unstorable(item)
         if problems:
-            self.invalid.append((self.submission_id, item.line, describe(problems)))
-            if len(self.invalid) >= INVALID_BATCH:
+            self.invalid_read += 1
+            if self.invalid_room:
+                self.invalid_room -= 1
+                self.invalid.append((self.submission_id, item.line, describe(problems)))
+            # The count, and the heartbeat, move on as the lines are read.
+            if len(self.invalid) >= INVALID_BATCH or self.invalid_read >= COUNTED_BATCH:
                 self.flush(runs=False)
             return
         run = item.run
@@ -152,7 +160,9 @@ class _Batch:
             self.flush()
 
     def stop(self, reason: str) -> None:
-        """The file cannot be read past here; what was read is kept."""
+        """The file cannot be read past here; what was read is kept, and why it stopped is
+        stored past the limit on invalid lines too."""
+        self.invalid_read += 1
         self.invalid.append((self.submission_id, self.last_line + 1, reason))
 
     def flush(self, *, runs: bool = True, final: bool = False) -> None:
@@ -175,14 +185,14 @@ class _Batch:
                 enqueue_chunks(submission, [(submission.stored_runs - 1) // self.chunk_runs])
                 self.runs, self.unknown, self.known = [], [], 0
             insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
-            submission.invalid += len(self.invalid)
+            submission.invalid += self.invalid_read
             submission.formats_seen = sorted(self.formats)
             if final:
                 submission.ingest_finished = timezone.now()
                 submission.status = Status.SCORING
                 finish_if_complete(submission)
             submission.save()
-        self.invalid = []
+        self.invalid, self.invalid_read = [], 0
 
 
 def unstorable(item: RunLine) -> tuple[Problem, ...]:

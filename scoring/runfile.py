@@ -9,6 +9,10 @@ recognised by its start: a first line that is a lone ``{`` (a pretty-printed doc
 Inspect writes them) is streamed sample by sample; a first line that is a whole log (a
 compact one) is split into its samples. Either way only the first line is looked at before
 deciding, so a large JSON-lines file is never read whole.
+
+A line past the line limit is never held whole either: it is read in bounded blocks and
+dropped up to its newline (``bounded_lines``), so memory stays near the limit whatever the
+line (DESIGN.md §5, "Limits hold while reading, not after").
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from scoring.matcher import (
     Problem,
     Run,
     TrialNumbering,
+    duplicate_key,
     field_path,
     load_run,
     nested_deeper_than,
@@ -36,6 +41,8 @@ _ZIP = b"PK\x03\x04"
 
 LINE = "line"
 SAMPLE = "sample"
+
+_SKIP_BLOCK = 1 << 20  # what is read at a time of a line being skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,26 +69,69 @@ class RunLine:
         return Problem(path, message, self.line)
 
 
+@dataclass(frozen=True, slots=True)
+class SkippedLine:
+    """A line past the line limit, dropped as it was read: only its size is kept."""
+
+    size: int
+
+
+def bounded_lines(
+    lines: Iterable[bytes], max_line_bytes: int | None
+) -> Iterator[bytes | SkippedLine]:
+    """The lines of ``lines``, each a ``SkippedLine`` instead when longer than
+    ``max_line_bytes`` (its newline included).
+
+    A readable binary stream is read with ``readline(limit)``, so a longer line is never in
+    memory: its first ``max_line_bytes + 1`` bytes tell it is too long, and the rest is read
+    and dropped a block at a time up to the next newline. Any other iterable of lines (a
+    list, say) is already in memory, and its lines are only measured."""
+    readline = getattr(lines, "readline", None)
+    if readline is None or max_line_bytes is None:
+        for raw in lines:
+            if type(raw) is bytes and max_line_bytes is not None and len(raw) > max_line_bytes:
+                raw = SkippedLine(len(raw))
+            yield raw
+        return
+    while raw := readline(max_line_bytes + 1):
+        if len(raw) <= max_line_bytes:
+            yield raw
+            continue
+        size = len(raw)
+        while not raw.endswith(b"\n") and (raw := readline(_SKIP_BLOCK)):
+            size += len(raw)
+        yield SkippedLine(size)
+
+
 def json_lines(
-    lines: Iterable[bytes], *, max_line_bytes: int | None = None, max_depth: int | None = None
+    lines: Iterable[bytes | SkippedLine],
+    *,
+    max_line_bytes: int | None = None,
+    max_depth: int | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value or ``InvalidInput``) for each non-blank line, in order.
 
-    A line longer than ``max_line_bytes``, or nested deeper than ``max_depth`` arrays and
+    ``lines`` is a binary stream or an iterable of lines, ``SkippedLine`` among them. A
+    line longer than ``max_line_bytes``, or nested deeper than ``max_depth`` arrays and
     objects, is an ``InvalidInput`` saying so."""
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(bounded_lines(lines, max_line_bytes), start=1):
+        if type(raw) is SkippedLine:
+            message = f"the line is {raw.size:,} bytes; the limit is {max_line_bytes:,}"
+            yield number, InvalidInput([Problem("", message, number)])
+            continue
         if number == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM) :]
         if not raw.strip():
-            continue
-        if max_line_bytes is not None and len(raw) > max_line_bytes:
-            message = f"the line is {len(raw):,} bytes; the limit is {max_line_bytes:,}"
-            yield number, InvalidInput([Problem("", message, number)])
             continue
         try:
             value = parse_json(raw)
         except InvalidInput as exc:
             yield number, exc.at_line(number)
+            continue
+        duplicate = duplicate_key(raw, value)
+        if duplicate is not None:
+            path, key = duplicate
+            yield number, InvalidInput([Problem(path, f"duplicate key {key!r}", number)])
             continue
         if max_depth is not None and nested_deeper_than(raw, max_depth):
             message = f"the JSON is nested more than {max_depth} levels deep"
@@ -100,22 +150,24 @@ def read_run_lines(
     """The runs of a run file (``lines``: an iterable of byte lines, such as a binary file),
     in order; blank lines are skipped. A file that is an Inspect AI eval log gives a run per
     sample. The limits are those of ``json_lines``."""
-    rest = iter(lines)
+    rest = iter(lines)  # a file is its own iterator: what ``bounded`` leaves is read on
+    bounded = bounded_lines(rest, max_line_bytes)
     head = []  # the lines read to tell what the file is: blank ones, then the first other
-    for raw in rest:
-        head.append(raw.removeprefix(_BOM) if not head else raw)
-        if raw.strip():
+    for raw in bounded:
+        head.append(raw)
+        if type(raw) is SkippedLine or raw.strip():
             break
-    first = head[-1].strip() if head else b""
+    first = head[-1] if head else b""
+    first = first.removeprefix(_BOM).strip() if type(first) is bytes else b""
     if first.startswith(_ZIP):
         message = "an Inspect .eval archive: convert it with `inspect log convert --to json`"
         yield RunLine(1, problems=(Problem("", message, 1),))
     elif first == b"{":
-        samples = inspect_ai.read_log(_ByteStream(b"".join(head), rest))
+        samples = inspect_ai.read_log(_ByteStream(b"".join(head).removeprefix(_BOM), rest))
         yield from _sample_runs(samples, format_name, TrialNumbering())
     else:
         limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth}
-        yield from _line_runs(json_lines(chain(head, rest), **limits), format_name)
+        yield from _line_runs(json_lines(chain(head, bounded), **limits), format_name)
 
 
 def _line_runs(values: Iterable[tuple[int, Any]], format_name: str | None) -> Iterator[RunLine]:

@@ -1,13 +1,16 @@
 """``manage.py score`` (DESIGN.md §7), run as a user runs it: a subprocess, real files."""
 
+import io
 import json
 import os
 import subprocess
 import sys
+import tracemalloc
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_SUITE = ROOT / "cases/demo/assistant.suite.json"
@@ -133,6 +136,43 @@ def test_invalid_lines_are_listed_by_line_and_field_while_valid_lines_are_still_
     assert errors[1] == f"{runs}:4: batches[0][0].name: must be a string, not number"
     assert errors[2] == f"{runs}:5: case: 'nope' is not in the suite"
     assert len(errors) == 3
+
+
+def test_a_line_past_the_line_limit_is_skipped_as_it_streams(suite_file, tmp_path):
+    size = 40 << 20
+    runs = tmp_path / "runs.jsonl"
+    with runs.open("wb") as out:
+        out.write((json.dumps(PASSING) + "\n").encode())
+        out.write(b'{"case": "chat", "final_text": "' + b"a" * size + b'"}\n')
+        out.write((json.dumps(FAILING) + "\n").encode())
+    out, errors = io.StringIO(), io.StringIO()
+
+    tracemalloc.start()  # in this process, to see Python's own allocations
+    try:
+        with pytest.raises(SystemExit) as exit:
+            call_command(
+                "score", suite_file, runs, "--json", "--max-line-bytes", 1 << 20,
+                stdout=out, stderr=errors,
+            )  # fmt: skip
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert peak < size / 8
+    assert exit.value.code == 2
+    assert [r["verdict"] for r in json.loads(out.getvalue())] == ["pass", "fail"]
+    line = size + len('{"case": "chat", "final_text": ""}\n')
+    assert errors.getvalue() == f"{runs}:2: the line is {line:,} bytes; the limit is 1,048,576\n"
+
+
+def test_a_run_past_the_time_budget_is_an_error_and_the_next_is_scored(suite_file, tmp_path):
+    runs = write_lines(tmp_path / "runs.jsonl", PASSING, FAILING)
+    result = run_score(suite_file, runs, "--json", "--time-budget", "0")
+    assert result.returncode == 1
+    reports = json.loads(result.stdout)
+    assert [r["verdict"] for r in reports] == ["error", "error"]
+    assert reports[0]["error"].startswith("scoring took longer than 0 s, the limit for one run")
+    assert run_score(suite_file, runs, "--json").returncode == 1  # the default: scored in full
 
 
 def test_a_repeated_explicit_trial_is_an_invalid_line_and_the_first_stands(suite_file, tmp_path):

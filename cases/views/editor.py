@@ -9,6 +9,7 @@ editor partial, so nothing typed is lost and no page reloads.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -213,7 +214,8 @@ def case_try(request, pk):
     except InvalidInput as exc:
         context["problems"] = exc.problems
     else:
-        context.update(report=score(case, run), run=run)
+        budget = settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS
+        context.update(report=score(case, run, time_budget=budget), run=run)
     return render(request, "cases/_try_result.html", context)
 
 

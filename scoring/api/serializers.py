@@ -63,6 +63,11 @@ class SubmissionSerializer(serializers.ModelSerializer):
     invalid_lines = serializers.SerializerMethodField(
         help_text=f"the first {INVALID_LINES_LISTED}; ``invalid`` counts them all"
     )
+    invalid_lines_omitted = serializers.SerializerMethodField(
+        help_text="how many of the ``invalid`` lines ``invalid_lines`` leaves out (past the "
+        "first listed, or past the first CASEBOOK_MAX_STORED_INVALID_LINES, whose reasons "
+        "are not stored)"
+    )
     unknown_cases = serializers.SerializerMethodField(help_text="keys of cases not in the version")
     regressions = serializers.SerializerMethodField(
         help_text="failures marked fixed in an earlier submission that fail here again"
@@ -89,6 +94,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "pass_rate",
             "invalid",
             "invalid_lines",
+            "invalid_lines_omitted",
             "unknown_cases",
             "stored_runs",
             "created",
@@ -118,6 +124,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
     def get_regressions(self, submission) -> list:
         found = problems.regressions(submission)[:REGRESSIONS_LISTED]
         return RegressionSerializer(found, many=True).data
+
+    def get_invalid_lines_omitted(self, submission) -> int:
+        listed = submission.invalid_lines.all()[:INVALID_LINES_LISTED].count()
+        return submission.invalid - listed
 
     def get_unknown_cases(self, submission) -> list[str]:
         return sorted(submission.unknown_cases)
@@ -160,7 +170,11 @@ class SubmissionListSerializer(SubmissionSerializer):
     """A submission in a list: its status and counts, without the invalid lines."""
 
     class Meta(SubmissionSerializer.Meta):
-        fields = [f for f in SubmissionSerializer.Meta.fields if f != "invalid_lines"]
+        fields = [
+            f
+            for f in SubmissionSerializer.Meta.fields
+            if f not in ("invalid_lines", "invalid_lines_omitted")
+        ]
 
 
 class ArgumentGroupSerializer(serializers.Serializer):

@@ -25,11 +25,19 @@ from .argdiff import ArgumentRow, compare_arguments
 from .documents import parse_suite_document
 from .errors import InvalidInput, Problem, field_path
 from .expectations import EXPECTATION_TYPES
-from .jsonvalue import dump_json, json_equal, json_type, nested_deeper_than, parse_json, pretty_json
+from .jsonvalue import (
+    dump_json,
+    duplicate_key,
+    json_equal,
+    json_type,
+    nested_deeper_than,
+    parse_json,
+    pretty_json,
+)
 from .jsonvalue import render as render_value
 from .matchers import argument_problems, is_matcher
 from .options import MatchOptions
-from .regex import pattern_problem
+from .regex import limit_patterns, pattern_problem
 from .report import (
     CAUSE_KINDS,
     CAUSE_WORDS,
@@ -71,11 +79,13 @@ __all__ = [
     "argument_problems",
     "compare_arguments",
     "dump_json",
+    "duplicate_key",
     "failure_signature",
     "field_path",
     "is_matcher",
     "json_equal",
     "json_type",
+    "limit_patterns",
     "load_run",
     "load_suite",
     "nested_deeper_than",

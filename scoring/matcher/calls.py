@@ -26,11 +26,12 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
         return []
     by_name = view.name_index()
     batch_of = view.run.batch_of
-    assignment = _first_fit(expected, by_name, calls, batch_of)
+    assignment = _first_fit(expected, by_name, calls, batch_of, view)
     candidates = None
     if assignment is None:  # first fit fell short: search with every matching call
         candidates = []
         for e in expected:
+            view.check_time()
             matches = e.arguments.matches
             candidates.append([n for n in by_name.get(e.key, ()) if matches(calls[n].arguments)])
         assignment = credit(case.slots, candidates, batch_of)
@@ -38,6 +39,7 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
     results = []
     explainer = None
     for e in expected:
+        view.check_time()
         r = assignment.get(e.index)
         if r is not None:
             results.append(e.credited_to(calls[r]))
@@ -75,7 +77,7 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
     return results
 
 
-def _first_fit(expected, by_name, calls, batch_of) -> dict[int, int] | None:
+def _first_fit(expected, by_name, calls, batch_of, view) -> dict[int, int] | None:
     """Each expected call given the first free call that fits, or None if one gets none.
 
     Most runs pass, and for them first fit succeeds; checking order and freedom before
@@ -86,6 +88,7 @@ def _first_fit(expected, by_name, calls, batch_of) -> dict[int, int] | None:
     used: set[int] = set()
     last_ordered_batch = 0
     for e in expected:
+        view.check_time()
         low = last_ordered_batch if e.ordered else 0
         if e.depends_on_result:
             low = max(low, batch_of[assignment[e.index - 1]] + 1)

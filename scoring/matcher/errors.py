@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,11 @@ class InvalidInput(ValueError):
 
     def __init__(self, problems: Iterable[Problem]):
         self.problems: tuple[Problem, ...] = tuple(problems)
-        super().__init__("\n".join(map(str, self.problems)))
+        # The message is written when asked for: a file of junk raises one per line.
+        super().__init__(self.problems)
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self.problems))
 
     @classmethod
     def single(cls, path: str, message: str) -> InvalidInput:
@@ -44,7 +48,7 @@ class InvalidInput(ValueError):
 
     def at_line(self, line: int) -> InvalidInput:
         """The same problems, located on ``line`` of a run file."""
-        return InvalidInput(replace(problem, line=line) for problem in self.problems)
+        return InvalidInput(Problem(p.path, p.message, line) for p in self.problems)
 
 
 class Problems:

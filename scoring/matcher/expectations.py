@@ -6,6 +6,8 @@ and the run's final text and error, through a ``RunView``.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -45,16 +47,31 @@ class Outcome:
 PASSED = Outcome(True)
 
 
+class OutOfTime(Exception):
+    """Scoring the run went past its deadline (``RunView.check_time``)."""
+
+
 class RunView:
-    """A run as one case sees it: its calls looked up by name under the case's rules."""
+    """A run as one case sees it: its calls looked up by name under the case's rules.
 
-    __slots__ = ("_folded", "calls", "options", "run")
+    ``deadline`` (a ``time.monotonic()`` value) is when scoring must give up: the scorer
+    checks it between predicates and between the expected calls it compares, so a run gets
+    past it by at most one predicate's work on one call (each regex match is bounded by
+    the pattern limits of regex.py)."""
 
-    def __init__(self, run: Run, options: MatchOptions):
+    __slots__ = ("_folded", "calls", "deadline", "options", "run")
+
+    def __init__(self, run: Run, options: MatchOptions, deadline: float = math.inf):
         self.run = run
         self.calls = run.calls
         self.options = options
+        self.deadline = deadline
         self._folded: dict[str, list[int]] | None = None
+
+    def check_time(self) -> None:
+        """Raise ``OutOfTime`` once the deadline has passed."""
+        if time.monotonic() > self.deadline:
+            raise OutOfTime
 
     def name_index(self) -> dict[str, list[int]]:
         """Tool name (as ``MatchOptions.tool_key`` gives it) → positions of its calls in the

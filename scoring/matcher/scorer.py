@@ -2,25 +2,43 @@
 
 from __future__ import annotations
 
+import math
+import time
+
 from .calls import assess_expected_calls
-from .expectations import PASSED, RunView
+from .expectations import PASSED, OutOfTime, RunView
 from .report import ERROR, FAIL, PASS, RUN_ERROR, Cause, PredicateResult, Report
 from .run import Run
 from .suite import RUN_LABEL, Case
 
 
-def score(case: Case, run: Run) -> Report:
+def score(case: Case, run: Run, *, time_budget: float | None = None) -> Report:
     """Score ``run`` against ``case`` and report every predicate.
 
     The verdict is ``pass`` when the run has no error and every predicate holds, ``error``
     when some predicate could not be evaluated, and ``fail`` otherwise. A run that ended in
     an error still has all its other predicates evaluated, so reviewers see everything.
+
+    With ``time_budget`` (seconds), scoring that takes longer stops at the next predicate
+    and the verdict is ``error``, saying so: a pathological run never holds its caller.
     """
-    view = RunView(run, case.match)
+    deadline = math.inf if time_budget is None else time.monotonic() + time_budget
+    try:
+        return _score(case, run, RunView(run, case.match, deadline))
+    except OutOfTime:
+        reason = (
+            f"scoring took longer than {time_budget:g} s, the limit for one run; the run is "
+            "too long, or the case's patterns too costly, to score"
+        )
+        return Report(case.key, run.trial, ERROR, [], reason)
+
+
+def _score(case: Case, run: Run, view: RunView) -> Report:
     predicates = [_RUN_OK if run.error is None else _run_failed(run.error)]
     predicates.extend(assess_expected_calls(case, view))
     all_passed = run.error is None and all(p.passed for p in predicates)
     for expectation in case.expectations:
+        view.check_time()
         outcome = expectation.evaluate(view)
         if outcome is PASSED:
             predicates.append(expectation.passed)

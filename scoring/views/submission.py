@@ -100,6 +100,7 @@ def detail(request, pk):
         response = render(request, f"scoring/submission.html#{partial}", context)
         return push_url(response, table_url(submission, filters, context["page"].number))
     finished = submission.finished
+    invalid_lines = list(submission.invalid_lines.all()[:INVALID_LINES_SHOWN])
     context |= progress_context(submission) | {
         "trials": case_trials(submission) if finished else None,
         "failures": common_failures(submission) if finished else None,
@@ -108,7 +109,8 @@ def detail(request, pk):
         # A list, not the dict: a template would read ``unknown_cases.items`` as the entry
         # of a case called "items".
         "unknown_cases": sorted(submission.unknown_cases.items()),
-        "invalid_lines": submission.invalid_lines.all()[:INVALID_LINES_SHOWN],
+        "invalid_lines": invalid_lines,
+        "invalid_lines_more": submission.invalid - len(invalid_lines),
         "rescore_form": RescoreForm(
             versions=versions_of(submission.suite),
             initial={"version": submission.version.number},

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import time
 from html.parser import HTMLParser
 
 import pytest
@@ -364,6 +365,8 @@ def test_min_greater_than_max_is_refused_beside_the_field(as_user, editor, suite
         ("(a", "RE2 cannot compile this pattern: missing ): (a"),
         ("(x)\\1", "RE2 cannot compile this pattern: invalid escape sequence: \\1"),
         ("(?=x)", "RE2 cannot compile this pattern: invalid perl operator: (?="),
+        ("a" * 1001, "the pattern is 1,001 characters; the limit is 1,000"),
+        (r"\w{1000}", "RE2 compiles it to 3,004 instructions, the limit is 2,000"),
     ],
 )
 def test_a_regex_re2_cannot_compile_is_refused_beside_the_field(
@@ -785,6 +788,29 @@ def test_try_asks_to_fix_the_editor_first_when_the_case_is_invalid(as_user, edit
     )
     assert "fix the fields marked in the editor first" in html
     assert "verdict" not in html
+
+
+def test_try_with_a_costly_pattern_answers_at_once_with_the_problem(as_user, editor, suite):
+    # A 50,000-character literal against a 1 MB final text held this request 17 s.
+    case = case_of(suite, "greeting")
+    pattern = "(?i)" + "a" * 50_000
+    started = time.monotonic()
+    html = try_run(
+        as_user(editor),
+        case,
+        {"batches": [], "final_text": "a" * (1 << 20)},
+        **{"exp-1-regex": pattern},
+    )
+    assert time.monotonic() - started < 5
+    assert "verdict" not in html
+    assert "the pattern is 50,004 characters; the limit is 1,000" in html
+
+
+def test_try_past_the_time_budget_shows_an_error_verdict(as_user, editor, suite, settings):
+    settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS = 0  # past it at the first predicate
+    html = try_run(as_user(editor), case_of(suite, "delete-if-exists"), GOOD_RUN)
+    assert '<span class="verdict error">error</span>' in html
+    assert "scoring took longer than 0 s, the limit for one run" in html
 
 
 def test_try_on_a_private_suite_is_404_for_outsiders(as_user, outsider, other_team, suite):

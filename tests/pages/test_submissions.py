@@ -293,7 +293,18 @@ def test_only_the_first_invalid_lines_are_listed(as_user, viewer, suite, submit,
     submission = submit(suite, ["bad"] * 3 + [GREETING_PASS])
     html = section(text(as_user(viewer).get(url(submission))), "Invalid lines")
     assert [row[0] for row in cells(html)] == ["1", "2"]
-    assert "The first 2 are shown" in html
+    assert "The first 2 are shown; 1 more was found." in html
+
+
+def test_invalid_lines_past_the_stored_limit_are_counted_on_the_page(
+    as_user, viewer, suite, submit, settings
+):
+    settings.CASEBOOK_MAX_STORED_INVALID_LINES = 2
+    submission = submit(suite, ["bad"] * 5 + [GREETING_PASS])
+    html = section(text(as_user(viewer).get(url(submission))), "Invalid lines")
+    assert [row[0] for row in cells(html)] == ["1", "2"]
+    assert "The first 2 are shown; 3 more were found." in html
+    assert submission.invalid == 5
 
 
 def test_runs_of_unknown_cases_are_listed_with_their_lines(as_user, viewer, suite, submit):

@@ -72,6 +72,18 @@ def test_a_run_file_as_the_body_is_accepted_and_its_status_is_as_designed(api, d
     assert_consistent(submission)
 
 
+def test_invalid_lines_past_the_stored_limit_are_counted_and_said_to_be_left_out(
+    api, demo_suite, settings
+):
+    settings.CASEBOOK_MAX_STORED_INVALID_LINES = 2
+    response = post_run_file(api, demo_suite, b"1\n" * 5 + DEMO_RUNS, "")
+    accepted(response)
+    status = api.get(response.json()["status_url"]).json()
+    assert [line["line"] for line in status["invalid_lines"]] == [1, 2]
+    assert (status["invalid"], status["invalid_lines_omitted"]) == (5, 3)
+    assert status["total"] == 7
+
+
 def test_a_gzip_body_and_a_multipart_file_are_accepted_alike(api, demo_suite):
     packed = accepted(post_run_file(api, demo_suite, gzip.compress(DEMO_RUNS), "?label=gz"))
     with TestCase.captureOnCommitCallbacks(execute=True):

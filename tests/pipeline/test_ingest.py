@@ -7,6 +7,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import time
+import tracemalloc
 from collections import Counter
 
 import pytest
@@ -14,9 +16,10 @@ from django.test import TestCase
 
 from cases import services
 from scoring.importers import to_canonical
+from scoring.ingest import COUNTED_BATCH
 from scoring.matcher import load_run, load_suite, score
 from scoring.models import Result, Run, Status, Submission, UploadChunk
-from scoring.submissions import create_submission, rescore
+from scoring.submissions import create_submission, rescore, suite_of_version
 from scoring.uploads import UploadRefused, UploadTooLarge
 from tests import tau_bench
 
@@ -350,6 +353,93 @@ def test_a_line_over_the_line_limit_is_invalid_and_its_neighbours_kept(demo_suit
     assert [run[1] for run in runs_of(submission)] == [1, 3]
     size = len(json.dumps(long)) + 1  # with its newline
     assert invalid_of(submission) == {2: f"the line is {size:,} bytes; the limit is 500"}
+
+
+def test_a_huge_line_is_skipped_as_it_streams_and_memory_stays_near_the_limit(demo_suite, settings):
+    settings.CASEBOOK_MAX_LINE_BYTES = 1 << 20
+    size = 48 << 20  # 48 times the limit, sent as 48 KB of gzip
+    head = b'{"case": "greeting", "batches": [], "final_text": "'
+    huge = head + b"a" * (size - len(head) - 3) + b'"}\n'
+    data = gzip.compress(jsonl([GREETING]) + huge + jsonl([DELETE]))
+    del huge
+
+    tracemalloc.start()
+    try:
+        submission = upload(demo_suite, data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert peak < size / 4  # the limit and the upload's 1 MB buffers, never the line
+    assert_consistent(submission)
+    assert [run[1] for run in runs_of(submission)] == [1, 3]
+    assert invalid_of(submission) == {2: f"the line is {size:,} bytes; the limit is 1,048,576"}
+
+
+def test_past_the_stored_limit_invalid_lines_are_counted_not_stored(demo_suite, settings):
+    settings.CASEBOOK_MAX_STORED_INVALID_LINES = 3
+    junk = COUNTED_BATCH + 500  # the count is written as reading goes on, and at the end
+    submission = upload(demo_suite, gzip.compress(b"1\n" * junk + jsonl([GREETING])))
+
+    assert_consistent(submission)
+    assert submission.invalid == junk
+    assert sorted(invalid_of(submission)) == [1, 2, 3]
+    assert [run[1] for run in runs_of(submission)] == [junk + 1]
+
+
+def test_a_broken_gzip_past_the_stored_limit_still_says_why_reading_stopped(demo_suite, settings):
+    settings.CASEBOOK_MAX_STORED_INVALID_LINES = 2
+    data = gzip.compress(b"1\n" * 5 + jsonl([GREETING]) * 100)
+    submission = upload(demo_suite, data[: len(data) // 2])
+    assert submission.invalid == 6
+    invalid = invalid_of(submission)
+    assert sorted(invalid)[:2] == [1, 2]
+    assert "the gzip data is broken" in invalid[max(invalid)]
+
+
+def test_a_run_past_the_time_budget_is_scored_error_and_the_submission_finishes(
+    demo_suite, settings
+):
+    settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS = 0  # past it at the first predicate
+    submission = upload(demo_suite, jsonl([GREETING, DELETE]))
+    assert_consistent(submission)
+    reports = Result.objects.filter(submission=submission).values_list("verdict", "report")
+    assert [verdict for verdict, _ in reports] == ["error", "error"]
+    assert all(report["error"].startswith("scoring took longer than 0 s") for _, report in reports)
+
+
+@pytest.fixture
+def forget_versions():
+    """A test that edits a saved version in place, as nothing else ever does, must leave no
+    copy of it in the workers' cache of versions, before or after."""
+    suite_of_version.cache_clear()
+    yield
+    suite_of_version.cache_clear()
+
+
+def test_a_version_saved_before_the_pattern_limit_still_scores_to_an_error(
+    team, user, forget_versions
+):
+    long_literal = "(?i)" + "a" * 50_000  # 63 s against the final text below, unlimited
+    document = {
+        "schema": "casebook.suite/1",
+        "name": "old",
+        "cases": [{"key": "long", "expectations": [{"type": "final_text_matches", "regex": "a"}]}],
+    }
+    suite = services.create_suite(team, document, user)
+    version = suite.latest_version  # as saved before the limit
+    version.document["cases"][0]["expectations"][0]["regex"] = long_literal
+    version.save()
+
+    started = time.monotonic()
+    submission = upload(suite, jsonl([{"case": "long", "batches": [], "final_text": "a" * 2**20}]))
+    assert time.monotonic() - started < 10
+    assert_consistent(submission)
+    ((verdict, report),) = Result.objects.filter(submission=submission).values_list(
+        "verdict", "report"
+    )
+    assert verdict == "error"
+    assert "the pattern is 50,004 characters; the limit is 1,000" in report["error"]
 
 
 def test_json_nested_too_deep_is_invalid_and_its_neighbours_kept(demo_suite, settings):

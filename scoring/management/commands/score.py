@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from scoring.baseline import Baseline, Comparison
@@ -55,12 +56,29 @@ class Command(BaseCommand):
             help="exit 1 when any run does not pass (default), or only when one regressed "
             "against --baseline",
         )
+        parser.add_argument(
+            "--max-line-bytes",
+            type=int,
+            default=settings.CASEBOOK_MAX_LINE_BYTES,
+            help="a longer run line is skipped as it is read and listed as invalid "
+            "(default: CASEBOOK_MAX_LINE_BYTES, %(default)s)",
+        )
+        parser.add_argument(
+            "--time-budget",
+            type=float,
+            metavar="SECONDS",
+            default=settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS,
+            help="scoring one run longer than this gives it the verdict error "
+            "(default: CASEBOOK_RUN_TIME_BUDGET_SECONDS, %(default)s)",
+        )
 
     def handle(self, suite_file, run_file, as_json, junit, format_name, **options):
         self.stdout.ending = ""  # writers end their own lines; --json must be exactly JSON
         if options["fail_on"] == "regressions" and not options["baseline"]:
             self.stderr.write("--fail-on regressions needs --baseline FILE")
             raise SystemExit(EXIT_INVALID)
+        self.max_line_bytes = options["max_line_bytes"]
+        self.time_budget = options["time_budget"]
         try:
             comparison = self.read_baseline(options["baseline"])
             status = self.score_files(suite_file, run_file, as_json, junit, format_name, comparison)
@@ -109,7 +127,10 @@ class Command(BaseCommand):
         invalid = 0
         all_passed = True
         with runs:
-            for item in read_run_lines(runs, format_name=format_name):
+            lines = read_run_lines(
+                runs, format_name=format_name, max_line_bytes=self.max_line_bytes
+            )
+            for item in lines:
                 problems = item.problems
                 case = suite.case(item.run.case) if item.run else None
                 if item.run and case is None:
@@ -125,7 +146,7 @@ class Command(BaseCommand):
                         junit_writer.add_invalid(item.line, problems)
                     continue
                 started = time.perf_counter()
-                report = score(case, item.run)
+                report = score(case, item.run, time_budget=self.time_budget)
                 mark = comparison.add(report) if comparison is not None else None
                 out.add_report(report, mark)
                 if junit_writer:
