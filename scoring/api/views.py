@@ -98,7 +98,7 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
         }
         return Response(answer, status=status.HTTP_202_ACCEPTED)
 
-    def _store(self, request, label="", format="", filename=""):
+    def _store(self, request, label="", format="", filename="", case_field=""):
         # Refused before a byte of an oversized body is read.
         if int(request.META.get("CONTENT_LENGTH") or 0) > settings.CASEBOOK_MAX_UPLOAD_BYTES:
             raise UploadTooLarge
@@ -113,6 +113,7 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
             or (upload.name if request.content_type.startswith("multipart/") else ""),
             label=label,
             format_name=format,
+            case_field=case_field,
         )
 
 
