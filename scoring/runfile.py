@@ -119,7 +119,7 @@ def json_array(
     counted = _Counted(stream)
     # basic_parse builds no prefixes, which would cost as much as the depth per event.
     events = ijson.basic_parse(counted, buf_size=_CHUNK, use_float=False)
-    position = 0
+    position = done = 0  # elements begun, and read to their end
     try:
         next(events)  # the array's start: the file's first byte is "["
         for kind, value in events:
@@ -127,16 +127,22 @@ def json_array(
                 break
             position += 1
             if kind == "number":
-                yield position, _number(value)
+                element = _number(value)
             elif kind in ("start_map", "start_array"):
-                yield position, _element(kind, events, counted, max_item_bytes, max_depth)
+                element = _element(kind, events, counted, max_item_bytes, max_depth)
             else:
-                yield position, value
+                element = value
+            done = position
+            yield position, element
         for _ in events:  # ijson finds anything after the array a JSON error
             pass
     except ijson.JSONError as exc:
-        message = f"invalid JSON after element {position}: {inspect_ai.ijson_message(exc)}"
-        yield position + 1, InvalidInput.single("", message)
+        message = inspect_ai.ijson_message(exc)
+        if position > done:  # it broke inside this element
+            yield position, InvalidInput.single("", f"invalid JSON: {message}")
+        else:
+            message = f"invalid JSON after element {position}: {message}"
+            yield position + 1, InvalidInput.single("", message)
 
 
 def _element(kind, events, counted, max_item_bytes, max_depth) -> Any:
