@@ -38,7 +38,8 @@ _CASE_FIELDS = (
     "metadata.task_id",
     "metadata.id",
 )
-_NO_CASE = re.compile(r"(^|[.\]])case: required")
+# The problem a run with no case has: the field missing, or null where an importer put it.
+_NO_CASE = re.compile(r"(^|[\s.\]])case: (required|must be [^;]*, not null)")
 _NO_FORMAT = "unrecognised run format"
 _ZIP = b"PK\x03\x04"
 _BOM = b"\xef\xbb\xbf"
@@ -88,7 +89,8 @@ def diagnose(head: bytes, problems: list[str], *, invalid: int, via: str = UPLOA
             f" one run, a JSON object. {first}"
         )
     keys = _first_keys(first_line, "")
-    return _records_advice(f"{invalid:,} lines", "the lines", keys, problems, via)
+    what = f"a file of {invalid:,} JSON line{'s' if invalid != 1 else ''}"
+    return _records_advice(what, "the lines", keys, problems, via)
 
 
 def _document_advice(text: bytes, first: str) -> str:
