@@ -97,8 +97,8 @@ def test_lines_that_name_their_case_elsewhere_are_diagnosed_once_at_the_end(suit
     result = run_score(suite_file, runs)
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1] == (
-        f"{runs}: This is a file of 2 JSON lines: the lines have `task_id` and `messages` but no `case`:"
-        " add --case-field task_id, or add `case` to each."
+        f"{runs}: This is a file of 2 JSON lines: the lines have `task_id` and `messages` but"
+        " no `case`: add --case-field task_id, or add `case` to each."
     )
 
 

@@ -60,9 +60,11 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
     @extend_schema(
         summary="Upload a run file to score against the suite's current version",
         description=(
-            "The body is the run file (JSON lines in any supported format, or an Inspect AI "
-            "log; gzip-compressed or not), or a multipart form with the file in `file`. "
-            "The file is stored and scored in the background: poll `status_url`."
+            "The body is the run file (JSON lines in any supported format, a JSON array of "
+            "runs such as τ-bench's results, or an Inspect AI log, `.json` or `.eval`; "
+            "gzip-compressed or not), or a multipart form with the file in `file`. "
+            "The file is stored and scored in the background: poll `status_url`. A file "
+            "that gives no valid run ends `failed`, its `error` saying what to change."
         ),
         parameters=[UploadQuerySerializer],
         request={
