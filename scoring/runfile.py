@@ -20,12 +20,10 @@ logs that do not call it ``case`` (``scoring.casefield``).
 
 from __future__ import annotations
 
-import math
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from itertools import chain
 from typing import Any, BinaryIO
 
@@ -36,7 +34,7 @@ from scoring.importers import detect_format, inspect_ai, to_canonical
 from scoring.importers.common import object_at
 from scoring.matcher import InvalidInput, Problem, Run, TrialNumbering, load_run, parse_json
 from scoring.matcher.errors import field_path
-from scoring.matcher.jsonvalue import nested_deeper_than
+from scoring.matcher.jsonvalue import nested_deeper_than, number_as_parsed
 
 _BOM = b"\xef\xbb\xbf"
 _ZIP = b"PK\x03\x04"
@@ -127,7 +125,7 @@ def json_array(
                 break
             position += 1
             if kind == "number":
-                element = _number(value)
+                element = number_as_parsed(value)
             elif kind in ("start_map", "start_array"):
                 element = _element(kind, events, counted, max_item_bytes, max_depth)
             else:
@@ -164,20 +162,10 @@ def _element(kind, events, counted, max_item_bytes, max_depth) -> Any:
             if max_item_bytes is not None and counted.seen - started > max_item_bytes:
                 refused = f"the element is over {max_item_bytes:,} bytes, the limit"
             else:
-                builder.event(kind, _number(value) if kind == "number" else value)
+                builder.event(kind, number_as_parsed(value) if kind == "number" else value)
         if depth == 0:
             return builder.value if refused is None else InvalidInput.single("", refused)
         kind, value = next(events)
-
-
-def _number(value: int | Decimal) -> int | float | Decimal:
-    """A number as ``parse_json`` gives it: a fraction is a float unless the float would
-    not be its written value (too many digits, an exponent past a float's)."""
-    if type(value) is Decimal:
-        as_float = float(value)
-        if math.isfinite(as_float) and Decimal(repr(as_float)) == value:
-            return as_float
-    return value
 
 
 def read_run_lines(

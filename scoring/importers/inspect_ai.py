@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 import ijson
 
 from scoring.matcher import InvalidInput
+from scoring.matcher.jsonvalue import number_as_parsed
 from scoring.ziparchive import Budget, open_archive, open_entry
 
 from .common import (
@@ -87,7 +88,7 @@ def read_log(stream: BinaryIO, *, keep: str | None = None) -> Iterator[tuple[Any
     ``eval.model`` comes before ``samples`` in Inspect's logs; in a log where it does not,
     the model is None here and ``convert`` takes each sample's own. Raises ``InvalidInput``
     when the document breaks off, nests too deeply or has no samples."""
-    events = _run_events(ijson.parse(stream, buf_size=_CHUNK, use_float=True), keep=keep)
+    events = _run_events(ijson.parse(stream, buf_size=_CHUNK, use_float=False), keep=keep)
     model = None
     try:
         for prefix, event, value in events:
@@ -153,7 +154,7 @@ def _eval_sample(archive, info, budget: Budget, keep: str | None) -> Any:
     zip bomb (the archive's budget spent) stops the whole archive."""
     try:
         with open_entry(archive, info, budget) as stream:
-            parsed = ijson.parse(stream, buf_size=_CHUNK, use_float=True)
+            parsed = ijson.parse(stream, buf_size=_CHUNK, use_float=False)
             events = _run_events(parsed, sample="", keep=keep)
             return next(ijson.items(events, ""))
     except ijson.JSONError as exc:
@@ -198,6 +199,8 @@ def _run_events(
         if kind == "map_key" and prefix == sample and value not in fields:
             skip_value = True
             continue
+        if kind == "number":  # as parse_json reads it: the matcher compares written values
+            event = (prefix, kind, number_as_parsed(value))
         yield event
 
 

@@ -9,6 +9,7 @@ import json
 import struct
 import zipfile
 import zlib
+from decimal import Decimal
 from pathlib import Path
 from typing import NamedTuple
 
@@ -260,3 +261,23 @@ def test_an_archive_with_no_samples_or_no_directory_is_one_problem():
     assert item.problems[0].message == (
         "not a readable zip archive: no end of central directory record"
     )
+
+
+def test_numbers_in_logs_are_read_as_in_json_lines():
+    """Integers exact, and a fraction a float only where the float is the written value."""
+    s = sample("a")
+    s["messages"][1] = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "c", "function": "pay", "arguments": {"cents": 0, "amount": 0}}],
+    }
+    text = json.dumps(s).replace('"cents": 0', '"cents": 12345678901234567890123')
+    text = text.replace('"amount": 0', '"amount": 0.10000000000000000555')
+    entries = log_entries(sample("b"))
+    entries["samples/a_epoch_1.json"] = text.encode()
+    json_log = b'{\n"eval": {},\n"samples": [' + text.encode() + b"]}"
+    for data in (archive(entries), json_log):
+        (run,) = [i.run for i in runs_of(data) if i.run.case == "a"]
+        call = run.batches[0][0]
+        assert call.arguments["cents"] == 12345678901234567890123
+        assert call.arguments["amount"] == Decimal("0.10000000000000000555")
