@@ -60,10 +60,12 @@ def diagnose(head: bytes, problems: list[str], *, invalid: int, via: str = UPLOA
             return f"No run could be read from the file: {first}"
         return "The file holds no run: it is empty, or only blank lines."
     if head.startswith(_ZIP):
-        return (
-            "This is a zip archive, but no run could be read from it: Casebook reads Inspect AI"
-            f" .eval logs as they are, and no other archive (upload the run file inside). {first}"
-        )
+        if "not a readable zip archive" in first:
+            return (
+                "This is a zip archive Casebook cannot read: it reads Inspect AI .eval logs as"
+                f" they are, and no other archive (upload the run file inside). {first}"
+            )
+        return f"This is an Inspect AI .eval archive, and no run could be read from it: {first}"
     if text.startswith(b"["):
         keys = _first_keys(text, "item")
         what = f"one JSON array of {invalid:,} element{'s' if invalid != 1 else ''}"

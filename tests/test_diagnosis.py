@@ -70,7 +70,11 @@ def test_what_is_not_json_says_how_it_starts():
 
 def test_a_zip_that_is_not_an_eval_log_is_named():
     message = diagnose(b"PK\x03\x04rest", ["not a readable zip archive: ..."], invalid=1)
-    assert message.startswith("This is a zip archive, but no run could be read from it")
+    assert message.startswith("This is a zip archive Casebook cannot read")
+    forced = "line 1: the file is an Inspect AI eval log, not JSON lines in the gemini format"
+    assert diagnose(b"PK\x03\x04rest", [forced], invalid=1) == (
+        f"This is an Inspect AI .eval archive, and no run could be read from it: {forced}"
+    )
 
 
 def test_lines_that_are_not_objects_and_blank_files_are_named():
