@@ -4,6 +4,8 @@ from django import forms
 from django.utils.text import Truncator
 
 from cases.models import Team
+from scoring.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
+from scoring.casefield import parse_case_field
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import InvalidInput, parse_json, render_value
 from scoring.models import ReviewStatus
@@ -12,7 +14,10 @@ from scoring.models import ReviewStatus
 class UploadForm(forms.Form):
     file = forms.FileField(
         label="Run file",
-        help_text="JSON lines in any supported format, or an Inspect AI log; may be gzipped",
+        help_text=(
+            "JSON lines in any supported format, a JSON array of runs (τ-bench's results),"
+            " or an Inspect AI log (.json or .eval); may be gzipped"
+        ),
     )
     label = forms.CharField(
         max_length=200, required=False, help_text="e.g. the model's name and settings"
@@ -21,6 +26,21 @@ class UploadForm(forms.Form):
         choices=[("", "detect from each line")] + [(name, name) for name in FORMAT_NAMES],
         required=False,
     )
+    case_field = forms.CharField(
+        label="Case field",
+        max_length=CASE_FIELD_LENGTH,
+        required=False,
+        help_text="where each run names its case, when not in case: e.g. task_id, metadata.case",
+    )
+
+    def clean_case_field(self) -> str:
+        value = self.cleaned_data["case_field"].strip()
+        if value:
+            try:
+                parse_case_field(value)
+            except ValueError as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return value
 
 
 class BFCLImportForm(forms.Form):

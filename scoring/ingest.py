@@ -7,6 +7,10 @@ read. Invalid lines are recorded with their number and reason, the first
 ``CASEBOOK_MAX_STORED_INVALID_LINES`` of them (the rest only counted, so a file of junk
 costs no more rows than that); they never stop the valid lines around them.
 
+A file that gives no valid run at all ends ``failed``, with one message saying what the
+file looks like and what to change (``scoring.diagnosis``), rather than a list of invalid
+lines under a green "done".
+
 Reading again after a lost worker starts from the beginning: everything the earlier attempt
 stored is deleted first, under a new generation that makes its stray tasks do nothing.
 """
@@ -28,6 +32,7 @@ from scoring.matcher import Suite as MatcherSuite
 from scoring.runfile import RunLine, read_run_lines
 
 from .bulk import insert_rows, relax_durability
+from .diagnosis import FIRST_PROBLEMS, HEAD_BYTES, diagnose
 from .models import InvalidLine, Run, Status, Submission
 from .submissions import (
     clear_runs,
@@ -69,8 +74,10 @@ def ingest(submission_id: int, *, take_over: bool = False) -> None:
             lines = read_run_lines(
                 stream,
                 format_name=submission.format or None,
+                case_field=submission.case_field or None,
                 max_line_bytes=settings.CASEBOOK_MAX_LINE_BYTES,
                 max_depth=settings.CASEBOOK_MAX_JSON_DEPTH,
+                max_uncompressed_bytes=settings.CASEBOOK_MAX_UNCOMPRESSED_BYTES,
             )
             for item in lines:
                 batch.add(item)
@@ -129,6 +136,7 @@ class _Batch:
         self.invalid_room = settings.CASEBOOK_MAX_STORED_INVALID_LINES
         self.unknown: list[tuple[str, int]] = []
         self.formats: set[str] = set()
+        self.first_problems: list[str] = []  # for the diagnosis of a file with no valid run
 
     def add(self, item: RunLine) -> None:
         self.last_line = item.line
@@ -136,6 +144,8 @@ class _Batch:
             self.formats.add(item.format)
         problems = item.problems or unstorable(item)
         if problems:
+            if len(self.first_problems) < FIRST_PROBLEMS:
+                self.first_problems.append(str(problems[0]))
             self.invalid_read += 1
             if self.invalid_room:
                 self.invalid_room -= 1
@@ -162,6 +172,7 @@ class _Batch:
     def stop(self, reason: str) -> None:
         """The file cannot be read past here; what was read is kept, and why it stopped is
         stored past the limit on invalid lines too."""
+        self.first_problems.append(reason)
         self.invalid_read += 1
         self.invalid.append((self.submission_id, self.last_line + 1, reason))
 
@@ -189,10 +200,23 @@ class _Batch:
             submission.formats_seen = sorted(self.formats)
             if final:
                 submission.ingest_finished = timezone.now()
-                submission.status = Status.SCORING
-                finish_if_complete(submission)
+                if submission.stored_runs:
+                    submission.status = Status.SCORING
+                    finish_if_complete(submission)
+                else:
+                    submission.status = Status.FAILED
+                    submission.error = self.diagnosis(submission.invalid)
             submission.save()
         self.invalid, self.invalid_read = [], 0
+
+    def diagnosis(self, invalid: int) -> str:
+        """What the file that gave no valid run looks like, and what to change."""
+        try:
+            with closing(open_upload(self.submission_id)) as stream:
+                head = stream.read(HEAD_BYTES)
+        except (UploadRefused, EOFError, gzip.BadGzipFile, zlib.error):
+            head = b""
+        return diagnose(head, self.first_problems, invalid=invalid)
 
 
 def unstorable(item: RunLine) -> tuple[Problem, ...]:

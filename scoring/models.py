@@ -36,6 +36,9 @@ class Submission(models.Model):
         max_length=40, blank=True, help_text="forced run format, or empty to detect"
     )
     formats_seen = models.JSONField(default=list, blank=True)
+    case_field = models.CharField(
+        max_length=200, blank=True, help_text="where each run names its case, when not `case`"
+    )
     status = models.CharField(
         max_length=10, choices=Status.choices, default=Status.INGESTING, db_index=True
     )

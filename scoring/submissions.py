@@ -51,6 +51,7 @@ def create_submission(
     filename: str = "",
     label: str = "",
     format_name: str = "",
+    case_field: str = "",
 ) -> Submission:
     """Store an uploaded run file as a new submission against the suite's current version,
     and enqueue its ingestion. Raises ``UploadRefused`` (and keeps nothing) when the file
@@ -66,6 +67,7 @@ def create_submission(
             filename=filename[:255],
             label=label,
             format=format_name,
+            case_field=case_field,
             chunk_runs=settings.CASEBOOK_CHUNK_RUNS,
         )
         submission.size = store_upload(submission.pk, stream)
@@ -104,7 +106,7 @@ def retry(submission: Submission) -> None:
         if locked.status != Status.FAILED:
             raise NotReady("only a failed submission can be retried")
         locked.error = ""
-        if locked.ingest_finished is None:
+        if locked.ingest_finished is None or not locked.stored_runs:  # read it (again)
             locked.status = Status.INGESTING
             locked.ingest_started = None
             locked.save()

@@ -4,7 +4,8 @@ Neither side ever holds the whole file: it goes in and comes out a chunk at a ti
 memory stays flat however large it is. The file is kept gzip-compressed: as it came if it
 was sent compressed, else compressed here on the way in (at the fastest level, run files
 shrink about eight times, and the database writes and reads a fraction of the bytes). It is
-decompressed while it is read, with a cap on what it may expand to.
+decompressed while it is read, with a cap on what it may expand to. A zip archive (an
+Inspect ``.eval`` log) is compressed already, and kept as it came.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .models import UploadChunk
 
 CHUNK_BYTES = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGIC = b"PK\x03\x04"
 
 
 class UploadRefused(Exception):
@@ -43,7 +45,8 @@ def store_upload(submission_id: int, stream: BinaryIO) -> int:
     limit = settings.CASEBOOK_MAX_UPLOAD_BYTES
     data = stream.read(CHUNK_BYTES)
     chunks = _ChunkWriter(submission_id)
-    sink = chunks if data.startswith(GZIP_MAGIC) else _compressor(chunks)
+    compressed = data.startswith((GZIP_MAGIC, ZIP_MAGIC))
+    sink = chunks if compressed else _compressor(chunks)
     size = 0
     while data:
         size += len(data)

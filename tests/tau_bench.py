@@ -8,17 +8,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-RECORDS = json.loads(
-    (Path(__file__).parent / "fixtures/tau_bench/tau-bench-airline-gpt-4o.json").read_text()
-)
+RESULTS_FILE = Path(__file__).parent / "fixtures/tau_bench/tau-bench-airline-gpt-4o.json"
+RECORDS = json.loads(RESULTS_FILE.read_text())
 PASSED, FAILED = 76, 124
 
 
-def suite_document() -> dict:
+def suite_document(prefix: str = "task-") -> dict:
+    """The suite; its case keys are ``prefix`` and the task id (``prefix=""``: the keys the
+    results file names as it is)."""
     actions = {record["task_id"]: record["info"]["task"]["actions"] for record in RECORDS}
     cases = [
         {
-            "key": f"task-{task}",
+            "key": f"{prefix}{task}",
             "expected_calls": [{"name": a["name"], "required_args": a["kwargs"]} for a in calls],
         }
         for task, calls in sorted(actions.items())

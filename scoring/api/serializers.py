@@ -7,6 +7,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from scoring.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
+from scoring.casefield import parse_case_field
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import CAUSE_KINDS
 
@@ -26,6 +28,19 @@ class UploadQuerySerializer(serializers.Serializer):
     filename = serializers.CharField(
         required=False, max_length=255, help_text="a name for a file sent as the whole body"
     )
+    case_field = serializers.CharField(
+        required=False,
+        max_length=CASE_FIELD_LENGTH,
+        help_text="where each run names its case when not `case`: a dotted path with [n]"
+        " indexes, e.g. task_id or metadata.case",
+    )
+
+    def validate_case_field(self, value: str) -> str:
+        try:
+            parse_case_field(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
 
 
 class SubmittedSerializer(serializers.Serializer):
@@ -86,6 +101,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "filename",
             "size",
             "formats_seen",
+            "case_field",
             "status",
             "error",
             "total",

@@ -62,9 +62,11 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
     @extend_schema(
         summary="Upload a run file to score against the suite's current version",
         description=(
-            "The body is the run file (JSON lines in any supported format, or an Inspect AI "
-            "log; gzip-compressed or not), or a multipart form with the file in `file`. "
-            "The file is stored and scored in the background: poll `status_url`."
+            "The body is the run file (JSON lines in any supported format, a JSON array of "
+            "runs such as τ-bench's results, or an Inspect AI log, `.json` or `.eval`; "
+            "gzip-compressed or not), or a multipart form with the file in `file`. "
+            "The file is stored and scored in the background: poll `status_url`. A file "
+            "that gives no valid run ends `failed`, its `error` saying what to change."
         ),
         parameters=[UploadQuerySerializer],
         request={
@@ -100,7 +102,7 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
         }
         return Response(answer, status=status.HTTP_202_ACCEPTED)
 
-    def _store(self, request, label="", format="", filename=""):
+    def _store(self, request, label="", format="", filename="", case_field=""):
         # Refused before a byte of an oversized body is read.
         if int(request.META.get("CONTENT_LENGTH") or 0) > settings.CASEBOOK_MAX_UPLOAD_BYTES:
             raise UploadTooLarge
@@ -115,6 +117,7 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
             or (upload.name if request.content_type.startswith("multipart/") else ""),
             label=label,
             format_name=format,
+            case_field=case_field,
         )
 
 

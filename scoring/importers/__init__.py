@@ -2,8 +2,9 @@
 
 Every line is an object with ``case`` (and optionally ``trial``, ``meta``, ``error``) plus
 the run in one of the formats below. ``to_canonical`` detects the format unless told. An
-Inspect AI eval log is one JSON document rather than lines: ``scoring.runfile`` splits it
-into its samples, and each sample is then a line of the ``inspect_ai`` format.
+Inspect AI eval log (``.json`` or ``.eval``) and a JSON array of runs (τ-bench's results)
+are one document rather than lines: ``scoring.runfile`` splits them into their samples or
+elements, and each is then read as a line.
 
 Detection tries the formats in this order; the first whose ``detect`` accepts the line wins:
 
@@ -18,6 +19,7 @@ Detection tries the formats in this order; the first whose ``detect`` accepts th
 6. ``gemini``: ``contents``.
 7. ``otel``: ``resourceSpans`` or ``spans``.
 8. ``bfcl``: ``result`` beside ``id`` and no ``case``.
+9. ``tau_bench``: ``traj`` beside ``task_id`` (an element of τ-bench's results array).
 
 No two formats share the key that detects them except the three ``messages`` formats, which
 the content of the messages tells apart; so the order only settles lines that carry keys of
@@ -40,6 +42,7 @@ from . import (
     openai_chat,
     openai_responses,
     otel,
+    tau_bench,
 )
 
 IMPORTERS = {
@@ -53,6 +56,7 @@ IMPORTERS = {
         gemini,
         otel,
         bfcl,
+        tau_bench,
     )
 }
 FORMAT_NAMES = tuple(IMPORTERS)

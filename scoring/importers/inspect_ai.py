@@ -1,9 +1,11 @@
 """Inspect AI eval logs (formats.md §6): each sample of a log is a run.
 
-A log is one JSON document, ``eval`` (task, model, ...) first and then ``samples``.
-``read_log`` streams the samples of a log file without loading it whole, and ``convert``
-turns one sample into a run; a sample on a line of its own (``id``, ``epoch``, ``messages``)
-is detected as this format too.
+A ``.json`` log is one JSON document, ``eval`` (task, model, ...) first and then
+``samples``; a ``.eval`` log is a zip archive holding ``header.json`` (or, while the eval
+runs, ``_journal/start.json``) with ``eval``, and an entry per sample,
+``samples/<id>_epoch_<n>.json``. ``read_log`` and ``read_eval`` stream the samples of each
+without loading it whole, and ``convert`` turns one sample into a run; a sample on a line of
+its own (``id``, ``epoch``, ``messages``) is detected as this format too.
 
 The case is the sample ``id``, the trial ``epoch - 1`` (epochs count from 1), and meta holds
 the model and the epoch. The ``tool_calls`` of each assistant message are one batch:
@@ -21,6 +23,8 @@ from typing import Any, BinaryIO
 import ijson
 
 from scoring.matcher import InvalidInput
+from scoring.matcher.jsonvalue import number_as_parsed
+from scoring.ziparchive import Budget, open_archive, open_entry
 
 from .common import (
     arguments_fields,
@@ -50,6 +54,9 @@ MAX_DEPTH = 256  # as deep as orjson writes, so any run read here can be stored
 # event: small chunks let the depth check stop a file of brackets before that work grows
 # quadratic (a 64 KiB chunk of them took 20 s; 4 KiB ones cost normal logs nothing).
 _CHUNK = 4096
+# Entries an .eval archive may hold: listing each costs memory before any is read.
+MAX_ARCHIVE_ENTRIES = 200_000
+_EVAL_HEADERS = ("header.json", "_journal/start.json")  # the first one there names the model
 
 
 def detect(line: Mapping) -> bool:
@@ -73,14 +80,15 @@ def log_samples(log: Mapping) -> Iterator[tuple[Any, str | None]]:
         yield sample, model if isinstance(model, str) else None
 
 
-def read_log(stream: BinaryIO) -> Iterator[tuple[Any, str | None]]:
+def read_log(stream: BinaryIO, *, keep: str | None = None) -> Iterator[tuple[Any, str | None]]:
     """(sample, the log's model) for each sample of the log in ``stream``, read one sample at
-    a time: memory holds one sample, however large the log.
+    a time: memory holds one sample, however large the log. ``keep`` is a further field of
+    the samples to read (where ``case_field`` finds the case).
 
     ``eval.model`` comes before ``samples`` in Inspect's logs; in a log where it does not,
     the model is None here and ``convert`` takes each sample's own. Raises ``InvalidInput``
     when the document breaks off, nests too deeply or has no samples."""
-    events = _run_events(ijson.parse(stream, buf_size=_CHUNK, use_float=True))
+    events = _run_events(ijson.parse(stream, buf_size=_CHUNK, use_float=False), keep=keep)
     model = None
     try:
         for prefix, event, value in events:
@@ -99,14 +107,73 @@ def read_log(stream: BinaryIO) -> Iterator[tuple[Any, str | None]]:
         for sample in ijson.items(events, "samples.item"):
             yield sample, model
     except ijson.JSONError as exc:
-        raise InvalidInput.single("", f"invalid JSON: {_first_line(exc)}") from None
+        raise InvalidInput.single("", f"invalid JSON: {ijson_message(exc)}") from None
 
 
-def _run_events(events: Iterator[tuple]) -> Iterator[tuple]:
+def read_eval(
+    file: BinaryIO,
+    *,
+    max_uncompressed_bytes: int | None = None,
+    max_entries: int = MAX_ARCHIVE_ENTRIES,
+    keep: str | None = None,
+) -> Iterator[tuple[Any, str | None]]:
+    """(sample, the log's model) for each sample of the ``.eval`` archive in ``file`` (which
+    must seek), one entry at a time; a sample whose entry cannot be read comes as the
+    ``InvalidInput`` saying why, in its place. ``keep`` is as ``read_log``'s.
+
+    Raises ``InvalidInput`` when ``file`` is no readable archive, holds more than
+    ``max_entries`` entries or no samples, or its entries expand past
+    ``max_uncompressed_bytes`` in all (a zip bomb)."""
+    archive = open_archive(file, max_entries=max_entries)
+    budget = Budget(max_uncompressed_bytes)
+    entries = archive.infolist()
+    names = {info.filename: info for info in entries}
+    model = None
+    header = next((names[name] for name in _EVAL_HEADERS if name in names), None)
+    if header is not None:
+        with open_entry(archive, header, budget) as stream:
+            try:
+                found = next(ijson.items(stream, "eval.model"), None)
+            except ijson.JSONError as exc:
+                message = f"invalid JSON: {ijson_message(exc)}"
+                raise InvalidInput.single(header.filename, message) from None
+        model = found if isinstance(found, str) else None
+    samples = [
+        info
+        for info in entries
+        if info.filename.startswith("samples/") and info.filename.endswith(".json")
+    ]
+    if not samples:
+        raise InvalidInput.single("samples/", "this .eval log holds none (written header-only?)")
+    for info in samples:
+        yield _eval_sample(archive, info, budget, keep), model
+
+
+def _eval_sample(archive, info, budget: Budget, keep: str | None) -> Any:
+    """The sample in one entry of an archive, or the ``InvalidInput`` saying why not; a
+    zip bomb (the archive's budget spent) stops the whole archive."""
+    try:
+        with open_entry(archive, info, budget) as stream:
+            parsed = ijson.parse(stream, buf_size=_CHUNK, use_float=False)
+            events = _run_events(parsed, sample="", keep=keep)
+            return next(ijson.items(events, ""))
+    except ijson.JSONError as exc:
+        return InvalidInput.single("", f"{info.filename}: invalid JSON: {ijson_message(exc)}")
+    except InvalidInput as exc:
+        if budget.left is not None and budget.left < 0:
+            raise
+        return exc
+
+
+def _run_events(
+    events: Iterator[tuple], *, sample: str = "samples.item", keep: str | None = None
+) -> Iterator[tuple]:
     """``events`` less those of the sample fields a run is not made of (``events``,
-    ``attachments``, ``store``, ...: most of a log's bytes), so they are never built.
+    ``attachments``, ``store``, ...: most of a log's bytes), so they are never built;
+    ``sample`` is the prefix of a sample's fields, ``keep`` one more to read.
 
     A document nested deeper than ``MAX_DEPTH`` is refused (see ``_CHUNK``)."""
+    fields = _SAMPLE_FIELDS | {keep} if keep else _SAMPLE_FIELDS
     depth = 0
     skip_until = None  # skipping a container's events until its depth closes
     skip_value = False  # the next event is the value of a skipped field
@@ -129,18 +196,21 @@ def _run_events(events: Iterator[tuple]) -> Iterator[tuple]:
             continue
         if skip_until is not None:
             continue
-        if kind == "map_key" and prefix == "samples.item" and value not in _SAMPLE_FIELDS:
+        if kind == "map_key" and prefix == sample and value not in fields:
             skip_value = True
             continue
+        if kind == "number":  # as parse_json reads it: the matcher compares written values
+            event = (prefix, kind, number_as_parsed(value))
         yield event
 
 
-def _first_line(exc: Exception) -> str:
+def ijson_message(exc: Exception) -> str:
     """ijson's message without the excerpt it draws below it."""
     message = exc.args[0] if exc.args else exc
     if isinstance(message, bytes):
         message = message.decode("utf-8", "replace")
-    return str(message).strip().splitlines()[0]
+    text = str(message).strip()
+    return text.splitlines()[0] if text else "it ends too soon"
 
 
 def convert(line: Mapping, *, model: str | None = None) -> dict:

@@ -31,6 +31,7 @@ from .jsonvalue import (
     json_equal,
     json_type,
     nested_deeper_than,
+    number_as_parsed,
     parse_json,
     pretty_json,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "load_run",
     "load_suite",
     "nested_deeper_than",
+    "number_as_parsed",
     "parse_json",
     "parse_suite_document",
     "pattern_problem",

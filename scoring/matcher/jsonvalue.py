@@ -70,6 +70,17 @@ def parse_json(data: bytes | str) -> Any:
         ) from None
 
 
+def number_as_parsed(value: int | Decimal) -> int | float | Decimal:
+    """A number from a parser that gives fractions as ``Decimal`` (ijson), as ``parse_json``
+    would give it: a fraction is a float unless the float would not be its written value
+    (too many digits, an exponent past a float's)."""
+    if type(value) is Decimal:
+        as_float = float(value)
+        if math.isfinite(as_float) and Decimal(repr(as_float)) == value:
+            return as_float
+    return value
+
+
 def lone_surrogate_path(value: Any, path: str = "") -> str | None:
     """The path of the first string (or key) holding a lone surrogate, or None."""
     if isinstance(value, str):

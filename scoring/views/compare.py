@@ -56,7 +56,9 @@ class ComparisonForm(forms.Form):
     def clean(self):
         data = super().clean()
         for name in ("baseline", "candidate"):
-            if name in data and data[name].status != Status.DONE:
+            if name in data and data[name].status == Status.FAILED:
+                self.add_error(name, "It failed, and has no result to compare.")
+            elif name in data and data[name].status != Status.DONE:
                 self.add_error(name, "It is still being scored: compare it once it is done.")
         if data.get("baseline") and data.get("baseline") == data.get("candidate"):
             self.add_error("candidate", "Pick a submission other than the baseline.")

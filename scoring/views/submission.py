@@ -72,6 +72,7 @@ def upload(request, pk):
                 filename=data["file"].name,
                 label=data["label"],
                 format_name=data["format"],
+                case_field=data["case_field"],
             )
         except UploadRefused as exc:
             form.add_error("file", sentence(exc))

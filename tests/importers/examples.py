@@ -424,6 +424,18 @@ def inspect_log(*samples, model="openai/gpt-4o") -> dict:
     }
 
 
+def tau_bench() -> dict:
+    """An element of τ-bench's results array: the trajectory is OpenAI Chat messages."""
+    info = {"source": "user", "user_cost": 0.0012, "task": {"user_id": "u1", "actions": []}}
+    return {
+        "task_id": "weather",
+        "reward": 1.0,
+        "info": info,
+        "traj": openai_chat()["messages"],
+        "trial": 0,
+    }
+
+
 # One line of each line format, by format name.
 LINES = {
     "openai_chat": openai_chat,
@@ -432,4 +444,5 @@ LINES = {
     "gemini": gemini,
     "otel": otel,
     "inspect_ai": inspect_sample,
+    "tau_bench": tau_bench,
 }

@@ -19,6 +19,7 @@ def test_every_format_is_registered_in_detection_order():
         "gemini",
         "otel",
         "bfcl",
+        "tau_bench",
     )
     for module in IMPORTERS.values():
         assert callable(module.detect)
@@ -55,7 +56,7 @@ def test_a_line_of_no_known_format_lists_the_keys_each_format_is_known_by():
         to_canonical({"case": "a", "steps": []})
     assert caught.value.problems[0].message == (
         "unrecognised run format: expected one of the keys batches, samples, messages, "
-        "output or responses, contents, resourceSpans or spans, result"
+        "output or responses, contents, resourceSpans or spans, result, traj"
     )
 
 

@@ -272,11 +272,6 @@ def test_a_log_nested_absurdly_deep_is_refused_quickly():
     assert item.problems[0].message == f"nested more than {inspect_ai.MAX_DEPTH} levels deep"
 
 
-def test_an_eval_archive_is_refused_with_the_command_that_converts_it():
-    (item,) = runs_of(b"PK\x03\x04\x14\x00\x00\x00\x08\x00binary\nmore binary")
-    assert "inspect log convert --to json" in item.problems[0].message
-
-
 def test_forcing_another_format_on_a_log_is_one_problem():
     (item,) = runs_of(
         json.dumps(inspect_log(example()), indent=2).encode(), format_name="anthropic"

@@ -1,5 +1,6 @@
 """200 real runs of GPT-4o on τ-bench's airline tasks (50 tasks, 4 trials each), in OpenAI Chat
-format: every one imports to a run the matcher accepts. The numbers checked by hand below
+format: every one imports to a run the matcher accepts, as a line and in the results file
+as τ-bench writes it (the ``tau_bench`` importer). The numbers checked by hand below
 were counted in the fixture (tests/fixtures/tau_bench, MIT licence beside it)."""
 
 import json
@@ -9,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from scoring.importers import detect_format, to_canonical
-from scoring.matcher import load_run
-from scoring.runfile import read_run_lines
+from scoring.matcher import load_run, load_suite, score
+from scoring.runfile import ITEM, read_run_lines
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "tau_bench"
-RECORDS = json.loads((FIXTURE / "tau-bench-airline-gpt-4o.json").read_text())
+RESULTS_FILE = FIXTURE / "tau-bench-airline-gpt-4o.json"
+RECORDS = json.loads(RESULTS_FILE.read_text())
 
 
 def line_of(record, *, with_trial=True):
@@ -144,3 +146,68 @@ def test_without_explicit_trials_each_task_is_numbered_in_file_order():
     ]
     same = next(i for i in items if (i.run.case, i.run.trial) == ("task-2", 1))
     assert len(same.run.calls) == 27  # trial 1 of task 2 is the one with 27 calls
+
+
+# --- the results file as τ-bench writes it: one JSON array, read as it is ---------------------
+
+
+def test_the_results_file_as_it_is_gives_200_runs_keyed_by_task_id():
+    with RESULTS_FILE.open("rb") as file:
+        items = list(read_run_lines(file))
+    assert [i.problems for i in items] == [()] * 200
+    assert {i.format for i in items} == {"tau_bench"}
+    assert {i.unit for i in items} == {ITEM}
+    assert [i.line for i in items] == list(range(1, 201))
+    runs = {(i.run.case, i.run.trial): i for i in items}
+    assert sorted(runs) == sorted((str(r["task_id"]), r["trial"]) for r in RECORDS)
+    first = runs[("0", 0)]
+    assert first.canonical["batches"] == to_canonical(line_of(record(0, 0)))["batches"]
+    assert first.run.meta == {"reward": 0.0, "source": "user", "user_cost": 0.0035475000000000003}
+
+
+def test_each_element_converts_like_its_trajectory_as_openai_chat():
+    for item in RECORDS[:20]:
+        canonical = to_canonical(item)
+        as_chat = to_canonical(line_of(item))
+        assert (canonical["batches"], canonical["final_text"]) == (
+            as_chat["batches"],
+            as_chat["final_text"],
+        )
+        assert (canonical["case"], canonical["trial"]) == (str(item["task_id"]), item["trial"])
+
+
+def test_the_task_and_its_ground_truth_stay_out_of_meta_and_a_crash_is_the_runs_error():
+    crashed = {
+        "task_id": 7,
+        "trial": 2,
+        "reward": 0.0,
+        "info": {"error": "litellm.Timeout", "traceback": "Traceback ...", "task": {"a": 1}},
+        "traj": [],
+    }
+    canonical = to_canonical(crashed)
+    assert canonical["error"] == "litellm.Timeout"
+    assert canonical["meta"] == {"reward": 0.0}
+    assert (canonical["case"], canonical["trial"], canonical["batches"]) == ("7", 2, [])
+
+
+def test_problems_in_an_element_are_named_by_its_index_and_its_traj_path():
+    broken = json.loads(json.dumps(RECORDS[:3]))
+    broken[1]["traj"][2]["tool_calls"] = "oops"
+    broken[2]["task_id"] = None
+    items = list(read_run_lines([json.dumps(broken, indent=2).encode()]))
+    assert items[0].run is not None
+    assert [str(p) for p in items[1].problems] == ["[1].traj[2].tool_calls: must be a list"]
+    assert [str(p) for p in items[2].problems] == [
+        "[2].task_id: required: the task id, a string or a number"
+    ]
+
+
+def test_the_results_score_76_pass_against_a_suite_keyed_by_task_id():
+    from tests import tau_bench
+
+    suite = load_suite(tau_bench.suite_document(prefix=""))
+    with RESULTS_FILE.open("rb") as file:
+        verdicts = Counter(
+            score(suite.case(i.run.case), i.run).verdict for i in read_run_lines(file)
+        )
+    assert verdicts == {"pass": tau_bench.PASSED, "fail": tau_bench.FAILED}

@@ -191,9 +191,11 @@ def test_invalid_lines_are_reported_by_number_and_every_valid_neighbour_is_kept(
     assert all(reason.strip() for reason in invalid.values())
 
 
-def test_a_file_of_nothing_but_invalid_lines_is_done_with_nothing_to_score(demo_suite):
+def test_a_file_of_nothing_but_invalid_lines_fails_with_one_diagnosis(demo_suite):
     submission = upload(demo_suite, b"oops\n[]\n\n{}\n")
-    assert submission.status == Status.DONE
+    assert submission.status == Status.FAILED
+    assert submission.error.startswith("This is not JSON lines: the first line is not JSON")
+    assert "it starts 'oops'" in submission.error
     assert (submission.total, submission.scored, submission.stored_runs) == (0, 0, 0)
     assert sorted(invalid_of(submission)) == [1, 2, 4]
 

@@ -1,10 +1,13 @@
-"""``manage.py score SUITE_FILE RUN_FILE [--json] [--junit FILE] [--format NAME]`` (DESIGN.md §7).
+"""``manage.py score SUITE_FILE RUN_FILE [--json] [--junit FILE] [--format NAME]
+[--case-field PATH]`` (DESIGN.md §7).
 
 Scores offline, with no database, broker or server: each run line is parsed, scored and
 written before the next is read. Exit status: 0 all pass, 1 some fail or error, 2 invalid
-input (the valid lines are still scored and reported).
+input (the valid lines are still scored and reported). A file that gives no valid run ends
+with one message saying what it looks like and what to change (``scoring.diagnosis``).
 """
 
+import io
 import os
 import sys
 import time
@@ -14,6 +17,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from scoring.baseline import Baseline, Comparison
+from scoring.casefield import parse_case_field
+from scoring.diagnosis import COMMAND, FIRST_PROBLEMS, HEAD_BYTES, diagnose
 from scoring.importers import FORMAT_NAMES
 from scoring.junit import JUnitWriter
 from scoring.matcher import PASS, InvalidInput, load_suite, parse_suite_document, score
@@ -31,7 +36,8 @@ class Command(BaseCommand):
         parser.add_argument("suite_file", help="suite file, JSON or YAML")
         parser.add_argument(
             "run_file",
-            help="run file: JSON lines, or an Inspect AI eval log (.json); - for standard input",
+            help="run file: JSON lines, a JSON array of runs, or an Inspect AI log (.json or"
+            " .eval); - for standard input",
         )
         parser.add_argument(
             "--json", action="store_true", dest="as_json", help="print a JSON array of reports"
@@ -71,8 +77,14 @@ class Command(BaseCommand):
             help="scoring one run longer than this gives it the verdict error "
             "(default: CASEBOOK_RUN_TIME_BUDGET_SECONDS, %(default)s)",
         )
+        parser.add_argument(
+            "--case-field",
+            metavar="PATH",
+            help="where each run names its case, when not in `case`: a dotted path with [n]"
+            " indexes (task_id, metadata.case)",
+        )
 
-    def handle(self, suite_file, run_file, as_json, junit, format_name, **options):
+    def handle(self, suite_file, run_file, as_json, junit, format_name, case_field, **options):
         self.stdout.ending = ""  # writers end their own lines; --json must be exactly JSON
         if options["fail_on"] == "regressions" and not options["baseline"]:
             self.stderr.write("--fail-on regressions needs --baseline FILE")
@@ -81,7 +93,9 @@ class Command(BaseCommand):
         self.time_budget = options["time_budget"]
         try:
             comparison = self.read_baseline(options["baseline"])
-            status = self.score_files(suite_file, run_file, as_json, junit, format_name, comparison)
+            status = self.score_files(
+                suite_file, run_file, as_json, junit, format_name, case_field, comparison
+            )
             if comparison is not None and options["fail_on"] == "regressions":
                 status = status if status == EXIT_INVALID else int(comparison.regressed)
         except BrokenPipeError:  # the reader went away (| head): stop quietly
@@ -106,8 +120,13 @@ class Command(BaseCommand):
         raise SystemExit(EXIT_INVALID)
 
     def score_files(
-        self, suite_file, run_file, as_json, junit, format_name, comparison=None
+        self, suite_file, run_file, as_json, junit, format_name, case_field, comparison=None
     ) -> int:
+        if case_field is not None:
+            try:
+                parse_case_field(case_field)
+            except ValueError as exc:
+                return self.fail(f"--case-field: {exc}")
         try:
             text = Path(suite_file).read_bytes()
         except OSError as exc:
@@ -118,20 +137,30 @@ class Command(BaseCommand):
             listed = "\n".join(f"  {problem}" for problem in exc.problems)
             return self.fail(f"{suite_file}: invalid suite file:\n{listed}")
         try:
-            runs = sys.stdin.buffer if run_file == "-" else open(run_file, "rb")  # noqa: SIM115
+            # Standard input cannot be read twice: its head is kept for the diagnosis.
+            runs = _HeadKept(sys.stdin.buffer) if run_file == "-" else open(run_file, "rb")  # noqa: SIM115
         except OSError as exc:
             return self.fail(f"{run_file}: cannot read the run file: {exc.strerror}")
 
         out = JsonArrayWriter(self.stdout) if as_json else SummaryWriter(self.stdout, suite)
         junit_writer = JUnitWriter(suite.name) if junit else None
         invalid = 0
+        valid = 0
+        first_problems = []
         all_passed = True
         with runs:
             lines = read_run_lines(
-                runs, format_name=format_name, max_line_bytes=self.max_line_bytes
+                runs,
+                format_name=format_name,
+                case_field=case_field,
+                max_line_bytes=self.max_line_bytes,
             )
             for item in lines:
                 problems = item.problems
+                if not problems:
+                    valid += 1
+                elif len(first_problems) < FIRST_PROBLEMS:
+                    first_problems.append(str(problems[0]))
                 case = suite.case(item.run.case) if item.run else None
                 if item.run and case is None:
                     problems = (item.problem("case", f"{item.run.case!r} is not in the suite"),)
@@ -153,12 +182,49 @@ class Command(BaseCommand):
                     junit_writer.add_report(report, time.perf_counter() - started, mark)
                 all_passed &= report.verdict == PASS
         out.finish(invalid, comparison)
+        if not valid:
+            head = runs.head if run_file == "-" else _head_of(run_file)
+            self.stderr.write(
+                f"{run_file}: {diagnose(head, first_problems, invalid=invalid, via=COMMAND)}"
+            )
         if junit_writer:
             try:
                 with open(junit, "w", encoding="utf-8") as xml:
                     junit_writer.write(xml)
             except OSError as exc:
                 return self.fail(f"{junit}: cannot write the JUnit file: {exc.strerror}")
-        if invalid:
+        if invalid or not valid:
             return EXIT_INVALID
         return EXIT_PASS if all_passed else EXIT_FAIL
+
+
+def _head_of(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read(HEAD_BYTES)
+
+
+class _HeadKept(io.BufferedReader):
+    """A stream that keeps the first ``HEAD_BYTES`` read from it, in ``head``."""
+
+    def __init__(self, inner):
+        super().__init__(_Recording(inner))
+
+    @property
+    def head(self) -> bytes:
+        return bytes(self.raw.head)
+
+
+class _Recording(io.RawIOBase):
+    def __init__(self, inner):
+        self.inner = inner
+        self.head = bytearray()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.inner.read(len(buffer))
+        if len(self.head) < HEAD_BYTES:
+            self.head += data[: HEAD_BYTES - len(self.head)]
+        buffer[: len(data)] = data
+        return len(data)

@@ -1,0 +1,168 @@
+"""What a run file that gave no valid run looks like, and what to change (DESIGN.md §5.4).
+
+A file with no valid run ends ``failed`` with one message instead of thousands of invalid
+lines. ``diagnose`` reads the file's first bytes (what kind of document it is, the keys
+of its first record) and the problems of its first invalid records (why they were
+refused), and says which of the usual mistakes it is: a pretty-printed document where JSON
+lines were expected, records in no format Casebook reads, runs that name their case in
+another field, a file that is not JSON at all.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import ijson
+
+from scoring.matcher import InvalidInput, parse_json
+from scoring.matcher.jsonvalue import json_type
+
+HEAD_BYTES = 1 << 16  # how much of the file is looked at
+FIRST_PROBLEMS = 5  # how many problems the caller keeps for ``diagnose``
+
+UPLOAD, COMMAND = "upload", "command"
+
+# Fields that name a case in the logs people have, most telling first.
+_CASE_FIELDS = (
+    "task_id",
+    "case_id",
+    "sample_id",
+    "instance_id",
+    "question_id",
+    "example_id",
+    "id",
+    "key",
+    "name",
+    "metadata.case",
+    "metadata.task_id",
+    "metadata.id",
+)
+# The problem a run with no case has: the field missing, or null where an importer put it.
+_NO_CASE = re.compile(r"(^|[\s.\]])case: (required|must be [^;]*, not null)")
+_NO_FORMAT = "unrecognised run format"
+_ZIP = b"PK\x03\x04"
+_BOM = b"\xef\xbb\xbf"
+_KEYS_SHOWN = 8
+
+
+def diagnose(head: bytes, problems: list[str], *, invalid: int, via: str = UPLOAD) -> str:
+    """One message for a file that gave no valid run: what it looks like, what to change.
+
+    ``head``: the file's first ``HEAD_BYTES`` (decompressed); ``problems``: the first
+    invalid records' reasons (``FIRST_PROBLEMS`` of them, in order); ``invalid``: how many
+    records were invalid; ``via``: ``UPLOAD`` or ``COMMAND``, to name the right option."""
+    head = head.removeprefix(_BOM)
+    first = problems[0] if problems else "none"
+    text = head.lstrip()
+    if not text:
+        if problems:
+            return f"No run could be read from the file: {first}"
+        return "The file holds no run: it is empty, or only blank lines."
+    if head.startswith(_ZIP):
+        if "not a readable zip archive" in first:
+            return (
+                "This is a zip archive Casebook cannot read: it reads Inspect AI .eval logs as"
+                f" they are, and no other archive (upload the run file inside). {first}"
+            )
+        return f"This is an Inspect AI .eval archive, and no run could be read from it: {first}"
+    if text.startswith(b"["):
+        keys = _first_keys(text, "item")
+        what = f"one JSON array of {invalid:,} element{'s' if invalid != 1 else ''}"
+        return _records_advice(what, "its elements", keys, problems, via)
+    end = text.find(b"\n")
+    first_line = (text if end < 0 else text[:end]).strip()
+    # A first line longer than the head is judged by its start: a JSON-lines record.
+    whole = end >= 0 or len(head) < HEAD_BYTES
+    try:
+        value = parse_json(first_line) if whole else {}
+    except InvalidInput as exc:
+        if text.startswith(b"{") and end >= 0:
+            return _document_advice(text, first)
+        shown = first_line[:60].decode("utf-8", "replace")
+        return (
+            f"This is not JSON lines: the first line is not JSON ({exc.problems[0].message});"
+            f" it starts {shown!r}. A run file holds one JSON object per line, one JSON array"
+            " of runs, or an Inspect AI log."
+        )
+    if not isinstance(value, dict):
+        return (
+            f"The lines are JSON {json_type(value)}s, not objects: each line of a run file is"
+            f" one run, a JSON object. {first}"
+        )
+    keys = _first_keys(first_line, "")
+    what = f"a file of {invalid:,} JSON line{'s' if invalid != 1 else ''}"
+    return _records_advice(what, "the lines", keys, problems, via)
+
+
+def _document_advice(text: bytes, first: str) -> str:
+    """For a JSON object spread over lines: a pretty-printed run, or a log with no runs."""
+    keys = _first_keys(text, "")
+    shown = f" (its keys: {_listed(keys)})" if keys else ""
+    if "samples" in keys:
+        return f"This is a pretty-printed JSON object{shown} from which no run was read. {first}"
+    return (
+        f"This is a pretty-printed JSON object{shown}, not JSON lines: a run file holds one run"
+        " per line, each a whole JSON object on one line, or one JSON array of runs, or an"
+        " Inspect AI log (with samples). Write each run on one line (e.g. jq -c), or put the"
+        " runs in an array."
+    )
+
+
+def _records_advice(what: str, they: str, keys: list[str], problems: list[str], via: str) -> str:
+    first = problems[0] if problems else "none"
+    if any(_NO_CASE.search(p) for p in problems):
+        field = next((f for f in _CASE_FIELDS if f in keys), None)
+        if field is not None:
+            parts = field.split(".")
+            beside = [k for k in keys if k != field and k not in parts][:3]
+            has = " and ".join(f"`{k}`" for k in [field, *beside])
+            return (
+                f"This is {what}: {they} have {has} but no `case`: {_case_field_hint(field, via)},"
+                " or add `case` to each."
+            )
+        return (
+            f"This is {what}: {they} name no `case` (keys: {_listed(keys)}): add `case` to each,"
+            f" or name the field that holds it ({_case_field_hint('PATH', via)})."
+        )
+    if any(_NO_FORMAT in p for p in problems):
+        return (
+            f"This is {what}, but {they} are runs in no format Casebook reads (keys:"
+            f" {_listed(keys)}). A run has `batches` (canonical), `messages` (OpenAI Chat,"
+            " Anthropic, Inspect), `output` (OpenAI Responses), `contents` (Gemini), `spans`"
+            " (OpenTelemetry), `result` (BFCL) or `traj` (τ-bench), beside its `case`."
+        )
+    return f"This is {what}, and none holds a valid run; the first problem: {first}"
+
+
+def _case_field_hint(field: str, via: str) -> str:
+    if via == COMMAND:
+        return f"add --case-field {field}"
+    return f"add ?case_field={field} to the upload (the form's Case field)"
+
+
+def _first_keys(text: bytes, prefix: str) -> list[str]:
+    """The keys of the first object at ``prefix`` (``""`` the document, ``"item"`` an
+    array's first element), with ``metadata``'s as ``metadata.KEY``; read from ``text``
+    as far as it goes (the head of a longer file)."""
+    keys: list[str] = []
+    metadata = f"{prefix}.metadata" if prefix else "metadata"
+    try:
+        for at, event, value in ijson.parse(io.BytesIO(text), multiple_values=True):
+            if event == "map_key" and at == prefix:
+                keys.append(value)
+            elif event == "map_key" and at == metadata:
+                keys.append(f"metadata.{value}")
+            elif event == "end_map" and at == prefix:
+                break
+    except ijson.JSONError:
+        pass  # the head ends inside the document: the keys seen so far
+    return keys
+
+
+def _listed(keys: list[str]) -> str:
+    top = [k for k in keys if "." not in k]
+    if not top:
+        return "none"
+    more = f", … ({len(top)} in all)" if len(top) > _KEYS_SHOWN else ""
+    return ", ".join(top[:_KEYS_SHOWN]) + more
