@@ -245,8 +245,6 @@ def read_run_lines(
     rest = iter(lines)  # a file is its own iterator: what ``bounded`` leaves is read on
     records = RecordReader(format_name, case_field)
     if _starts_an_array(rest):  # before any line is read: it may be one long line
-        if rest.peek(len(_BOM)).startswith(_BOM):
-            rest.read(len(_BOM))
         items = json_array(rest, max_item_bytes=max_line_bytes, max_depth=max_depth)
         yield from records.runs(items, ITEM)
         return
@@ -281,14 +279,22 @@ def read_run_lines(
 
 
 def _starts_an_array(stream) -> bool:
-    """Whether a buffered binary stream's first bytes, past a byte-order mark and white
-    space, open a JSON array; looked at without reading anything. (Other iterables of lines
-    are told by their first line.)"""
-    peek = getattr(stream, "peek", None)
-    if peek is None:
+    """Whether a binary stream's first bytes, past a byte-order mark and white space, open
+    a JSON array. A byte-order mark before it is consumed; nothing else is: the bytes are
+    peeked at (a buffered stream) or read and sought back (a seekable one). Other iterables
+    of lines are told by their first line."""
+    if hasattr(stream, "peek"):
+        start = stream.peek(_PEEK_BYTES)[:_PEEK_BYTES]
+    elif getattr(stream, "seekable", lambda: False)():
+        at = stream.tell()
+        start = stream.read(_PEEK_BYTES)
+        stream.seek(at)
+    else:
         return False
-    start = peek(_PEEK_BYTES)[:_PEEK_BYTES].removeprefix(_BOM).lstrip()
-    return start.startswith(b"[")
+    found = start.removeprefix(_BOM).lstrip().startswith(b"[")
+    if found and start.startswith(_BOM):
+        stream.read(len(_BOM))
+    return found
 
 
 class RecordReader:
