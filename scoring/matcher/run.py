@@ -46,11 +46,28 @@ class Call:
 
 
 @dataclass(slots=True)
+class Turn:
+    """One turn of a run's conversation as recorded (display only: the matcher ignores it).
+
+    ``batch`` is, on an assistant turn, the batch of calls it emitted, and on a tool turn the
+    batch whose result it carries."""
+
+    role: str
+    text: str | None
+    batch: int | None = None
+
+
+TRANSCRIPT_ROLES = ("system", "user", "assistant", "tool")
+
+
+@dataclass(slots=True)
 class Run:
     """One agent run: its calls grouped in batches (calls of a batch were emitted together).
 
     ``calls`` is the flat call log (batches in order, calls in order within a batch) and
     ``by_name`` maps each tool name to the positions of its calls in that log.
+    ``transcript`` is the conversation as recorded and ``notes`` what the importer could not
+    read or had to assume (DESIGN.md §3.2); reports carry the notes.
     """
 
     case: str
@@ -59,6 +76,8 @@ class Run:
     error: str | None = None
     trial: int | None = None
     meta: Mapping = field(default_factory=dict)
+    transcript: tuple[Turn, ...] = ()
+    notes: tuple[str, ...] = ()
     calls: tuple[Call, ...] = field(init=False, repr=False, compare=False)
     by_name: dict[str, list[int]] = field(init=False, repr=False, compare=False)
     batch_of: list[int] = field(init=False, repr=False, compare=False)
@@ -137,8 +156,55 @@ def load_run(data: Any) -> Run:
                 batch.append(call if call is not None else _check_call(raw, b, p, problems))
             batches.append(tuple(batch))
 
+    transcript = _transcript(data.get("transcript"), len(batches), problems)
+    notes = _notes(data.get("notes"), problems)
+
     problems.raise_if_any()
-    return Run(case, tuple(batches), final_text, error, trial, meta)
+    return Run(case, tuple(batches), final_text, error, trial, meta, transcript, notes)
+
+
+def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Turn, ...]:
+    """The turns of an optional ``transcript``, recording a problem for each bad field."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add("transcript", f"must be a list of turns, not {json_type(raw)}")
+        return ()
+    turns = []
+    for t, turn in enumerate(raw):
+        where = f"transcript[{t}]"
+        if not isinstance(turn, Mapping):
+            problems.add(where, f"must be a turn object, not {json_type(turn)}")
+            continue
+        role, text, batch = turn.get("role"), turn.get("text"), turn.get("batch")
+        if role not in TRANSCRIPT_ROLES:
+            problems.add(
+                f"{where}.role", _expected(f"one of {', '.join(TRANSCRIPT_ROLES)}", turn, "role")
+            )
+        if text is not None and not isinstance(text, str):
+            problems.add(f"{where}.text", _expected("a string or null", turn, "text"))
+        if batch is not None and (
+            isinstance(batch, bool) or not isinstance(batch, int) or not 0 <= batch < batch_count
+        ):
+            problems.add(
+                f"{where}.batch", f"must be null or the index of one of the {batch_count} batches"
+            )
+            batch = None
+        turns.append(Turn(role, text, batch))
+    return tuple(turns)
+
+
+def _notes(raw: Any, problems: Problems) -> tuple[str, ...]:
+    """The optional ``notes``: a list of strings."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add("notes", f"must be a list of strings, not {json_type(raw)}")
+        return ()
+    for n, note in enumerate(raw):
+        if not isinstance(note, str):
+            problems.add(f"notes[{n}]", f"must be a string, not {json_type(note)}")
+    return tuple(raw)
 
 
 def _good_call(raw: Any, batch: int, position: int) -> Call | None:
