@@ -1,10 +1,13 @@
-"""Anthropic Messages ``messages`` (formats.md §3).
+"""Anthropic Messages (formats.md §3, §7b): a ``messages`` list (with ``system`` beside it,
+optionally), a ``Message`` as the SDK's ``model_dump()`` writes it (the one assistant turn),
+or a ``{"request", "response": Message}`` pair as request logs record it.
 
 Assistant content is a list of blocks. The ``tool_use`` blocks of one assistant message are
 one batch (``input`` is already an object; ``id`` is the call's id). ``tool_result`` blocks,
 in the user message that follows, give each call's ``result`` and ``is_error``, joined by
 ``tool_use_id``. The final text is the text blocks of the last assistant message. Other
-block types (``thinking``, ``server_tool_use``, ...) are opaque steps and are skipped.
+block types (``thinking``, ``server_tool_use``, ...) are opaque steps and are skipped. A
+response cut off at the token limit (``stop_reason: "max_tokens"``) is an error.
 """
 
 from collections.abc import Mapping
@@ -20,6 +23,10 @@ from .common import (
     list_at,
     name_at,
     object_at,
+    truncation_error,
+    turn,
+    with_error,
+    with_transcript,
 )
 
 NAME = "anthropic"
@@ -46,35 +53,75 @@ def has_anthropic_blocks(messages: list) -> bool:
 
 
 def detect(line: Mapping) -> bool:
+    """A ``messages`` list with a block type only Anthropic uses, a ``Message``, or a
+    request and its ``Message``."""
     messages = line.get("messages")
-    return isinstance(messages, list) and has_anthropic_blocks(messages)
+    if isinstance(messages, list):
+        return has_anthropic_blocks(messages)
+    return is_message(line) or (
+        isinstance(line.get("request"), Mapping) and is_message(line.get("response"))
+    )
+
+
+def is_message(value: Any) -> bool:
+    """Whether ``value`` is a Messages API response (``{"type": "message", "content": [...]}``)."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("type") == "message"
+        and isinstance(value.get("content"), list)
+    )
 
 
 def convert(line: Mapping) -> dict:
-    messages = list_at(line.get("messages"), "messages")
+    located, system, stop_reason = _conversation(line)
     batches = []
+    transcript = [turn("system", content_text(system))] if system is not None else []
     last_content: Any = None
-    awaiting: dict = {}  # tool_use id → its call, until a tool_result answers it
-    for i, message in enumerate(messages):
-        content = object_at(message, f"messages[{i}]").get("content")
+    awaiting: dict = {}  # tool_use id → (its call, its batch), until a tool_result answers it
+    for where, message in located:
+        content = object_at(message, where or "response").get("content")
+        content_where = f"{where}.content" if where else "content"
         if message.get("role") != "assistant":
-            _take_results(content, f"messages[{i}].content", awaiting)
+            transcript.extend(_user_turns(message.get("role"), content, content_where, awaiting))
             continue
         last_content = content
-        if not isinstance(content, list):  # plain text content: no calls
-            continue
-        calls = [
-            _call(block, f"messages[{i}].content[{j}]")
-            for j, block in enumerate(content)
-            if object_at(block, f"messages[{i}].content[{j}]").get("type") == "tool_use"
-        ]
-        awaiting.update((call["id"], call) for call in calls if is_join_key(call["id"]))
+        calls = []
+        if isinstance(content, list):  # else plain text content: no calls
+            calls = [
+                _call(block, f"{content_where}[{j}]")
+                for j, block in enumerate(content)
+                if object_at(block, f"{content_where}[{j}]").get("type") == "tool_use"
+            ]
+        awaiting.update(
+            (call["id"], (call, len(batches))) for call in calls if is_join_key(call["id"])
+        )
         if calls:
             batches.append(calls)
+        transcript.append(
+            turn("assistant", content_text(content), len(batches) - 1 if calls else None)
+        )
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = content_text(last_content)
-    return run
+    if stop_reason == "max_tokens":
+        with_error(run, truncation_error("stop_reason", "max_tokens"))
+    return with_transcript(run, transcript)
+
+
+def _conversation(line: Mapping) -> tuple[list[tuple[str, Any]], Any, Any]:
+    """The line's messages, each with its path (a ``Message`` line is one, at the top), its
+    system prompt and the response's ``stop_reason`` (None for a plain messages list)."""
+    if "messages" not in line and is_message(line):
+        return [("", line)], None, line.get("stop_reason")
+    if "messages" in line or "request" not in line:
+        messages = list_at(line.get("messages"), "messages")
+        located = [(f"messages[{i}]", message) for i, message in enumerate(messages)]
+        return located, line.get("system"), None
+    request = object_at(line.get("request"), "request")
+    messages = list_at(request.get("messages", []), "request.messages")
+    response = object_at(line.get("response"), "response")
+    located = [(f"request.messages[{i}]", message) for i, message in enumerate(messages)]
+    return [*located, ("response", response)], request.get("system"), response.get("stop_reason")
 
 
 def _call(block: Mapping, where: str) -> dict:
@@ -83,22 +130,28 @@ def _call(block: Mapping, where: str) -> dict:
     return call
 
 
-def _take_results(content: Any, where: str, awaiting: dict) -> None:
-    """Give each ``tool_result`` block of a user turn to the call it answers."""
+def _user_turns(role: Any, content: Any, where: str, awaiting: dict) -> list:
+    """The turns of a user message: its text, then a tool turn for each ``tool_result``
+    block, whose result and ``is_error`` go to the call it answers."""
     if not isinstance(content, list):
-        return
+        return [turn(role, content_text(content))]
+    text = content_text(content)
+    turns = [turn(role, text)] if text is not None else []
     for j, block in enumerate(content):
         if not isinstance(block, Mapping) or block.get("type") != "tool_result":
             continue
         key = block.get("tool_use_id")
         if not is_join_key(key):
             raise InvalidInput.single(f"{where}[{j}].tool_use_id", "required: the tool_use's id")
-        call = awaiting.pop(key, None)
+        result = _result(block.get("content"))
+        call, batch = awaiting.pop(key, (None, None))
+        turns.append(turn("tool", result, batch))
         if call is None:
             continue
-        call["result"] = _result(block.get("content"))
+        call["result"] = result
         if block.get("is_error") is True:
             call["is_error"] = True
+    return turns
 
 
 def _result(content: Any) -> Any:

@@ -130,7 +130,7 @@ def test_a_flat_spans_list_is_read_like_the_otlp_nesting():
     assert imported(flat) == imported(example())
 
 
-def test_arguments_not_captured_are_empty_and_meta_says_so():
+def test_arguments_not_captured_are_absent_and_the_notes_say_how_to_capture_them():
     line = {
         "case": "weather",
         "meta": {"model": "gpt-4o"},
@@ -142,8 +142,12 @@ def test_arguments_not_captured_are_empty_and_meta_says_so():
         ),
     }
     run = imported(line)
-    assert [c["arguments"] for c in run["batches"][0]] == [{}, {}]
-    assert run["meta"] == {"model": "gpt-4o", "otel": otel.ARGUMENTS_NOT_CAPTURED}
+    assert [c["arguments"] for c in run["batches"][0]] == [None, None]
+    assert run["meta"] == {"model": "gpt-4o"}
+    assert run["notes"] == [
+        "tool arguments were not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+        "=true"
+    ]
     assert all(set(call) == {"id", "name", "arguments"} for call in run["batches"][0])
 
 
