@@ -51,21 +51,30 @@ def case_element(
     failures: list[tuple[str, str | None, bool]],
     error: str | None = None,
     seconds: float = 0.0,
+    notes: Iterable[str] = (),
 ) -> str:
-    """One run's ``<testcase>`` element; ``failures`` as ``failure_lines`` takes them."""
+    """One run's ``<testcase>`` element; ``failures`` as ``failure_lines`` takes them, and
+    the run's ``notes`` in its ``<system-out>``."""
     name = f"{case} trial {trial}" if trial is not None else case
     element = (
         f"    <testcase classname={_xml_attr(f'{suite_name}.{case}')} "
         f'name={_xml_attr(name)} time="{seconds:.6f}"'
     )
+    # The run's notes go where JUnit readers show a test's output.
+    out = (
+        f"      <system-out>{_xml_text(chr(10).join(f'note: {note}' for note in notes))}"
+        "</system-out>\n"
+        if notes
+        else ""
+    )
     if verdict == PASS:
-        return f"{element}/>\n"
+        return f"{element}>\n{out}    </testcase>\n" if out else f"{element}/>\n"
     tag = "failure" if verdict == FAIL else "error"
     failed = len(failures)
     message = error or f"{failed} predicate{'s' if failed != 1 else ''} failed"
     return (
         f"{element}>\n      <{tag} message={_xml_attr(message)} type={_xml_attr(verdict)}>"
-        f"{_xml_text(failure_lines(failures))}</{tag}>\n    </testcase>\n"
+        f"{_xml_text(failure_lines(failures))}</{tag}>\n{out}    </testcase>\n"
     )
 
 
@@ -110,6 +119,7 @@ class JUnitWriter:
                 failures,
                 report.error,
                 seconds,
+                report.notes,
             )
         )
 
