@@ -10,10 +10,11 @@ block types (``thinking``, ``server_tool_use``, ...) are opaque steps and are sk
 response cut off at the token limit (``stop_reason: "max_tokens"``) is an error.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scoring.matcher import InvalidInput
+from scoring.matcher.jsonvalue import json_type
 
 from .common import (
     arguments_fields,
@@ -73,25 +74,28 @@ def is_message(value: Any) -> bool:
 
 
 def convert(line: Mapping) -> dict:
-    located, system, stop_reason = _conversation(line)
+    messages, path_of, system, stop_reason = _conversation(line)
     batches = []
     transcript = [turn("system", content_text(system))] if system is not None else []
     last_content: Any = None
     awaiting: dict = {}  # tool_use id → (its call, its batch), until a tool_result answers it
-    for where, message in located:
-        content = object_at(message, where or "response").get("content")
-        content_where = f"{where}.content" if where else "content"
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise InvalidInput.single(path_of(i), f"must be an object, not {json_type(message)}")
+        content = message.get("content")
         if message.get("role") != "assistant":
-            transcript.extend(_user_turns(message.get("role"), content, content_where, awaiting))
+            transcript.extend(_user_turns(message.get("role"), content, i, path_of, awaiting))
             continue
         last_content = content
         calls = []
         if isinstance(content, list):  # else plain text content: no calls
-            calls = [
-                _call(block, f"{content_where}[{j}]")
-                for j, block in enumerate(content)
-                if object_at(block, f"{content_where}[{j}]").get("type") == "tool_use"
-            ]
+            for j, block in enumerate(content):
+                if not isinstance(block, Mapping):
+                    raise InvalidInput.single(
+                        _content_path(path_of(i), j), f"must be an object, not {json_type(block)}"
+                    )
+                if block.get("type") == "tool_use":
+                    calls.append(_call(block, _content_path(path_of(i), j)))
         awaiting.update(
             (call["id"], (call, len(batches))) for call in calls if is_join_key(call["id"])
         )
@@ -108,20 +112,27 @@ def convert(line: Mapping) -> dict:
     return with_transcript(run, transcript)
 
 
-def _conversation(line: Mapping) -> tuple[list[tuple[str, Any]], Any, Any]:
-    """The line's messages, each with its path (a ``Message`` line is one, at the top), its
-    system prompt and the response's ``stop_reason`` (None for a plain messages list)."""
+def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any, Any]:
+    """The line's messages (a ``Message`` line is one), what gives the path of each (only
+    wanted for a problem), its system prompt and the response's ``stop_reason`` (None for a
+    plain messages list)."""
     if "messages" not in line and is_message(line):
-        return [("", line)], None, line.get("stop_reason")
+        return [line], lambda _: "", None, line.get("stop_reason")
     if "messages" in line or "request" not in line:
         messages = list_at(line.get("messages"), "messages")
-        located = [(f"messages[{i}]", message) for i, message in enumerate(messages)]
-        return located, line.get("system"), None
+        return messages, lambda i: f"messages[{i}]", line.get("system"), None
     request = object_at(line.get("request"), "request")
     messages = list_at(request.get("messages", []), "request.messages")
     response = object_at(line.get("response"), "response")
-    located = [(f"request.messages[{i}]", message) for i, message in enumerate(messages)]
-    return [*located, ("response", response)], request.get("system"), response.get("stop_reason")
+
+    def path_of(i: int) -> str:
+        return f"request.messages[{i}]" if i < len(messages) else "response"
+
+    return [*messages, response], path_of, request.get("system"), response.get("stop_reason")
+
+
+def _content_path(where: str, j: int) -> str:
+    return f"{where}.content[{j}]" if where else f"content[{j}]"
 
 
 def _call(block: Mapping, where: str) -> dict:
@@ -130,8 +141,8 @@ def _call(block: Mapping, where: str) -> dict:
     return call
 
 
-def _user_turns(role: Any, content: Any, where: str, awaiting: dict) -> list:
-    """The turns of a user message: its text, then a tool turn for each ``tool_result``
+def _user_turns(role: Any, content: Any, i: int, path_of: Callable, awaiting: dict) -> list:
+    """The turns of user message ``i``: its text, then a tool turn for each ``tool_result``
     block, whose result and ``is_error`` go to the call it answers."""
     if not isinstance(content, list):
         return [turn(role, content_text(content))]
@@ -142,7 +153,8 @@ def _user_turns(role: Any, content: Any, where: str, awaiting: dict) -> list:
             continue
         key = block.get("tool_use_id")
         if not is_join_key(key):
-            raise InvalidInput.single(f"{where}[{j}].tool_use_id", "required: the tool_use's id")
+            where = _content_path(path_of(i), j)
+            raise InvalidInput.single(f"{where}.tool_use_id", "required: the tool_use's id")
         result = _result(block.get("content"))
         call, batch = awaiting.pop(key, (None, None))
         turns.append(turn("tool", result, batch))

@@ -57,13 +57,14 @@ def truncation_error(field: str, value: str) -> str:
 def turn(role: Any, text: Any, batch: int | None = None) -> dict | None:
     """One transcript turn (DESIGN.md §3.2), or None for a role the transcript has no name
     for. ``text`` that is not a string (a tool's result object, say) is written as JSON."""
-    role = _ROLES.get(role) if isinstance(role, str) else None
+    role = _ROLES.get(role) if type(role) is str else None
     if role is None:
         return None
-    out = {"role": role, "text": as_text(text)}
-    if batch is not None:
-        out["batch"] = batch
-    return out
+    if text is not None and type(text) is not str:
+        text = as_text(text)
+    if batch is None:
+        return {"role": role, "text": text}
+    return {"role": role, "text": text, "batch": batch}
 
 
 def as_text(value: Any) -> str | None:

@@ -15,7 +15,7 @@ text is the content of the last assistant message without tool calls. The legacy
 message. A response cut off at the token limit (``finish_reason: "length"``) is an error.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scoring.matcher import InvalidInput
@@ -56,15 +56,15 @@ def is_completion(value: Any) -> bool:
 
 
 def convert(line: Mapping) -> dict:
-    located, finish_reason = _conversation(line)
+    messages, path_of, finish_reason = _conversation(line)
     batches = []
     transcript = []
     final_text = None
     awaiting: dict = {}  # call id → (the latest call with that id, its batch), until answered
     legacy_call = None  # a legacy function_call waiting for its function message
-    for where, message in located:
+    for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
-            raise InvalidInput.single(where, "must be a message object")
+            raise InvalidInput.single(path_of(i), "must be a message object")
         role = message.get("role")
         text = content_text(message.get("content"))
         if role == "tool":
@@ -87,15 +87,16 @@ def convert(line: Mapping) -> dict:
             continue
         tool_calls = message.get("tool_calls") or []
         if not isinstance(tool_calls, list):
-            raise InvalidInput.single(f"{where}.tool_calls", "must be a list")
+            raise InvalidInput.single(f"{path_of(i)}.tool_calls", "must be a list")
         if tool_calls:
+            where = path_of(i)
             calls = [_call(call, f"{where}.tool_calls[{j}]") for j, call in enumerate(tool_calls)]
             awaiting.update(
                 (call["id"], (call, len(batches))) for call in calls if is_join_key(call["id"])
             )
             batches.append(calls)
         elif message.get("function_call") is not None:
-            legacy_call = _function(message["function_call"], f"{where}.function_call")
+            legacy_call = _function(message["function_call"], f"{path_of(i)}.function_call")
             batches.append([legacy_call])
         else:
             final_text = text
@@ -110,33 +111,36 @@ def convert(line: Mapping) -> dict:
     return with_transcript(run, transcript)
 
 
-def _conversation(line: Mapping) -> tuple[list[tuple[str, Any]], Any]:
-    """The line's messages, each with its path, and the response's ``finish_reason`` (None
-    for a plain messages list)."""
+def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any]:
+    """The line's messages, what gives the path of each (only wanted for a problem, so not
+    written out for every message), and the response's ``finish_reason`` (None for a plain
+    messages list)."""
     if "messages" not in line and is_completion(line):
         message, finish_reason = _choice(line, "")
-        return [message], finish_reason
+        return [message], lambda _: "choices[0].message", finish_reason
     if "messages" in line or "request" not in line:
         messages = line.get("messages")
         if not isinstance(messages, list):
             raise InvalidInput.single("messages", "must be a list of chat messages")
-        return [(f"messages[{i}]", m) for i, m in enumerate(messages)], None
+        return messages, lambda i: f"messages[{i}]", None
     request = object_at(line.get("request"), "request")
     messages = list_at(request.get("messages", []), "request.messages")
     message, finish_reason = _choice(object_at(line.get("response"), "response"), "response")
-    return [*((f"request.messages[{i}]", m) for i, m in enumerate(messages)), message], (
-        finish_reason
-    )
+
+    def path_of(i: int) -> str:
+        return f"request.messages[{i}]" if i < len(messages) else "response.choices[0].message"
+
+    return [*messages, message], path_of, finish_reason
 
 
-def _choice(completion: Mapping, where: str) -> tuple[tuple[str, Any], Any]:
-    """The first choice's message of a ChatCompletion (with its path) and finish reason."""
+def _choice(completion: Mapping, where: str) -> tuple[Any, Any]:
+    """The first choice's message of a ChatCompletion and its finish reason."""
     prefix = f"{where}.choices" if where else "choices"
     choices = list_at(completion.get("choices"), prefix)
     if not choices:
         raise InvalidInput.single(prefix, "holds no choice: the response has no message")
     choice = object_at(choices[0], f"{prefix}[0]")
-    return (f"{prefix}[0].message", choice.get("message")), choice.get("finish_reason")
+    return choice.get("message"), choice.get("finish_reason")
 
 
 def _call(call: Any, where: str) -> dict:

@@ -15,7 +15,7 @@ from .errors import InvalidInput, Problem
 from .jsonvalue import json_equal, parse_json
 from .options import MatchOptions
 from .report import ERROR, FAIL, PASS, PredicateResult, Report
-from .run import Call, Run, TrialNumbering, Turn, load_run
+from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
 from .suite import Case, ExpectedCall, Suite, load_suite
 
@@ -34,7 +34,6 @@ __all__ = [
     "Run",
     "Suite",
     "TrialNumbering",
-    "Turn",
     "json_equal",
     "load_run",
     "load_suite",
