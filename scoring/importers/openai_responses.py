@@ -118,7 +118,7 @@ def _read_input(
         item = object_at(item, f"{prefix}[{j}]")
         kind = item.get("type")
         if kind == "function_call":
-            if item.get("call_id") in from_outputs:
+            if is_join_key(item.get("call_id")) and item["call_id"] in from_outputs:
                 continue
             if open_batch is None:
                 open_batch = []

@@ -269,3 +269,13 @@ def test_a_request_and_its_response_as_a_proxy_records_them():
     with pytest.raises(InvalidInput) as caught:
         imported(bad, openai_responses.NAME)
     assert caught.value.problems[0].path == "response.output[0]"
+
+
+def test_an_input_call_whose_id_is_no_id_is_read_not_crashed_on():
+    odd = {**function_call("fc_1", "call_a1", '{"city": "Paris"}'), "call_id": ["x"]}
+    line = {"case": "weather", "input": [odd], **response("resp_2", [message(ANSWER)])}
+    run = to_canonical(line)
+    assert [[c["name"] for c in batch] for batch in run["batches"]] == [["get_weather"]]
+    with pytest.raises(InvalidInput) as caught:
+        load_run(run)
+    assert caught.value.problems[0].path == "batches[0][0].id"
