@@ -33,7 +33,7 @@ the run's notes say how to capture them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -86,6 +86,8 @@ class Span:
     attribute_paths: dict[str, str]  # where each attribute's value is in the line
     failed: bool
     status_message: str
+    # Each messages attribute parsed once, however many readers want it.
+    parsed: dict[str, list] = field(default_factory=dict)
 
     @property
     def operation(self) -> Any:
@@ -103,14 +105,16 @@ class Span:
         the path they are at."""
         if key not in self.attributes:
             return [], self.where
-        value = self.attributes[key]
         where = self.attribute_path(key)
-        if isinstance(value, str):
-            try:
-                value = parse_json(value)
-            except InvalidInput as exc:
-                raise InvalidInput.single(where, exc.problems[0].message) from None
-        return list_at(value, where), where
+        if key not in self.parsed:
+            value = self.attributes[key]
+            if isinstance(value, str):
+                try:
+                    value = parse_json(value)
+                except InvalidInput as exc:
+                    raise InvalidInput.single(where, exc.problems[0].message) from None
+            self.parsed[key] = list_at(value, where)
+        return self.parsed[key], where
 
 
 def convert(line: Mapping) -> dict:
