@@ -79,12 +79,14 @@ def submission_junit(submission: Submission) -> Iterator[str]:
         failures=Count("pk", filter=Q(verdict=Verdict.FAIL)),
         errors=Count("pk", filter=Q(verdict=Verdict.ERROR)),
     )
-    # Only the reports of runs that did not pass are read: a passing test case is one line.
+    # Only the reports of runs that did not pass or have notes are read: the other test
+    # cases are a line each. (Reports are stored compact, so notes are '"notes":["'.)
     rows = (
         results.order_by("run__seq")
         .annotate(
             failed_report=Case(
-                When(~Q(verdict=Verdict.PASS), then=F("report")), output_field=TextField()
+                When(~Q(verdict=Verdict.PASS) | Q(report__contains='"notes":["'), then=F("report")),
+                output_field=TextField(),
             )
         )
         .values_list("run__case_key", "run__trial", "verdict", "failed_report")
@@ -104,4 +106,12 @@ def _case_element(suite_name, case, trial, verdict, report_text) -> str:
         for p in report["predicates"]
         if not p["passed"]
     ]
-    return junit.case_element(suite_name, case, trial, verdict, failures, report.get("error"))
+    return junit.case_element(
+        suite_name,
+        case,
+        trial,
+        verdict,
+        failures,
+        report.get("error"),
+        notes=report.get("notes", ()),
+    )

@@ -51,10 +51,12 @@ def case_element(
     failures: list[tuple[str, str | None, bool]],
     error: str | None = None,
     seconds: float = 0.0,
+    notes: Iterable[str] = (),
     baseline: str | None = None,
 ) -> str:
-    """One run's ``<testcase>`` element; ``failures`` as ``failure_lines`` takes them;
-    ``baseline``, the run's mark against a baseline, as the property ``casebook.baseline``."""
+    """One run's ``<testcase>`` element; ``failures`` as ``failure_lines`` takes them, the
+    run's ``notes`` in its ``<system-out>``, and ``baseline``, the run's mark against a
+    baseline, as the property ``casebook.baseline``."""
     name = f"{case} trial {trial}" if trial is not None else case
     element = (
         f"    <testcase classname={_xml_attr(f'{suite_name}.{case}')} "
@@ -66,15 +68,23 @@ def case_element(
         if baseline
         else ""
     )
+    # The run's notes go where JUnit readers show a test's output.
+    out = (
+        f"      <system-out>{_xml_text(chr(10).join(f'note: {note}' for note in notes))}"
+        "</system-out>\n"
+        if notes
+        else ""
+    )
     if verdict == PASS:
-        return f"{element}>\n{properties}    </testcase>\n" if properties else f"{element}/>\n"
+        inside = properties + out
+        return f"{element}>\n{inside}    </testcase>\n" if inside else f"{element}/>\n"
     tag = "failure" if verdict == FAIL else "error"
     failed = len(failures)
     message = error or f"{failed} predicate{'s' if failed != 1 else ''} failed"
     return (
         f"{element}>\n{properties}      <{tag} message={_xml_attr(message)} "
         f"type={_xml_attr(verdict)}>{_xml_text(failure_lines(failures))}</{tag}>\n"
-        "    </testcase>\n"
+        f"{out}    </testcase>\n"
     )
 
 
@@ -119,6 +129,7 @@ class JUnitWriter:
                 failures,
                 report.error,
                 seconds,
+                report.notes,
                 baseline,
             )
         )

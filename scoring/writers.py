@@ -13,7 +13,8 @@ from scoring.matcher import ERROR, FAIL, PASS, Report, Suite
 
 
 class SummaryWriter:
-    """One line per run (verdict, case, trial) with its failed predicates, then totals."""
+    """One line per run (verdict, case, trial) with its notes and failed predicates, then
+    totals."""
 
     def __init__(self, out: TextIO, suite: Suite):
         self.out = out
@@ -27,6 +28,8 @@ class SummaryWriter:
         trial = f"  trial {report.trial}" if report.trial is not None else ""
         mark = f"  [{MARK_WORDS[baseline]}]" if baseline else ""
         self.out.write(f"{report.verdict.upper():<6} {report.case}{trial}{mark}\n")
+        for note in report.notes:
+            self.out.write(f"       note: {note}\n")
         if report.verdict != PASS:
             details = failure_text(report).replace("\n", "\n       ")
             self.out.write(f"       {details}\n")

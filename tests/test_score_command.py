@@ -386,3 +386,33 @@ def test_fail_on_regressions_needs_a_baseline(suite_file, tmp_path):
     result = run_score(suite_file, runs, "--fail-on", "regressions")
     assert result.returncode == 2
     assert "--fail-on regressions needs --baseline FILE" in result.stderr
+
+
+NOTE = (
+    "tool arguments were not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"
+)
+
+
+def test_every_report_carries_the_runs_notes_in_text_json_and_junit(suite_file, tmp_path):
+    noted = {**PASSING, "notes": [NOTE, "a <second> & last note"]}
+    runs = write_lines(tmp_path / "runs.jsonl", noted, {**FAILING, "notes": [NOTE]}, PASSING)
+    junit = tmp_path / "junit.xml"
+    text = run_score(suite_file, runs, "--junit", junit)
+    lines = text.stdout.splitlines()
+    assert lines[:3] == [
+        "PASS   weather  trial 0",
+        f"       note: {NOTE}",
+        "       note: a <second> & last note",
+    ]
+    assert lines[3:5] == ["FAIL   weather  trial 1", f"       note: {NOTE}"]
+    assert lines[5].startswith("       ✗ ")  # the failed predicates come after the notes
+    assert lines[7:9] == ["PASS   weather  trial 2", ""]
+    reports = json.loads(run_score(suite_file, runs, "--json").stdout)
+    assert [r["notes"] for r in reports] == [noted["notes"], [NOTE], []]
+    cases = ET.parse(junit).getroot().find("testsuite").findall("testcase")
+    assert [c.findtext("system-out") for c in cases] == [
+        f"note: {NOTE}\nnote: a <second> & last note",
+        f"note: {NOTE}",
+        None,
+    ]
+    assert cases[1].find("failure") is not None

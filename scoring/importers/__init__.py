@@ -12,11 +12,14 @@ Detection tries the formats in this order; the first whose ``detect`` accepts th
 2. ``inspect_ai``: ``messages`` beside ``epoch`` (an Inspect sample; its messages look like
    OpenAI's, so it goes first).
 3. ``anthropic``: ``messages`` with a content block of a type only Anthropic uses
-   (``tool_use``, ``tool_result``, ``thinking``, ...).
+   (``tool_use``, ``tool_result``, ``thinking``, ...); a ``Message`` (``type: message``);
+   a ``request`` beside a ``Message`` ``response``.
 4. ``openai_chat``: any other ``messages`` list. A run of text turns alone reads the same
-   in Anthropic's format, so nothing is lost by calling it this one.
-5. ``openai_responses``: ``output`` (a list) or ``responses``.
-6. ``gemini``: ``contents``.
+   in Anthropic's format, so nothing is lost by calling it this one. A ChatCompletion
+   (``choices``); a ``request`` beside a ChatCompletion ``response``.
+5. ``openai_responses``: ``output`` (a list) or ``responses``; a ``request`` beside a
+   response with ``output``.
+6. ``gemini``: ``contents``, or a GenerateContentResponse's ``candidates``.
 7. ``otel``: ``resourceSpans`` or ``spans``.
 8. ``bfcl``: ``result`` beside ``id`` and no ``case``.
 9. ``tau_bench``: ``traj`` beside ``task_id`` (an element of τ-bench's results array).

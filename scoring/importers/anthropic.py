@@ -1,16 +1,20 @@
-"""Anthropic Messages ``messages`` (formats.md §3).
+"""Anthropic Messages (formats.md §3, §7b): a ``messages`` list (with ``system`` beside it,
+optionally), a ``Message`` as the SDK's ``model_dump()`` writes it (the one assistant turn),
+or a ``{"request", "response": Message}`` pair as request logs record it.
 
 Assistant content is a list of blocks. The ``tool_use`` blocks of one assistant message are
 one batch (``input`` is already an object; ``id`` is the call's id). ``tool_result`` blocks,
 in the user message that follows, give each call's ``result`` and ``is_error``, joined by
 ``tool_use_id``. The final text is the text blocks of the last assistant message. Other
-block types (``thinking``, ``server_tool_use``, ...) are opaque steps and are skipped.
+block types (``thinking``, ``server_tool_use``, ...) are opaque steps and are skipped. A
+response cut off at the token limit (``stop_reason: "max_tokens"``) is an error.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scoring.matcher import InvalidInput
+from scoring.matcher.jsonvalue import json_type
 
 from .common import (
     arguments_fields,
@@ -20,6 +24,10 @@ from .common import (
     list_at,
     name_at,
     object_at,
+    truncation_error,
+    turn,
+    with_error,
+    with_transcript,
 )
 
 NAME = "anthropic"
@@ -46,35 +54,85 @@ def has_anthropic_blocks(messages: list) -> bool:
 
 
 def detect(line: Mapping) -> bool:
+    """A ``messages`` list with a block type only Anthropic uses, a ``Message``, or a
+    request and its ``Message``."""
     messages = line.get("messages")
-    return isinstance(messages, list) and has_anthropic_blocks(messages)
+    if isinstance(messages, list):
+        return has_anthropic_blocks(messages)
+    return is_message(line) or (
+        isinstance(line.get("request"), Mapping) and is_message(line.get("response"))
+    )
+
+
+def is_message(value: Any) -> bool:
+    """Whether ``value`` is a Messages API response (``{"type": "message", "content": [...]}``)."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("type") == "message"
+        and isinstance(value.get("content"), list)
+    )
 
 
 def convert(line: Mapping) -> dict:
-    messages = list_at(line.get("messages"), "messages")
+    messages, path_of, system, stop_reason = _conversation(line)
     batches = []
+    transcript = [turn("system", content_text(system))] if system is not None else []
     last_content: Any = None
-    awaiting: dict = {}  # tool_use id → its call, until a tool_result answers it
+    awaiting: dict = {}  # tool_use id → (its call, its batch), until a tool_result answers it
     for i, message in enumerate(messages):
-        content = object_at(message, f"messages[{i}]").get("content")
+        if not isinstance(message, Mapping):
+            raise InvalidInput.single(path_of(i), f"must be an object, not {json_type(message)}")
+        content = message.get("content")
         if message.get("role") != "assistant":
-            _take_results(content, f"messages[{i}].content", awaiting)
+            transcript.extend(_user_turns(message.get("role"), content, i, path_of, awaiting))
             continue
         last_content = content
-        if not isinstance(content, list):  # plain text content: no calls
-            continue
-        calls = [
-            _call(block, f"messages[{i}].content[{j}]")
-            for j, block in enumerate(content)
-            if object_at(block, f"messages[{i}].content[{j}]").get("type") == "tool_use"
-        ]
-        awaiting.update((call["id"], call) for call in calls if is_join_key(call["id"]))
+        calls = []
+        if isinstance(content, list):  # else plain text content: no calls
+            for j, block in enumerate(content):
+                if not isinstance(block, Mapping):
+                    raise InvalidInput.single(
+                        _content_path(path_of(i), j), f"must be an object, not {json_type(block)}"
+                    )
+                if block.get("type") == "tool_use":
+                    calls.append(_call(block, _content_path(path_of(i), j)))
+        awaiting.update(
+            (call["id"], (call, len(batches))) for call in calls if is_join_key(call["id"])
+        )
         if calls:
             batches.append(calls)
+        transcript.append(
+            turn("assistant", content_text(content), len(batches) - 1 if calls else None)
+        )
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = content_text(last_content)
-    return run
+    if stop_reason == "max_tokens":
+        with_error(run, truncation_error("stop_reason", "max_tokens"))
+    return with_transcript(run, transcript)
+
+
+def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any, Any]:
+    """The line's messages (a ``Message`` line is one), what gives the path of each (only
+    wanted for a problem), its system prompt and the response's ``stop_reason`` (None for a
+    plain messages list)."""
+    if "messages" not in line and is_message(line):
+        return [line], lambda _: "", None, line.get("stop_reason")
+    if "messages" in line or "request" not in line:
+        messages = list_at(line.get("messages"), "messages")
+        return messages, lambda i: f"messages[{i}]", line.get("system"), None
+    request = object_at(line.get("request"), "request")
+    messages = list_at(request.get("messages", []), "request.messages")
+    response = object_at(line.get("response"), "response")
+
+    def path_of(i: int) -> str:
+        return f"request.messages[{i}]" if i < len(messages) else "response"
+
+    return [*messages, response], path_of, request.get("system"), response.get("stop_reason")
+
+
+def _content_path(where: str, j: int) -> str:
+    return f"{where}.content[{j}]" if where else f"content[{j}]"
 
 
 def _call(block: Mapping, where: str) -> dict:
@@ -83,22 +141,29 @@ def _call(block: Mapping, where: str) -> dict:
     return call
 
 
-def _take_results(content: Any, where: str, awaiting: dict) -> None:
-    """Give each ``tool_result`` block of a user turn to the call it answers."""
+def _user_turns(role: Any, content: Any, i: int, path_of: Callable, awaiting: dict) -> list:
+    """The turns of user message ``i``: its text, then a tool turn for each ``tool_result``
+    block, whose result and ``is_error`` go to the call it answers."""
     if not isinstance(content, list):
-        return
+        return [turn(role, content_text(content))]
+    text = content_text(content)
+    turns = [turn(role, text)] if text is not None else []
     for j, block in enumerate(content):
         if not isinstance(block, Mapping) or block.get("type") != "tool_result":
             continue
         key = block.get("tool_use_id")
         if not is_join_key(key):
-            raise InvalidInput.single(f"{where}[{j}].tool_use_id", "required: the tool_use's id")
-        call = awaiting.pop(key, None)
+            where = _content_path(path_of(i), j)
+            raise InvalidInput.single(f"{where}.tool_use_id", "required: the tool_use's id")
+        result = _result(block.get("content"))
+        call, batch = awaiting.pop(key, (None, None))
+        turns.append(turn("tool", result, batch))
         if call is None:
             continue
-        call["result"] = _result(block.get("content"))
+        call["result"] = result
         if block.get("is_error") is True:
             call["is_error"] = True
+    return turns
 
 
 def _result(content: Any) -> Any:

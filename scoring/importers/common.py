@@ -3,13 +3,29 @@
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from scoring.matcher import InvalidInput, json_type, parse_json
+
+# The roles of a transcript (DESIGN.md §3.2), and the names formats give them.
+_ROLES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "model": "assistant",
+    "ai": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
+}
 
 
 def envelope_fields(line: Mapping) -> dict:
     """The fields every format shares: the case key, trial, meta and run-level error."""
     out = {"case": line.get("case")}
-    for key in ("trial", "meta", "error"):
+    for key in ("trial", "meta", "error", "notes"):
         if key in line:
             out[key] = line[key]
     return out
@@ -29,6 +45,50 @@ def with_meta(run: dict, extra: Mapping) -> dict:
     meta = run.get("meta")
     if meta is None or isinstance(meta, Mapping):
         run["meta"] = {**(meta or {}), **extra}
+    return run
+
+
+def truncation_error(field: str, value: str) -> str:
+    """The run error of a response cut off at the token limit, naming how the format says it."""
+    return f"the response was cut off at the token limit ({field} {value})"
+
+
+def turn(role: Any, text: Any, batch: int | None = None) -> dict | None:
+    """One transcript turn (DESIGN.md §3.2), or None for a role the transcript has no name
+    for. ``text`` that is not a string (a tool's result object, say) is written as JSON."""
+    role = _ROLES.get(role) if type(role) is str else None
+    if role is None:
+        return None
+    if text is not None and type(text) is not str:
+        text = as_text(text)
+    if batch is None:
+        return {"role": role, "text": text}
+    return {"role": role, "text": text, "batch": batch}
+
+
+def as_text(value: Any) -> str | None:
+    """``value`` as text: a string as it is, None as None, anything else as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def with_transcript(run: dict, turns: list) -> dict:
+    """``run`` with its transcript: ``turns`` less those ``turn`` left out."""
+    run["transcript"] = [t for t in turns if t is not None]
+    return run
+
+
+def with_note(run: dict, note: str) -> dict:
+    """``run`` with ``note`` added to its notes (once)."""
+    notes = run.get("notes")
+    if notes is None:
+        run["notes"] = [note]
+    elif isinstance(notes, list) and note not in notes:  # else load_run reports the notes
+        run["notes"] = [*notes, note]
     return run
 
 

@@ -1,4 +1,7 @@
-"""Google Gemini ``contents`` (formats.md §4).
+"""Google Gemini (formats.md §4, §7b): a ``contents`` list, or a ``GenerateContentResponse``
+(``candidates``, as google-genai's ``model_dump()`` or ``to_json_dict()`` writes it, in
+snake_case or camelCase) whose first candidate's content is the one model turn; its
+``finishReason`` ``MAX_TOKENS`` (the response was cut off) is an error.
 
 The ``functionCall`` parts of one ``model`` content are one batch (the Python SDK writes
 ``function_call``; both are read); ``args`` is already an object. ``functionResponse``
@@ -13,6 +16,8 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
+from scoring.matcher import InvalidInput
+
 from .common import (
     arguments_fields,
     envelope_fields,
@@ -20,24 +25,28 @@ from .common import (
     list_at,
     name_at,
     object_at,
+    truncation_error,
+    turn,
+    with_error,
+    with_transcript,
 )
 
 NAME = "gemini"
-SIGNATURE = "contents"
+SIGNATURE = "contents or candidates"
 
 
 def detect(line: Mapping) -> bool:
-    return isinstance(line.get("contents"), list)
+    return isinstance(line.get("contents"), list) or isinstance(line.get("candidates"), list)
 
 
 def convert(line: Mapping) -> dict:
-    contents = list_at(line.get("contents"), "contents")
+    located, finish = _conversation(line)
     batches: list[list[dict]] = []
+    transcript: list = []
     final_text = None
-    calls_by_id: dict = {}
+    calls_by_id: dict = {}  # call id → (call, its batch)
     unanswered: dict[str, deque] = {}  # the latest model turn's calls by name, in order
-    for i, content in enumerate(contents):
-        where = f"contents[{i}]"
+    for where, content in located:
         parts = list_at(object_at(content, where).get("parts", []), f"{where}.parts")
         if content.get("role") == "model":
             calls, texts = [], []
@@ -57,17 +66,45 @@ def convert(line: Mapping) -> dict:
                 for call in calls:
                     unanswered.setdefault(call["name"], deque()).append(call)
                     if is_join_key(call["id"]):
-                        calls_by_id[call["id"]] = call
-        else:
-            for j, part in enumerate(parts):
-                part_where = f"{where}.parts[{j}]"
-                key, response = _either(object_at(part, part_where), "functionResponse", part_where)
-                if response is not None:
-                    _answer(response, f"{part_where}.{key}", calls_by_id, unanswered)
+                        calls_by_id[call["id"]] = (call, len(batches) - 1)
+            transcript.append(turn("assistant", final_text, len(batches) - 1 if calls else None))
+            continue
+        texts = []
+        for j, part in enumerate(parts):
+            part_where = f"{where}.parts[{j}]"
+            key, response = _either(object_at(part, part_where), "functionResponse", part_where)
+            if response is not None:
+                batch = _answer(response, f"{part_where}.{key}", calls_by_id, unanswered, batches)
+                transcript.append(turn("tool", response.get("response"), batch))
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        if texts:
+            transcript.append(turn(content.get("role"), "".join(texts)))
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = final_text
-    return run
+    if finish and finish[1] == "MAX_TOKENS":
+        with_error(run, truncation_error(*finish))
+    return with_transcript(run, transcript)
+
+
+def _conversation(line: Mapping) -> tuple[list[tuple[str, Any]], tuple[str, Any] | None]:
+    """The line's contents, each with its path, and the response's finish reason with the
+    key it came under (None for a ``contents`` line). A ``GenerateContentResponse`` line is
+    its first candidate's content."""
+    if "candidates" not in line or "contents" in line:
+        contents = list_at(line.get("contents"), "contents")
+        return [(f"contents[{i}]", content) for i, content in enumerate(contents)], None
+    candidates = list_at(line.get("candidates"), "candidates")
+    if not candidates:
+        raise InvalidInput.single("candidates", "holds no candidate: the response has no content")
+    candidate = object_at(candidates[0], "candidates[0]")
+    key = "finishReason" if "finishReason" in candidate else "finish_reason"
+    content = candidate.get("content")
+    if isinstance(content, Mapping) and content.get("role") is None:  # a candidate is the model's
+        content = {**content, "role": "model"}
+    located = [] if content is None else [("candidates[0].content", content)]
+    return located, (key, candidate.get(key))
 
 
 def _either(part: Mapping, camel: str, where: str) -> tuple[str, Mapping | None]:
@@ -85,19 +122,30 @@ def _call(function_call: Mapping, where: str) -> dict:
     return call
 
 
-def _answer(response: Mapping, where: str, calls_by_id: dict, unanswered: dict) -> None:
+def _answer(
+    response: Mapping, where: str, calls_by_id: dict, unanswered: dict, batches: list
+) -> int | None:
     """Give ``response`` to the call it answers: by id, else the first unanswered call of its
-    name in the latest model turn. A response that answers no call is left out."""
+    name in the latest model turn; return that call's batch. A response that answers no call
+    is left out."""
     response_id = response.get("id")
-    call = calls_by_id.get(response_id) if is_join_key(response_id) else None
+    call, batch = (
+        calls_by_id.get(response_id, (None, None))
+        if is_join_key(response_id)
+        else (
+            None,
+            None,
+        )
+    )
     if call is None:
         waiting = unanswered.get(name_at(response, "name", where), deque())
         while waiting and "result" in waiting[0]:  # already answered by id
             waiting.popleft()
-        call = waiting.popleft() if waiting else None
+        call, batch = (waiting.popleft(), len(batches) - 1) if waiting else (None, None)
     if call is None:
-        return
+        return None
     result: Any = response.get("response")
     call["result"] = result
     if isinstance(result, Mapping) and "error" in result:
         call["is_error"] = True
+    return batch

@@ -34,7 +34,9 @@ from .common import (
     list_at,
     name_at,
     object_at,
+    turn,
     with_meta,
+    with_transcript,
 )
 
 NAME = "inspect_ai"
@@ -226,23 +228,33 @@ def convert(line: Mapping, *, model: str | None = None) -> dict:
         run["case"] = str(line["id"])
     run.setdefault("trial", epoch - 1)
     batches = []
+    transcript = []
     last_text = None
-    awaiting: dict = {}  # tool call id → its call, until its tool message
+    awaiting: dict = {}  # tool call id → (its call, its batch), until its tool message
     for i, message in enumerate(messages):
         role = object_at(message, f"messages[{i}]").get("role")
-        if role == "tool" and is_join_key(message.get("tool_call_id")):
-            call = awaiting.pop(message["tool_call_id"], None)
+        if role == "tool":
+            result = _tool_result(message)
+            call, batch = None, None
+            if is_join_key(message.get("tool_call_id")):
+                call, batch = awaiting.pop(message["tool_call_id"], (None, None))
             if call is not None:
-                call.update(_tool_result(message))
+                call.update(result)
+            transcript.append(turn("tool", result["result"], batch))
+            continue
         if role != "assistant":
+            transcript.append(turn(role, content_text(message.get("content"))))
             continue
         last_text = content_text(message.get("content"))
         tool_calls = message.get("tool_calls")
         tool_calls = [] if tool_calls is None else list_at(tool_calls, f"messages[{i}].tool_calls")
         calls = [_call(call, f"messages[{i}].tool_calls[{j}]") for j, call in enumerate(tool_calls)]
-        awaiting.update((call["id"], call) for call in calls if is_join_key(call["id"]))
+        awaiting.update(
+            (call["id"], (call, len(batches))) for call in calls if is_join_key(call["id"])
+        )
         if calls:
             batches.append(calls)
+        transcript.append(turn("assistant", last_text, len(batches) - 1 if calls else None))
     output = line.get("output")
     completion = output.get("completion") if isinstance(output, Mapping) else None
     run["batches"] = batches
@@ -250,6 +262,7 @@ def convert(line: Mapping, *, model: str | None = None) -> dict:
     run["error"] = _sample_error(line)  # Inspect's own error field, not the envelope's text
     if model is None and isinstance(output, Mapping) and isinstance(output.get("model"), str):
         model = output["model"]
+    with_transcript(run, transcript)
     return with_meta(run, {"model": model, "epoch": epoch} if model else {"epoch": epoch})
 
 

@@ -1,4 +1,10 @@
-"""OpenAI Chat Completions ``messages`` (formats.md §1).
+"""OpenAI Chat Completions (formats.md §1, §7b).
+
+The line holds the conversation in one of three shapes: a ``messages`` list; a
+``ChatCompletion`` object (``choices``, as the SDK's ``model_dump()`` writes it), whose
+first choice's message is the one turn; or a ``{"request": {"messages"}, "response":
+ChatCompletion}`` pair as request logs and API proxies record them, whose conversation is the
+request's messages and then the response's message.
 
 Each assistant message's ``tool_calls`` is one batch; ``function.arguments`` is a JSON
 string, kept as ``arguments_raw`` (with ``arguments: null``) when it is not a JSON object.
@@ -6,67 +12,135 @@ Tool results are joined by ``tool_call_id``: a tool message answers the latest c
 with that id (some harnesses reuse ids across turns: the τ-bench trajectories do). The final
 text is the content of the last assistant message without tool calls. The legacy single
 ``function_call`` of old logs is a batch of one call, its result the next ``function``
-message.
+message. A response cut off at the token limit (``finish_reason: "length"``) is an error.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scoring.matcher import InvalidInput
 
 from .anthropic import has_anthropic_blocks
-from .common import arguments_fields, content_text, envelope_fields, is_join_key, name_at
+from .common import (
+    arguments_fields,
+    content_text,
+    envelope_fields,
+    is_join_key,
+    list_at,
+    name_at,
+    object_at,
+    truncation_error,
+    turn,
+    with_error,
+    with_transcript,
+)
 
 NAME = "openai_chat"
-SIGNATURE = "messages"
+SIGNATURE = "choices"  # and messages, which anthropic lists
 
 
 def detect(line: Mapping) -> bool:
-    """A ``messages`` list without Anthropic content blocks: a run with only text turns
-    reads the same in both formats, so it is this one's."""
+    """A ``messages`` list without Anthropic content blocks (a run with only text turns
+    reads the same in both formats, so it is this one's), a ChatCompletion, or a request
+    and its ChatCompletion."""
     messages = line.get("messages")
-    return isinstance(messages, list) and not has_anthropic_blocks(messages)
+    if isinstance(messages, list):
+        return not has_anthropic_blocks(messages)
+    return is_completion(line) or (
+        isinstance(line.get("request"), Mapping) and is_completion(line.get("response"))
+    )
+
+
+def is_completion(value: Any) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get("choices"), list)
 
 
 def convert(line: Mapping) -> dict:
-    messages = line.get("messages")
-    if not isinstance(messages, list):
-        raise InvalidInput.single("messages", "must be a list of chat messages")
+    messages, path_of, finish_reason = _conversation(line)
     batches = []
+    transcript = []
     final_text = None
-    awaiting: dict = {}  # call id → the latest call with that id, until its tool message
+    awaiting: dict = {}  # call id → (the latest call with that id, its batch), until answered
     legacy_call = None  # a legacy function_call waiting for its function message
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
-            raise InvalidInput.single(f"messages[{i}]", "must be a message object")
+            raise InvalidInput.single(path_of(i), "must be a message object")
         role = message.get("role")
-        if role == "tool" and is_join_key(message.get("tool_call_id")):
-            call = awaiting.pop(message["tool_call_id"], None)
+        text = content_text(message.get("content"))
+        if role == "tool":
+            call, batch = (None, None)
+            if is_join_key(message.get("tool_call_id")):
+                call, batch = awaiting.pop(message["tool_call_id"], (None, None))
             if call is not None:
-                call["result"] = content_text(message.get("content"))
-        elif role == "function" and legacy_call is not None:
-            legacy_call["result"] = content_text(message.get("content"))
-            legacy_call = None
+                call["result"] = text
+            transcript.append(turn("tool", text, batch))
+            continue
+        if role == "function":
+            batch = None
+            if legacy_call is not None:
+                legacy_call["result"] = text
+                legacy_call, batch = None, len(batches) - 1
+            transcript.append(turn("tool", text, batch))
+            continue
         if role != "assistant":
+            transcript.append(turn(role, text))
             continue
         tool_calls = message.get("tool_calls") or []
         if not isinstance(tool_calls, list):
-            raise InvalidInput.single(f"messages[{i}].tool_calls", "must be a list")
+            raise InvalidInput.single(f"{path_of(i)}.tool_calls", "must be a list")
         if tool_calls:
-            calls = [
-                _call(call, f"messages[{i}].tool_calls[{j}]") for j, call in enumerate(tool_calls)
-            ]
-            awaiting.update((call["id"], call) for call in calls if is_join_key(call["id"]))
+            where = path_of(i)
+            calls = [_call(call, f"{where}.tool_calls[{j}]") for j, call in enumerate(tool_calls)]
+            awaiting.update(
+                (call["id"], (call, len(batches))) for call in calls if is_join_key(call["id"])
+            )
             batches.append(calls)
         elif message.get("function_call") is not None:
-            legacy_call = _function(message["function_call"], f"messages[{i}].function_call")
+            legacy_call = _function(message["function_call"], f"{path_of(i)}.function_call")
             batches.append([legacy_call])
         else:
-            final_text = content_text(message.get("content"))
+            final_text = text
+            transcript.append(turn("assistant", text))
+            continue
+        transcript.append(turn("assistant", text, len(batches) - 1))
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = final_text
-    return run
+    if finish_reason == "length":
+        with_error(run, truncation_error("finish_reason", "length"))
+    return with_transcript(run, transcript)
+
+
+def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any]:
+    """The line's messages, what gives the path of each (only wanted for a problem, so not
+    written out for every message), and the response's ``finish_reason`` (None for a plain
+    messages list)."""
+    if "messages" not in line and is_completion(line):
+        message, finish_reason = _choice(line, "")
+        return [message], lambda _: "choices[0].message", finish_reason
+    if "messages" in line or "request" not in line:
+        messages = line.get("messages")
+        if not isinstance(messages, list):
+            raise InvalidInput.single("messages", "must be a list of chat messages")
+        return messages, lambda i: f"messages[{i}]", None
+    request = object_at(line.get("request"), "request")
+    messages = list_at(request.get("messages", []), "request.messages")
+    message, finish_reason = _choice(object_at(line.get("response"), "response"), "response")
+
+    def path_of(i: int) -> str:
+        return f"request.messages[{i}]" if i < len(messages) else "response.choices[0].message"
+
+    return [*messages, message], path_of, finish_reason
+
+
+def _choice(completion: Mapping, where: str) -> tuple[Any, Any]:
+    """The first choice's message of a ChatCompletion and its finish reason."""
+    prefix = f"{where}.choices" if where else "choices"
+    choices = list_at(completion.get("choices"), prefix)
+    if not choices:
+        raise InvalidInput.single(prefix, "holds no choice: the response has no message")
+    choice = object_at(choices[0], f"{prefix}[0]")
+    return choice.get("message"), choice.get("finish_reason")
 
 
 def _call(call: Any, where: str) -> dict:

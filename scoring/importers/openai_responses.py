@@ -1,15 +1,20 @@
-"""OpenAI Responses API (formats.md §2).
+"""OpenAI Responses API (formats.md §2, §7b).
 
-The line holds one response's ``output`` items (the line is then that response, and its
-``status`` and ``error`` count), or ``responses``: the response objects of a multi-turn run,
-in order. The ``function_call`` items of one response are one batch; ``call_id`` is the
-call's id (``id`` is only the item's) and ``arguments`` a JSON string. Results come from the
-``function_call_output`` items of ``input`` lists, the line's or a response's own (logs that
-keep each request beside its response), joined by ``call_id``; calls echoed back in those
-inputs are not counted again. The final text is the ``output_text`` parts of the ``message``
-items of the last response. A last response that failed, was cancelled or came back
-incomplete gives the run its error (an earlier one that failed was retried). Reasoning and
-other item types are skipped.
+The line holds one response (its ``output`` items; its ``status`` and ``error`` count), or
+``responses``: the response objects of a multi-turn run, in order, or a ``{"request",
+"response"}`` pair as request logs and API proxies record it. The ``input`` list beside them
+(the line's, or the request's) is the conversation so far, as OpenAI's own multi-turn loop
+builds it (``input_list += response.output``, then a ``function_call_output`` per call): its
+``function_call`` items are calls too, batched by turn (consecutive ``function_call`` items
+are one batch), before the calls of the responses' outputs. The ``function_call`` items of
+one response's output are one batch; ``call_id`` is the call's id (``id`` is only the item's)
+and ``arguments`` a JSON string. Results come from the ``function_call_output`` items of
+``input`` lists, the line's or a response's own (logs that keep each request beside its
+response), joined by ``call_id``; a call echoed in an ``input`` and also in a response's
+output is counted once, from the response. The final text is the ``output_text`` parts of the
+``message`` items of the last response. A last response that failed, was cancelled or came
+back incomplete (cut off at the token limit, say) gives the run its error (an earlier one that
+failed was retried). Reasoning and other item types are skipped.
 """
 
 from collections.abc import Mapping
@@ -22,36 +27,64 @@ from .common import (
     list_at,
     name_at,
     object_at,
+    turn,
     with_error,
+    with_transcript,
 )
 
 NAME = "openai_responses"
 SIGNATURE = "output or responses"
 
+_TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
+
 
 def detect(line: Mapping) -> bool:
-    return isinstance(line.get("output"), list) or isinstance(line.get("responses"), list)
+    if isinstance(line.get("output"), list) or isinstance(line.get("responses"), list):
+        return True
+    response = line.get("response")
+    return (
+        isinstance(line.get("request"), Mapping)
+        and isinstance(response, Mapping)
+        and isinstance(response.get("output"), list)
+    )
 
 
 def convert(line: Mapping) -> dict:
     if "responses" in line:
+        holder, holder_where = line, ""
         responses = [
             (f"responses[{k}]", object_at(response, f"responses[{k}]"))
             for k, response in enumerate(list_at(line["responses"], "responses"))
         ]
-        results = _outputs_by_call_id([line, *(response for _, response in responses)])
+    elif "output" not in line and "request" in line:
+        holder, holder_where = object_at(line["request"], "request"), "request"
+        responses = [("response", object_at(line.get("response"), "response"))]
     else:
+        holder, holder_where = line, ""
         responses = [("", line)]
-        results = _outputs_by_call_id([line])
-    batches = []
+    results = _outputs_by_call_id([holder, *(response for _, response in responses)])
+    from_outputs = {
+        item.get("call_id")
+        for where, response in responses
+        for _, item in _output_items(response, where)
+        if item.get("type") == "function_call" and is_join_key(item.get("call_id"))
+    }
+    batches: list[list[dict]] = []
+    transcript: list = []
+    _read_input(holder, holder_where, results, from_outputs, batches, transcript)
     for where, response in responses:
+        items = _output_items(response, where)
         calls = [
             _call(item, path, results)
-            for path, item in _output_items(response, where)
+            for path, item in items
             if item.get("type") == "function_call"
         ]
         if calls:
             batches.append(calls)
+        text = _output_text(items)
+        if calls or text is not None:
+            transcript.append(turn("assistant", text, len(batches) - 1 if calls else None))
+    _number_tool_turns(transcript, batches)
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = None
@@ -59,7 +92,80 @@ def convert(line: Mapping) -> dict:
         where, last = responses[-1]
         run["final_text"] = _output_text(_output_items(last, where))
         with_error(run, _response_error(last))
-    return run
+    return with_transcript(run, transcript)
+
+
+def _read_input(
+    holder: Mapping,
+    where: str,
+    results: dict,
+    from_outputs: set,
+    batches: list,
+    transcript: list,
+) -> None:
+    """The calls and turns of ``holder``'s ``input`` (a text prompt, or a list of items):
+    consecutive ``function_call`` items are one batch, closed by any other item but
+    reasoning; calls that a response's output also holds are left to it."""
+    items = holder.get("input")
+    if isinstance(items, str):
+        transcript.append(turn("user", items))
+        return
+    if not isinstance(items, list):
+        return
+    prefix = f"{where}.input" if where else "input"
+    open_batch = None
+    for j, item in enumerate(items):
+        item = object_at(item, f"{prefix}[{j}]")
+        kind = item.get("type")
+        if kind == "function_call":
+            if is_join_key(item.get("call_id")) and item["call_id"] in from_outputs:
+                continue
+            if open_batch is None:
+                open_batch = []
+                batches.append(open_batch)
+                transcript.append(turn("assistant", None, len(batches) - 1))
+            open_batch.append(_call(item, f"{prefix}[{j}]", results))
+            continue
+        if kind == "reasoning":
+            continue
+        open_batch = None
+        if kind == "function_call_output":
+            tool_turn = turn("tool", item.get("output"))
+            tool_turn["call_id"] = item.get("call_id")  # its batch is known once all are read
+            transcript.append(tool_turn)
+        elif kind in (None, "message"):
+            transcript.append(turn(item.get("role"), _message_text(item.get("content"))))
+
+
+def _number_tool_turns(transcript: list, batches: list) -> None:
+    """Give each tool turn the batch of the call whose output it carries."""
+    batch_of = {
+        call["id"]: b
+        for b, batch in enumerate(batches)
+        for call in batch
+        if is_join_key(call["id"])
+    }
+    for t in transcript:
+        if t is not None and "call_id" in t:
+            call_id = t.pop("call_id")
+            if is_join_key(call_id) and call_id in batch_of:
+                t["batch"] = batch_of[call_id]
+
+
+def _message_text(content: Any) -> str | None:
+    """A message item's content as text: a string, or its text parts joined."""
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    texts = [
+        part["text"]
+        for part in content
+        if isinstance(part, Mapping)
+        and part.get("type") in _TEXT_PARTS
+        and isinstance(part.get("text"), str)
+    ]
+    return "".join(texts) if texts else None
 
 
 def _output_items(response: Mapping, where: str) -> list[tuple[str, Mapping]]:

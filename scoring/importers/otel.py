@@ -1,11 +1,14 @@
-"""OpenTelemetry GenAI spans exported as OTLP/JSON (formats.md §5).
+"""OpenTelemetry GenAI spans (formats.md §5, §7b).
 
-The line holds ``resourceSpans`` (OTLP's ``resourceSpans[].scopeSpans[].spans[]``) or a flat
-``spans`` list. Calls come from tool-execution spans (``gen_ai.operation.name =
-execute_tool``): name ``gen_ai.tool.name`` (else the span name ``execute_tool {name}``),
-arguments ``gen_ai.tool.call.arguments`` (a JSON string), id ``gen_ai.tool.call.id``, result
-``gen_ai.tool.call.result``; a span with status ERROR (or an ``error.type``) is a failed
-call, its status message standing in for a result that was not recorded.
+The line holds ``resourceSpans`` (OTLP/JSON's ``resourceSpans[].scopeSpans[].spans[]``) or a
+flat ``spans`` list, of OTLP/JSON spans or of spans as the Python SDK's own JSON writes them
+(``span.to_json()``: attributes an object, ``context.span_id``, ``parent_id``, ISO
+``start_time``, ``status.status_code``). Calls come from tool-execution spans
+(``gen_ai.operation.name = execute_tool``): name ``gen_ai.tool.name`` (else the span name
+``execute_tool {name}``), arguments ``gen_ai.tool.call.arguments`` (a JSON string), id
+``gen_ai.tool.call.id``, result ``gen_ai.tool.call.result``; a span with status ERROR (or an
+``error.type``) is a failed call, its status message standing in for a result that was not
+recorded.
 
 A batch is the tool spans one model call led to. Instrumentations nest them in two ways:
 under the chat span itself, or beside the chat spans under an agent span (``invoke_agent``).
@@ -13,20 +16,25 @@ So tool spans whose siblings include chat spans belong to the latest chat siblin
 started before them; the others are grouped by their parent. Batches follow the start of
 that chat span (or parent), calls within a batch their own start (``startTimeUnixNano``).
 
-With no tool spans at all, each chat span's ``gen_ai.output.messages`` ``tool_call`` parts
-are a batch, and ``tool_call_response`` parts of ``gen_ai.input.messages`` give results by
-id. The final text is the text parts (whose text is in ``content``) of the output messages
-of the last chat span that has them, else of the agent span. A root span with status ERROR
-gives the run its error.
+Each chat span's ``gen_ai.output.messages`` ``tool_call`` parts are a batch too, and
+``tool_call_response`` parts of ``gen_ai.input.messages`` give results by id. Calls of both
+kinds are merged by call id: a tool span fills in the result (and arguments the message
+lacked) of the message's call, and a call with no tool span (its arguments broke, so the tool
+never ran) stays where its message put it; tool spans that no message names keep their own
+batches. The transcript is the last chat span's input and output messages. The final text
+is the text parts (whose text is in ``content``) of the output messages of the last chat span
+that has them, else of the agent span. A root span with status ERROR gives the run its error.
 
-Content capture is opt-in, so arguments are often absent: such a call keeps empty arguments
-and ``meta["otel"]`` says the arguments were not captured.
+Content capture is opt-in, so arguments are often absent: such a call has no arguments
+(``arguments: null``, no raw text; a predicate naming an argument fails for that reason) and
+the run's notes say how to capture them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from scoring.matcher import InvalidInput, json_type, parse_json
@@ -38,18 +46,24 @@ from .common import (
     list_at,
     name_at,
     object_at,
+    turn,
     with_error,
-    with_meta,
+    with_note,
+    with_transcript,
 )
 
 NAME = "otel"
 SIGNATURE = "resourceSpans or spans"
-ARGUMENTS_NOT_CAPTURED = "arguments not captured (the instrumentation records them only on opt-in)"
+ARGUMENTS_NOT_CAPTURED = (
+    "tool arguments were not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"
+)
 
 _TOOL_OPERATION = "execute_tool"
 _CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 _AGENT_OPERATION = "invoke_agent"
-_STATUS_ERROR = (2, "STATUS_CODE_ERROR")  # OTLP/JSON writes enums as numbers; some as names
+# OTLP/JSON writes enums as numbers (some exporters as names); the SDK's JSON as its names.
+_STATUS_ERROR = frozenset({2, "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"})
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _UNCAPTURED = "_arguments_not_captured"  # marks a call until convert() notes it in meta
 
 
@@ -68,9 +82,11 @@ class Span:
     name: str
     start: int
     attributes: dict[str, Any]
-    attribute_index: dict[str, int]
+    attribute_paths: dict[str, str]  # where each attribute's value is in the line
     failed: bool
     status_message: str
+    # Each messages attribute parsed once, however many readers want it.
+    parsed: dict[str, list] = field(default_factory=dict)
 
     @property
     def operation(self) -> Any:
@@ -81,22 +97,23 @@ class Span:
         return (self.start, self.order)
 
     def attribute_path(self, key: str) -> str:
-        return f"{self.where}.attributes[{self.attribute_index[key]}].value"
+        return self.attribute_paths[key]
 
     def messages(self, key: str) -> tuple[list, str]:
         """The messages of a ``gen_ai.*.messages`` attribute (JSON text, or structured) and
         the path they are at."""
         if key not in self.attributes:
             return [], self.where
-        value = self.attributes[key]
         where = self.attribute_path(key)
-        if isinstance(value, str):
-            where = f"{where}.stringValue"
-            try:
-                value = parse_json(value)
-            except InvalidInput as exc:
-                raise InvalidInput.single(where, exc.problems[0].message) from None
-        return list_at(value, where), where
+        if key not in self.parsed:
+            value = self.attributes[key]
+            if isinstance(value, str):
+                try:
+                    value = parse_json(value)
+                except InvalidInput as exc:
+                    raise InvalidInput.single(where, exc.problems[0].message) from None
+            self.parsed[key] = list_at(value, where)
+        return self.parsed[key], where
 
 
 def convert(line: Mapping) -> dict:
@@ -105,10 +122,7 @@ def convert(line: Mapping) -> dict:
     chat_spans = sorted(
         (span for span in spans if span.operation in _CHAT_OPERATIONS), key=lambda s: s.sort_key
     )
-    if tool_spans:
-        batches = _batches_of_tool_spans(tool_spans, chat_spans, spans)
-    else:
-        batches = _batches_of_chat_messages(chat_spans)
+    batches = _batches(tool_spans, chat_spans, spans)
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = _final_text(chat_spans, spans)
@@ -118,8 +132,9 @@ def convert(line: Mapping) -> dict:
         for call in batch:
             uncaptured |= call.pop(_UNCAPTURED, False)
     if uncaptured:
-        with_meta(run, {"otel": ARGUMENTS_NOT_CAPTURED})
-    return run
+        with_note(run, ARGUMENTS_NOT_CAPTURED)
+    transcript = _transcript(chat_spans, batches)
+    return with_transcript(run, transcript) if transcript else run
 
 
 def _spans(line: Mapping) -> list[Span]:
@@ -143,21 +158,52 @@ def _spans(line: Mapping) -> list[Span]:
 
 
 def _span(raw: Mapping, where: str, order: int) -> Span:
-    attributes, attribute_index = read_attributes(raw.get("attributes"), f"{where}.attributes")
+    """One span, as OTLP/JSON writes it or as the Python SDK's ``span.to_json()`` does."""
+    attributes_where = f"{where}.attributes"
+    if isinstance(raw.get("attributes"), Mapping):  # the SDK's own JSON
+        attributes = dict(raw["attributes"])
+        paths = {key: f'{attributes_where}["{key}"]' for key in attributes}
+        context = raw.get("context")
+        span_id = context.get("span_id") if isinstance(context, Mapping) else None
+        parent_id, start = raw.get("parent_id"), _iso_nanoseconds(raw.get("start_time"))
+    else:
+        attributes, index = read_attributes(raw.get("attributes"), attributes_where)
+        paths = {
+            key: f"{attributes_where}[{k}].value"
+            + (".stringValue" if isinstance(attributes[key], str) else "")
+            for key, k in index.items()
+        }
+        span_id, parent_id = raw.get("spanId"), raw.get("parentSpanId")
+        start = _nanoseconds(raw.get("startTimeUnixNano"))
     status = raw.get("status")
     status = status if isinstance(status, Mapping) else {}
+    code = status.get("code", status.get("status_code"))
+    message = status.get("message", status.get("description"))
     return Span(
         where=where,
         order=order,
-        span_id=str(raw.get("spanId") or ""),
-        parent_id=str(raw.get("parentSpanId") or ""),
+        span_id=str(span_id or ""),
+        parent_id=str(parent_id or ""),
         name=raw.get("name") if isinstance(raw.get("name"), str) else "",
-        start=_nanoseconds(raw.get("startTimeUnixNano")),
+        start=start,
         attributes=attributes,
-        attribute_index=attribute_index,
-        failed=status.get("code") in _STATUS_ERROR,
-        status_message=status.get("message") if isinstance(status.get("message"), str) else "",
+        attribute_paths=paths,
+        failed=is_join_key(code) and code in _STATUS_ERROR,
+        status_message=message if isinstance(message, str) else "",
     )
+
+
+def _iso_nanoseconds(raw: Any) -> int:
+    """Nanoseconds since the epoch of an ISO 8601 time (the SDK's ``start_time``); 0 when it
+    is not one."""
+    try:
+        moment = datetime.fromisoformat(raw)
+    except (TypeError, ValueError):
+        return 0
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 
 
 def read_attributes(attributes: Any, where: str) -> tuple[dict[str, Any], dict[str, int]]:
@@ -216,26 +262,56 @@ def _nanoseconds(raw: Any) -> int:
     return number if isinstance(number, int) else 0
 
 
-# --- batches from tool-execution spans ----------------------------------------------------------
+# --- batches: the chat spans' tool_call parts and the tool-execution spans, merged -----------
 
 
-def _batches_of_tool_spans(
-    tool_spans: list[Span], chat_spans: list[Span], spans: list[Span]
-) -> list[list[dict]]:
-    by_id = {span.span_id: span for span in spans if span.span_id}
-    groups: dict[str, list[Span]] = {}
+def _batches(tool_spans: list[Span], chat_spans: list[Span], spans: list[Span]) -> list[list[dict]]:
+    """A batch per model turn: the calls its chat span's output messages name, each completed
+    by the tool span of its id, then the turn's tool spans that no message named."""
+    message_batches = _batches_of_chat_messages(chat_spans)
+    named = {
+        call["id"]: call
+        for calls in message_batches.values()
+        for call in calls
+        if call["id"] is not None
+    }
+    groups: dict[str, list[tuple[Span, dict]]] = {}
     for tool in tool_spans:
-        groups.setdefault(_model_turn(tool, chat_spans), []).append(tool)
+        call = _tool_call(tool)
+        if call["id"] in named:
+            _complete(named[call["id"]], call)
+        else:
+            groups.setdefault(_model_turn(tool, chat_spans), []).append((tool, call))
+    by_id = {span.span_id: span for span in spans if span.span_id}
 
-    def batch_start(group: tuple[str, list[Span]]) -> tuple[int, int]:
-        turn_id, members = group
-        turn = by_id.get(turn_id)
-        return turn.sort_key if turn is not None else min(m.sort_key for m in members)
+    def turn_start(turn_id: str) -> tuple[int, int]:
+        turn_span = by_id.get(turn_id)
+        if turn_span is not None:
+            return turn_span.sort_key
+        return min(tool.sort_key for tool, _ in groups[turn_id])
 
-    return [
-        [_tool_call(span) for span in sorted(members, key=lambda s: s.sort_key)]
-        for _, members in sorted(groups.items(), key=batch_start)
-    ]
+    batches = []
+    for turn_id in sorted(message_batches.keys() | groups.keys(), key=turn_start):
+        unnamed = sorted(groups.get(turn_id, []), key=lambda pair: pair[0].sort_key)
+        batches.append([*message_batches.get(turn_id, []), *(call for _, call in unnamed)])
+    return batches
+
+
+def _complete(call: dict, from_tool_span: dict) -> None:
+    """Give a message's call what its tool span knows: the result, whether it failed, and
+    the arguments when the message did not carry them."""
+    if call.get(_UNCAPTURED) and not from_tool_span.get(_UNCAPTURED):
+        del call[_UNCAPTURED]
+        call.pop("arguments_raw", None)
+        call.update(
+            (key, from_tool_span[key])
+            for key in ("arguments", "arguments_raw")
+            if key in from_tool_span
+        )
+    if "result" in from_tool_span:
+        call["result"] = from_tool_span["result"]
+    if from_tool_span.get("is_error"):
+        call["is_error"] = True
 
 
 def _model_turn(tool: Span, chat_spans: list[Span]) -> str:
@@ -266,7 +342,7 @@ def _tool_call(span: Span) -> dict:
     if "gen_ai.tool.call.arguments" in attributes:
         call.update(arguments_fields(attributes["gen_ai.tool.call.arguments"]))
     else:
-        call.update({"arguments": {}, _UNCAPTURED: True})
+        call.update({"arguments": None, _UNCAPTURED: True})
     failed = span.failed or "error.type" in attributes
     if "gen_ai.tool.call.result" in attributes:
         call["result"] = attributes["gen_ai.tool.call.result"]
@@ -284,14 +360,16 @@ def _join_key(value: Any) -> Any:
 # --- batches from the messages on chat spans ----------------------------------------------------
 
 
-def _batches_of_chat_messages(chat_spans: list[Span]) -> list[list[dict]]:
+def _batches_of_chat_messages(chat_spans: list[Span]) -> dict[str, list[dict]]:
+    """The calls of each chat span's output messages, by the span's id (chat spans without
+    an id are keyed by their position), in start order."""
     results = {
         part["id"]: part.get("result", part.get("response"))
         for span in chat_spans
         for part in _parts(span, "gen_ai.input.messages")
         if part.get("type") == "tool_call_response" and is_join_key(part.get("id"))
     }
-    batches = []
+    batches = {}
     for span in chat_spans:
         calls = [
             _message_call(part, where, results)
@@ -299,14 +377,14 @@ def _batches_of_chat_messages(chat_spans: list[Span]) -> list[list[dict]]:
             if part.get("type") == "tool_call"
         ]
         if calls:
-            batches.append(calls)
+            batches[span.span_id or f"#{span.order}"] = calls
     return batches
 
 
 def _message_call(part: Mapping, where: str, results: dict) -> dict:
     call: dict[str, Any] = {"id": _join_key(part.get("id")), "name": name_at(part, "name", where)}
     if part.get("arguments") is None:
-        call.update({"arguments": {}, _UNCAPTURED: True})
+        call.update({"arguments": None, _UNCAPTURED: True})
     else:
         call.update(arguments_fields(part["arguments"]))
     if call["id"] in results:
@@ -329,6 +407,39 @@ def _located_parts(span: Span, key: str) -> list[tuple[Mapping, str]]:
 
 def _parts(span: Span, key: str) -> list[Mapping]:
     return [part for part, _ in _located_parts(span, key)]
+
+
+# --- transcript -------------------------------------------------------------------------------
+
+
+def _transcript(chat_spans: list[Span], batches: list[list[dict]]) -> list:
+    """The conversation as the last chat span with messages saw it: its input messages, then
+    its output messages (none when content was not captured)."""
+    keys = ("gen_ai.input.messages", "gen_ai.output.messages")
+    last = next((s for s in reversed(chat_spans) if any(k in s.attributes for k in keys)), None)
+    if last is None:
+        return []
+    batch_of = {call["id"]: b for b, batch in enumerate(batches) for call in batch if call["id"]}
+    turns = []
+    for key in keys:
+        for message in last.messages(key)[0]:
+            parts = message.get("parts") if isinstance(message, Mapping) else None
+            parts = [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, list) else []
+            texts = [p["content"] for p in parts if p.get("type") == "text" and "content" in p]
+            call_ids = [p.get("id") for p in parts if p.get("type") == "tool_call"]
+            answers = [p for p in parts if p.get("type") == "tool_call_response"]
+            for answer in answers:
+                result = answer.get("result", answer.get("response"))
+                turns.append(turn("tool", result, _batch_of(answer.get("id"), batch_of)))
+            if texts or call_ids or not answers:
+                batch = _batch_of(call_ids[0], batch_of) if call_ids else None
+                text = "".join(t for t in texts if isinstance(t, str)) if texts else None
+                turns.append(turn(message.get("role"), text, batch))
+    return turns
+
+
+def _batch_of(call_id: Any, batch_of: dict) -> int | None:
+    return batch_of.get(call_id) if is_join_key(call_id) else None
 
 
 # --- final text and run error -------------------------------------------------------------------

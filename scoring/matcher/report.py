@@ -94,13 +94,15 @@ class PredicateResult:
 
 @dataclass(slots=True)  # not frozen, for speed (see run.py); treat as immutable
 class Report:
-    """The verdict on one run of one case, with every predicate's result."""
+    """The verdict on one run of one case, with every predicate's result and the run's
+    notes (what its importer could not read or had to assume)."""
 
     case: str
     trial: int | None
     verdict: str
     predicates: list[PredicateResult]
     error: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -117,6 +119,7 @@ class Report:
             "verdict": self.verdict,
             "predicates": [p.to_dict() for p in self.predicates],
             "error": self.error,
+            "notes": list(self.notes),
         }
 
 

@@ -45,12 +45,18 @@ class Call:
         return text if len(text) <= limit else text[: limit - 2] + "…)"
 
 
+TRANSCRIPT_ROLES = ("system", "user", "assistant", "tool")
+
+
 @dataclass(slots=True)
 class Run:
     """One agent run: its calls grouped in batches (calls of a batch were emitted together).
 
     ``calls`` is the flat call log (batches in order, calls in order within a batch) and
     ``by_name`` maps each tool name to the positions of its calls in that log.
+    ``transcript`` is the conversation as recorded (its turns as the run file has them,
+    validated) and ``notes`` what the importer could not read or had to assume (DESIGN.md
+    §3.2); reports carry the notes.
     """
 
     case: str
@@ -59,6 +65,8 @@ class Run:
     error: str | None = None
     trial: int | None = None
     meta: Mapping = field(default_factory=dict)
+    transcript: tuple[Mapping, ...] = ()
+    notes: tuple[str, ...] = ()
     calls: tuple[Call, ...] = field(init=False, repr=False, compare=False)
     by_name: dict[str, list[int]] = field(init=False, repr=False, compare=False)
     batch_of: list[int] = field(init=False, repr=False, compare=False)
@@ -137,8 +145,64 @@ def load_run(data: Any) -> Run:
                 batch.append(call if call is not None else _check_call(raw, b, p, problems))
             batches.append(tuple(batch))
 
+    transcript = _transcript(data.get("transcript"), len(batches), problems)
+    notes = _notes(data.get("notes"), problems)
+
     problems.raise_if_any()
-    return Run(case, tuple(batches), final_text, error, trial, meta)
+    return Run(case, tuple(batches), final_text, error, trial, meta, transcript, notes)
+
+
+def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Mapping, ...]:
+    """The turns of an optional ``transcript`` (``{"role", "text", "batch"}`` objects),
+    recording a problem for each bad field."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add("transcript", f"must be a list of turns, not {json_type(raw)}")
+        return ()
+    for t, turn in enumerate(raw):
+        if type(turn) is dict:  # the fast path: a well-formed turn as parsed JSON holds it
+            role, text, batch = turn.get("role"), turn.get("text"), turn.get("batch")
+            if (
+                type(role) is str
+                and role in TRANSCRIPT_ROLES
+                and (text is None or type(text) is str)
+                and (batch is None or (type(batch) is int and 0 <= batch < batch_count))
+            ):
+                continue
+        _check_turn(turn, f"transcript[{t}]", batch_count, problems)
+    return tuple(raw)
+
+
+def _check_turn(turn: Any, where: str, batch_count: int, problems: Problems) -> None:
+    if not isinstance(turn, Mapping):
+        problems.add(where, f"must be a turn object, not {json_type(turn)}")
+        return
+    role, text, batch = turn.get("role"), turn.get("text"), turn.get("batch")
+    if not isinstance(role, str) or role not in TRANSCRIPT_ROLES:
+        roles = ", ".join(TRANSCRIPT_ROLES)
+        problems.add(f"{where}.role", _expected(f"one of {roles}", turn, "role"))
+    if text is not None and not isinstance(text, str):
+        problems.add(f"{where}.text", _expected("a string or null", turn, "text"))
+    if batch is not None and (
+        isinstance(batch, bool) or not isinstance(batch, int) or not 0 <= batch < batch_count
+    ):
+        problems.add(
+            f"{where}.batch", f"must be null or the index of one of the {batch_count} batches"
+        )
+
+
+def _notes(raw: Any, problems: Problems) -> tuple[str, ...]:
+    """The optional ``notes``: a list of strings."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add("notes", f"must be a list of strings, not {json_type(raw)}")
+        return ()
+    for n, note in enumerate(raw):
+        if not isinstance(note, str):
+            problems.add(f"notes[{n}]", f"must be a string, not {json_type(note)}")
+    return tuple(raw)
 
 
 def _good_call(raw: Any, batch: int, position: int) -> Call | None:

@@ -60,7 +60,8 @@ def _score(case: Case, run: Run, view: RunView) -> Report:
     # predicate unevaluated, and the case knows whether it holds one.
     errors = [f"{p.label}: {p.error}" for p in predicates if p.error] if case.unevaluable else []
     verdict = ERROR if errors else PASS if all_passed else FAIL
-    return Report(case.key, run.trial, verdict, predicates, "; ".join(errors) or None)
+    errors_text = "; ".join(errors) or None
+    return Report(case.key, run.trial, verdict, predicates, errors_text, run.notes)
 
 
 _RUN_OK = PredicateResult("run", RUN_LABEL, True)

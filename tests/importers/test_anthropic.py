@@ -202,3 +202,61 @@ def test_malformed_lines_name_the_field(mutate, path):
     with pytest.raises(InvalidInput) as caught:
         to_canonical(line, "anthropic")
     assert caught.value.problems[0].path == path
+
+
+# --- the transcript, Message objects and truncation (issue 12 §2) ----------------------------
+
+
+def test_the_transcript_has_the_system_prompt_each_turn_and_a_tool_turn_per_result():
+    line = {**example(), "system": [{"type": "text", "text": "Be brief."}]}
+    assert imported(line)["transcript"] == [
+        {"role": "system", "text": "Be brief."},
+        {"role": "user", "text": QUESTION},
+        {"role": "assistant", "text": "Checking both cities.", "batch": 0},
+        {"role": "tool", "text": "18C", "batch": 0},
+        {"role": "tool", "text": "timeout", "batch": 0},
+        {"role": "assistant", "text": ANSWER},
+    ]
+
+
+def message(content, stop_reason):
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 9},
+    }
+
+
+def test_a_message_per_line_is_its_one_turn():
+    line = {"case": "weather", **message(example()["messages"][1]["content"], "tool_use")}
+    assert detect_format(line) == "anthropic"
+    run = imported(line)
+    assert [[c["id"] for c in batch] for batch in run["batches"]] == [["toolu_01", "toolu_02"]]
+    assert run.get("error") is None
+
+
+def test_a_request_and_its_message_are_the_requests_messages_then_the_response():
+    messages = example()["messages"]
+    line = {
+        "case": "weather",
+        "request": {"model": "claude-sonnet-4-5", "messages": messages[:-1]},
+        "response": message(messages[-1]["content"], "end_turn"),
+    }
+    assert detect_format(line) == "anthropic"
+    assert imported(line)["batches"] == imported(example())["batches"]
+    assert imported(line)["final_text"] == ANSWER
+
+
+def test_a_message_cut_off_at_max_tokens_is_an_error():
+    run = imported(
+        {"case": "weather", **message([{"type": "text", "text": "Paris"}], "max_tokens")}
+    )
+    assert run["error"] == "the response was cut off at the token limit (stop_reason max_tokens)"
+    with pytest.raises(InvalidInput) as caught:
+        imported({"case": "w", **message(["oops"], "end_turn")})
+    assert caught.value.problems[0].path == "content[0]"

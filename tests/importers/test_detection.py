@@ -56,7 +56,7 @@ def test_a_line_of_no_known_format_lists_the_keys_each_format_is_known_by():
         to_canonical({"case": "a", "steps": []})
     assert caught.value.problems[0].message == (
         "unrecognised run format: expected one of the keys batches, samples, messages, "
-        "output or responses, contents, resourceSpans or spans, result, traj"
+        "choices, output or responses, contents or candidates, resourceSpans or spans, result, traj"
     )
 
 

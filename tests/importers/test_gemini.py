@@ -193,3 +193,58 @@ def test_malformed_lines_name_the_field(mutate, path):
     with pytest.raises(InvalidInput) as caught:
         to_canonical(line)
     assert caught.value.problems[0].path == path
+
+
+# --- the transcript and GenerateContentResponse (issue 12 §2) ---------------------------------
+
+
+def test_the_transcript_has_each_turn_and_a_tool_turn_per_function_response():
+    assert imported(example())["transcript"] == [
+        {"role": "user", "text": QUESTION},
+        {"role": "assistant", "text": None, "batch": 0},
+        {"role": "tool", "text": '{"temp_c":18}', "batch": 0},
+        {"role": "tool", "text": '{"error":"timeout"}', "batch": 0},
+        {"role": "assistant", "text": ANSWER},
+    ]
+
+
+def generated(parts, finish_key="finishReason", finish="STOP", role="model"):
+    content = {"parts": parts, **({"role": role} if role else {})}
+    return {"candidates": [{"content": content, finish_key: finish, "index": 0}]}
+
+
+@pytest.mark.parametrize(
+    ("call_key", "finish_key", "role"),
+    [("functionCall", "finishReason", "model"), ("function_call", "finish_reason", None)],
+)
+def test_a_generate_content_response_per_line_is_its_one_turn(call_key, finish_key, role):
+    parts = [
+        {call_key: {"id": None, "name": "get_weather", "args": {"city": city}}, "text": None}
+        for city in ("Paris", "Tokyo")
+    ]
+    line = {"case": "weather", **generated(parts, finish_key, role=role)}
+    assert detect_format(line) == "gemini"
+    run = imported(line)
+    assert [[c["arguments"] for c in batch] for batch in run["batches"]] == [
+        [{"city": "Paris"}, {"city": "Tokyo"}]
+    ]
+    assert run.get("error") is None
+    assert run["transcript"] == [{"role": "assistant", "text": None, "batch": 0}]
+
+
+@pytest.mark.parametrize("finish_key", ["finishReason", "finish_reason"])
+def test_a_response_cut_off_at_max_tokens_is_an_error(finish_key):
+    run = imported({"case": "w", **generated([{"text": "Paris is"}], finish_key, "MAX_TOKENS")})
+    assert run["error"] == (
+        f"the response was cut off at the token limit ({finish_key} MAX_TOKENS)"
+    )
+    assert run["final_text"] == "Paris is"
+
+
+def test_a_response_without_candidates_is_a_problem_by_path():
+    with pytest.raises(InvalidInput) as caught:
+        imported({"case": "w", "candidates": []})
+    assert caught.value.problems[0].path == "candidates"
+    with pytest.raises(InvalidInput) as caught:
+        imported({"case": "w", "candidates": [{"content": {"parts": "x"}}]})
+    assert caught.value.problems[0].path == "candidates[0].content.parts"

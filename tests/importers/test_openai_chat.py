@@ -141,3 +141,64 @@ def test_malformed_lines_name_the_field(mutate, path):
     with pytest.raises(InvalidInput) as caught:
         to_canonical(line)
     assert caught.value.problems[0].path == path
+
+
+# --- the transcript, SDK objects and request logs (issue 12 §2) ------------------------------
+
+
+def test_the_transcript_is_the_conversation_with_each_turns_batch():
+    assert imported(example())["transcript"] == [
+        {"role": "system", "text": "You are a helpful weather assistant."},
+        {"role": "user", "text": QUESTION},
+        {"role": "assistant", "text": None, "batch": 0},
+        {"role": "tool", "text": '{"temp_c": 18}', "batch": 0},
+        {"role": "tool", "text": '{"error": "timeout"}', "batch": 0},
+        {"role": "assistant", "text": ANSWER},
+    ]
+
+
+def completion(message, finish_reason="stop"):
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+    }
+
+
+def test_a_chat_completion_per_line_is_its_one_turn():
+    calls = example()["messages"][2]
+    line = {"case": "weather", **completion(calls, "tool_calls")}
+    assert detect_format(line) == "openai_chat"
+    run = imported(line)
+    assert [[c["arguments"] for c in batch] for batch in run["batches"]] == [
+        [{"city": "Paris"}, {"city": "Tokyo"}]
+    ]
+    assert run.get("error") is None
+
+
+def test_a_request_and_its_chat_completion_are_the_requests_messages_then_the_response():
+    messages = example()["messages"]
+    line = {
+        "case": "weather",
+        "request": {"model": "gpt-4o", "messages": messages[:-1]},
+        "response": completion(messages[-1]),
+    }
+    assert detect_format(line) == "openai_chat"
+    assert imported(line) == {**imported(example()), "case": "weather"}
+
+
+def test_a_response_cut_off_at_the_token_limit_is_an_error_unless_the_line_gives_one():
+    line = {"case": "weather", **completion({"role": "assistant", "content": "Paris is"}, "length")}
+    run = imported(line)
+    assert run["error"] == "the response was cut off at the token limit (finish_reason length)"
+    assert run["final_text"] == "Paris is"
+    assert imported({**line, "error": "crashed"})["error"] == "crashed"
+
+
+def test_a_completion_without_choices_or_a_bad_request_is_a_problem_by_path():
+    with pytest.raises(InvalidInput) as caught:
+        imported({"case": "w", "id": "x", "choices": []})
+    assert caught.value.problems[0].path == "choices"
+    with pytest.raises(InvalidInput) as caught:
+        imported({"case": "w", "request": {"messages": "hi"}, "response": completion({})})
+    assert caught.value.problems[0].path == "request.messages"

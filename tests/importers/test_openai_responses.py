@@ -194,3 +194,88 @@ def test_a_single_response_names_output_paths_from_the_line():
     with pytest.raises(InvalidInput) as caught:
         to_canonical(line)
     assert caught.value.problems[0].path == "output[0].name"
+
+
+# --- conversation state: the input list beside the last response (issue 12 §2) -------------
+
+
+def test_calls_in_the_input_list_are_batched_by_turn_before_the_outputs():
+    line = {
+        "case": "weather",
+        "input": [
+            {"role": "developer", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "input_text", "text": QUESTION}]},
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            function_call("fc_1", "call_a1", '{"city": "Paris"}'),
+            {"type": "reasoning", "id": "rs_2", "summary": []},
+            function_call("fc_2", "call_b2", '{"city": "Tokyo"}'),
+            function_call_output("call_a1", '{"temp_c": 18}'),
+            function_call_output("call_b2", '{"error": "timeout"}'),
+            function_call("fc_3", "call_c3", '{"city": "Tokyo", "retry": true}'),
+            function_call_output("call_c3", '{"temp_c": 21}'),
+        ],
+        **response("resp_3", [message(ANSWER)]),
+    }
+    run = imported(line)
+    assert [[c["id"] for c in batch] for batch in run["batches"]] == [
+        ["call_a1", "call_b2"],
+        ["call_c3"],
+    ]
+    assert run["batches"][1][0]["result"] == '{"temp_c": 21}'
+    assert run["final_text"] == ANSWER
+    assert run["transcript"] == [
+        {"role": "system", "text": "Be brief."},
+        {"role": "user", "text": QUESTION},
+        {"role": "assistant", "text": None, "batch": 0},
+        {"role": "tool", "text": '{"temp_c": 18}', "batch": 0},
+        {"role": "tool", "text": '{"error": "timeout"}', "batch": 0},
+        {"role": "assistant", "text": None, "batch": 1},
+        {"role": "tool", "text": '{"temp_c": 21}', "batch": 1},
+        {"role": "assistant", "text": ANSWER},
+    ]
+
+
+def test_a_call_both_echoed_in_the_input_and_in_a_response_is_counted_once():
+    first = response("resp_1", [function_call("fc_1", "call_a1", '{"city": "Paris"}')])
+    line = {
+        "case": "weather",
+        "input": [
+            {"role": "user", "content": QUESTION},
+            function_call("fc_1", "call_a1", '{"city": "Paris"}'),
+            function_call_output("call_a1", '{"temp_c": 18}'),
+        ],
+        "responses": [first, response("resp_2", [message(ANSWER)])],
+    }
+    run = imported(line)
+    assert [[c["id"] for c in batch] for batch in run["batches"]] == [["call_a1"]]
+    assert run["batches"][0][0]["result"] == '{"temp_c": 18}'
+
+
+def test_a_request_and_its_response_as_a_proxy_records_them():
+    request = {
+        "model": "gpt-4o",
+        "input": [
+            {"role": "user", "content": QUESTION},
+            function_call("fc_1", "call_a1", '{"city": "Paris"}'),
+            function_call_output("call_a1", '{"temp_c": 18}'),
+        ],
+    }
+    line = {"case": "weather", "request": request, "response": response("r", [message(ANSWER)])}
+    assert detect_format(line) == "openai_responses"
+    run = imported(line)
+    assert run["batches"][0][0]["result"] == '{"temp_c": 18}'
+    assert run["final_text"] == ANSWER
+    bad = {"case": "w", "request": request, "response": {"output": ["x"]}}
+    with pytest.raises(InvalidInput) as caught:
+        imported(bad, openai_responses.NAME)
+    assert caught.value.problems[0].path == "response.output[0]"
+
+
+def test_an_input_call_whose_id_is_no_id_is_read_not_crashed_on():
+    odd = {**function_call("fc_1", "call_a1", '{"city": "Paris"}'), "call_id": ["x"]}
+    line = {"case": "weather", "input": [odd], **response("resp_2", [message(ANSWER)])}
+    run = to_canonical(line)
+    assert [[c["name"] for c in batch] for batch in run["batches"]] == [["get_weather"]]
+    with pytest.raises(InvalidInput) as caught:
+        load_run(run)
+    assert caught.value.problems[0].path == "batches[0][0].id"

@@ -1,6 +1,7 @@
 """OpenTelemetry GenAI spans as OTLP/JSON (formats.md §5): tool spans grouped by model turn."""
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
@@ -130,7 +131,7 @@ def test_a_flat_spans_list_is_read_like_the_otlp_nesting():
     assert imported(flat) == imported(example())
 
 
-def test_arguments_not_captured_are_empty_and_meta_says_so():
+def test_arguments_not_captured_are_absent_and_the_notes_say_how_to_capture_them():
     line = {
         "case": "weather",
         "meta": {"model": "gpt-4o"},
@@ -142,8 +143,12 @@ def test_arguments_not_captured_are_empty_and_meta_says_so():
         ),
     }
     run = imported(line)
-    assert [c["arguments"] for c in run["batches"][0]] == [{}, {}]
-    assert run["meta"] == {"model": "gpt-4o", "otel": otel.ARGUMENTS_NOT_CAPTURED}
+    assert [c["arguments"] for c in run["batches"][0]] == [None, None]
+    assert run["meta"] == {"model": "gpt-4o"}
+    assert run["notes"] == [
+        "tool arguments were not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+        "=true"
+    ]
     assert all(set(call) == {"id", "name", "arguments"} for call in run["batches"][0])
 
 
@@ -316,3 +321,149 @@ def test_malformed_lines_name_the_field():
     with pytest.raises(InvalidInput) as caught:
         to_canonical(line)
     assert caught.value.problems[0].path == "resourceSpans[0].scopeSpans[0].spans[2]"
+
+
+# --- the SDK's own JSON, merged calls, notes and the transcript (issue 12 §2) ----------------
+
+
+def sdk_span(span: dict) -> dict:
+    """An OTLP/JSON span as the Python SDK's ``span.to_json()`` writes it."""
+    attributes, _ = otel.read_attributes(span["attributes"], "attributes")
+    failed = span["status"].get("code") == 2
+    start = int(span["startTimeUnixNano"])
+    return {
+        "name": span["name"],
+        "context": {"trace_id": "0x" + span["traceId"], "span_id": "0x" + span["spanId"]},
+        "kind": "SpanKind.CLIENT" if span["kind"] == 3 else "SpanKind.INTERNAL",
+        "parent_id": "0x" + span["parentSpanId"] if span["parentSpanId"] else None,
+        "start_time": f"{datetime.fromtimestamp(start // 10**9, UTC):%Y-%m-%dT%H:%M:%S}"
+        f".{start % 10**9 // 1000:06d}Z",
+        "end_time": "2026-01-01T00:00:01.000000Z",
+        "status": {"status_code": "ERROR", "description": span["status"]["message"]}
+        if failed
+        else {"status_code": "UNSET"},
+        "attributes": attributes,
+        "events": [],
+        "links": [],
+        "resource": {"attributes": {"service.name": "weather-agent"}, "schema_url": ""},
+    }
+
+
+def test_spans_in_the_sdks_own_json_read_like_otlp_json():
+    otlp = example()
+    spans = otlp.pop("resourceSpans")[0]["scopeSpans"][0]["spans"]
+    line = {**otlp, "spans": [sdk_span(span) for span in reversed(spans)]}
+    assert imported(line) == imported(example())
+
+
+def test_a_call_with_no_tool_span_stays_beside_calls_whose_tools_ran():
+    calls = messages(
+        *(
+            {"type": "tool_call", "id": f"call_{k}", "name": "get_weather", "arguments": arguments}
+            for k, arguments in enumerate(({"city": "Paris"}, {"city": "Tokyo"}, '{"city": "Os'))
+        ),
+        finish_reason="tool_call",
+    )
+    line = {
+        "case": "weather",
+        **otlp_export(
+            agent(),
+            chat("c1", 100, 200, gen_ai__output__messages=calls),
+            tool(
+                "t1", AGENT, 210, "get_weather", call_id="call_0", gen_ai__tool__call__result="18"
+            ),
+            tool("t2", AGENT, 211, "get_weather", call_id="call_1", error="timeout"),
+            tool("t3", AGENT, 212, "lookup", '{"q": "x"}', call_id="call_9"),
+        ),
+    }
+    run = imported(line)
+    assert run["batches"] == [
+        [
+            {"id": "call_0", "name": "get_weather", "arguments": {"city": "Paris"}, "result": "18"},
+            {
+                "id": "call_1",
+                "name": "get_weather",
+                "arguments": {"city": "Tokyo"},
+                "result": "timeout",
+                "is_error": True,
+            },
+            {
+                "id": "call_2",
+                "name": "get_weather",
+                "arguments": None,
+                "arguments_raw": '{"city": "Os',
+            },
+            {"id": "call_9", "name": "lookup", "arguments": {"q": "x"}},
+        ]
+    ]
+    assert "notes" not in run
+
+
+def test_a_tool_span_gives_the_arguments_its_message_lacked():
+    call = {"type": "tool_call", "id": "call_0", "name": "get_weather"}
+    line = {
+        "case": "weather",
+        **otlp_export(
+            agent(),
+            chat("c1", 100, 200, gen_ai__output__messages=messages(call)),
+            tool("t1", AGENT, 210, "get_weather", '{"city": "Paris"}', "call_0"),
+        ),
+    }
+    run = imported(line)
+    assert run["batches"] == [
+        [{"id": "call_0", "name": "get_weather", "arguments": {"city": "Paris"}}]
+    ]
+    assert "notes" not in run
+
+
+def test_notes_already_on_the_line_are_kept_before_the_importers():
+    line = {
+        "case": "weather",
+        "notes": ["replayed from a cache"],
+        **otlp_export(agent(), chat("c1", 100, 200), tool("t1", AGENT, 210, "get_weather")),
+    }
+    assert imported(line)["notes"] == ["replayed from a cache", otel.ARGUMENTS_NOT_CAPTURED]
+
+
+def test_the_transcript_is_the_last_chat_spans_messages():
+    conversation = json.dumps(
+        [
+            {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+            {"role": "user", "parts": [{"type": "text", "content": "Paris?"}]},
+            {
+                "role": "assistant",
+                "parts": [
+                    {"type": "tool_call", "id": "call_0", "name": "get_weather", "arguments": {}}
+                ],
+            },
+            {
+                "role": "tool",
+                "parts": [{"type": "tool_call_response", "id": "call_0", "response": {"t": 18}}],
+            },
+        ]
+    )
+    first = messages(
+        {"type": "tool_call", "id": "call_0", "name": "get_weather", "arguments": {}},
+        finish_reason="tool_call",
+    )
+    line = {
+        "case": "weather",
+        **otlp_export(
+            agent(),
+            chat("c1", 100, 200, gen_ai__output__messages=first),
+            chat(
+                "c2",
+                300,
+                400,
+                gen_ai__input__messages=conversation,
+                gen_ai__output__messages=messages({"type": "text", "content": "18°C."}),
+            ),
+        ),
+    }
+    assert imported(line)["transcript"] == [
+        {"role": "system", "text": "Be brief."},
+        {"role": "user", "text": "Paris?"},
+        {"role": "assistant", "text": None, "batch": 0},
+        {"role": "tool", "text": '{"t":18}', "batch": 0},
+        {"role": "assistant", "text": "18°C."},
+    ]

@@ -448,7 +448,7 @@ EXAMPLE_REPORT = """
     "cause": {"kind": "dependency", "tool": "delete_file", "argument": null}},
    {"kind": "expectation", "index": 0, "label": "did not call format_disk", "passed": true}
  ],
- "error": null}
+ "error": null, "notes": []}
 """.replace(
     "DETAIL",
     "delete_file was called in batch 0, the same batch as file_exists (#0); "
@@ -462,6 +462,7 @@ def example_report():
 
 
 def test_the_design_example_report_is_reproduced_exactly():
+    # §3.3's example, plus the run's notes that the text below it says every report carries
     assert example_report().to_dict() == parse_json(EXAMPLE_REPORT)
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from scoring.matcher import InvalidInput, Run, TrialNumbering, load_run, parse_json
 
-from .builders import call, null_call, problem_paths, run_doc
+from .builders import call, null_call, problem_paths, run_doc, score_case
 
 
 def run_paths(document):
@@ -95,6 +95,60 @@ def test_error_may_be_the_empty_string_and_is_kept_as_such():
 
 def test_error_string_is_kept():
     assert load_run(run_doc(error="timeout after 60s")).error == "timeout after 60s"
+
+
+def test_transcript_and_notes_are_kept():
+    transcript = [
+        {"role": "system", "text": "Be brief."},
+        {"role": "user", "text": "Delete notes.txt"},
+        {"role": "assistant", "text": None, "batch": 0},
+        {"role": "tool", "text": "true", "batch": 0},
+        {"role": "assistant", "text": "Done."},
+    ]
+    run = load_run(
+        run_doc([[call("f")]], transcript=transcript, notes=["arguments were not captured"])
+    )
+    assert run.transcript == tuple(transcript)
+    assert run.notes == ("arguments were not captured",)
+
+
+def test_transcript_and_notes_are_optional():
+    run = load_run(run_doc())
+    assert (run.transcript, run.notes) == ((), ())
+
+
+def test_the_report_carries_the_runs_notes_and_ignores_its_transcript():
+    case = {"expected_calls": [{"name": "f"}]}
+    plain = score_case(case, [[call("f")]])
+    noted = score_case(
+        case,
+        [[call("f")]],
+        notes=["tool arguments were not captured"],
+        transcript=[{"role": "user", "text": "hi"}],
+    )
+    assert plain.to_dict()["notes"] == []
+    assert noted.to_dict()["notes"] == ["tool arguments were not captured"]
+    assert noted.to_dict()["predicates"] == plain.to_dict()["predicates"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "path"),
+    [
+        ({"transcript": {"role": "user"}}, "transcript"),
+        ({"transcript": ["hello"]}, "transcript[0]"),
+        ({"transcript": [{"role": "robot", "text": "x"}]}, "transcript[0].role"),
+        ({"transcript": [{"text": "x"}]}, "transcript[0].role"),
+        ({"transcript": [{"role": "user", "text": ["x"]}]}, "transcript[0].text"),
+        ({"transcript": [{"role": "tool", "text": "x", "batch": "0"}]}, "transcript[0].batch"),
+        ({"transcript": [{"role": "tool", "text": "x", "batch": True}]}, "transcript[0].batch"),
+        ({"transcript": [{"role": "tool", "text": "x", "batch": 1}]}, "transcript[0].batch"),
+        ({"transcript": [{"role": ["tool"], "text": "x"}]}, "transcript[0].role"),
+        ({"notes": "not captured"}, "notes"),
+        ({"notes": ["ok", 3]}, "notes[1]"),
+    ],
+)
+def test_bad_transcript_and_notes_are_problems_by_path(fields, path):
+    assert path in run_paths(run_doc([[call("f")]], **fields))
 
 
 # --- validation errors, by field -------------------------------------------------------------

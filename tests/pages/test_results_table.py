@@ -526,6 +526,20 @@ def test_junit_is_valid_xml_with_a_test_case_per_run(as_user, viewer, suite, sub
     assert "boom <&>" in cases[8].find("failure").text
 
 
+def test_junit_carries_the_runs_notes_in_system_out_passing_or_not(as_user, viewer, suite, submit):
+    note = "tool arguments were not captured <&>"
+    passing = {"case": "greeting", "batches": [], "final_text": "Hello!", "notes": [note]}
+    failing = {"case": "greeting", "batches": [], "final_text": "Bye", "notes": [note]}
+    submission = submit(suite, [passing, failing, {**passing, "notes": []}])
+    response = as_user(viewer).get(url(submission, "junit.xml"))
+    cases = ET.fromstring(b"".join(response.streaming_content)).find("testsuite")
+    assert [case.findtext("system-out") for case in cases.findall("testcase")] == [
+        f"note: {note}",
+        f"note: {note}",
+        None,
+    ]
+
+
 # --- queries --------------------------------------------------------------------------------
 
 

@@ -240,6 +240,28 @@ def test_run_page_shows_final_text_error_meta_and_the_model(as_user, viewer, sui
     assert "the run ended with an error: max turns reached" in html
 
 
+def test_run_page_shows_the_runs_notes_at_the_top_escaped_and_keeps_its_transcript(
+    as_user, viewer, suite, submit
+):
+    transcript = [{"role": "user", "text": "Weather?"}, {"role": "assistant", "text": "Tokyo"}]
+    noted = {
+        **WEATHER_PASS,
+        "notes": ["tool arguments were not captured <b>here</b>"],
+        "transcript": transcript,
+    }
+    submission = submit(suite, [noted, GREETING_PASS])
+    run = submission.runs.get(line=1)
+    assert (run.document["transcript"], run.document["notes"]) == (transcript, noted["notes"])
+    assert Result.objects.get(run=run).report["notes"] == noted["notes"]
+    html = page(as_user(viewer), submission, run)
+    notice = html.index('<ul class="run-notes"')
+    assert notice < html.index('<div class="run-layout">')
+    assert f'<li class="message">{escaped(noted["notes"][0])}</li>' in html
+    assert "<b>here</b>" not in html
+    plain = page(as_user(viewer), submission, submission.runs.get(line=2))
+    assert "run-notes" not in plain
+
+
 def test_run_page_links_to_the_other_trials_keeping_the_filter(as_user, viewer, suite, submit):
     submission = submit(suite, [WEATHER_PASS, WEATHER_FAIL, MISSPELT])
     runs = {r.trial: r for r in submission.runs.all()}

@@ -134,6 +134,32 @@ def test_the_reports_are_paged_in_file_order_each_with_its_review_page(api, tau_
     assert sorted(r["trial"] for r in by_case["results"]) == [0, 1, 2, 3]
 
 
+def test_the_reports_carry_the_runs_notes_as_the_otel_sdk_wrote_the_file(api, team, user):
+    """The OpenTelemetry SDK's spans, content capture off (tests/fixtures/otel): the report
+    says why the arguments are unknown."""
+    from scoring.submissions import suite_of_version
+    from tests.importers.test_producer_fixtures import FIXTURES, NO_CAPTURE, SUITE
+
+    # SQLite reuses the ids of rolled-back versions, and this cache is keyed by id.
+    suite_of_version.cache_clear()
+    suite = services.create_suite(team, SUITE, user)
+    body = (FIXTURES / "otel/sdk_spans_no_content.jsonl").read_bytes()
+    body += (FIXTURES / "openai/responses_state.jsonl").read_bytes()
+    submission = accepted(post_run_file(api, suite, body))
+    reports = api.get(f"/api/submissions/{submission.pk}/results/").json()["results"]
+    assert [(r["case"], r["verdict"], r["notes"]) for r in reports] == [
+        ("weather-no-content", "fail", [NO_CAPTURE]),
+        ("weather", "pass", []),
+        ("weather-pair", "pass", []),
+        ("weather-truncated", "fail", []),
+    ]
+    stored = Run.objects.get(submission=submission, case_key="weather")
+    assert stored.document["transcript"][-1] == {
+        "role": "assistant",
+        "text": "Paris is 18°C; Tokyo is unavailable right now.",
+    }
+
+
 def test_an_upload_over_the_limit_is_413_and_nothing_is_kept(api, demo_suite, settings):
     settings.CASEBOOK_MAX_UPLOAD_BYTES = 1000
     response = post_run_file(api, demo_suite, b"x" * 1001)
