@@ -5,6 +5,8 @@ order of an expected call's arguments is the order its label shows, and a number
 read back exactly as written. This field stores the JSON text itself.
 """
 
+import hashlib
+
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -30,3 +32,8 @@ class JSONTextField(models.TextField):
 
     def value_to_string(self, obj):
         return self.get_prep_value(self.value_from_object(obj))
+
+
+def document_digest(value) -> str:
+    """The SHA-256 of the text the field stores for ``value``: equal digests, equal JSON."""
+    return hashlib.sha256(dump_json(value)).hexdigest()

@@ -11,7 +11,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
 
-from .fields import JSONTextField
+from .fields import JSONTextField, document_digest
 
 
 class User(AbstractUser):
@@ -203,6 +203,9 @@ class SuiteVersion(models.Model):
     suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
     document = JSONTextField()
+    # What a process keeps the parsed suite under. Not the id: SQLite gives a rolled-back
+    # row's id out again, to a version with other content.
+    digest = models.CharField(max_length=64, editable=False, help_text="SHA-256 of the document")
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -218,6 +221,11 @@ class SuiteVersion(models.Model):
 
     def __str__(self):
         return f"{self.suite} v{self.number}"
+
+    def save(self, *args, **kwargs):
+        if not self.digest:
+            self.digest = document_digest(self.document)
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self):
         return reverse("suite_version", args=[self.suite_id, self.number])

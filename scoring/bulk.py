@@ -32,9 +32,13 @@ def insert_rows(
     columns = [model._meta.get_field(name.removesuffix("_id")) for name in fields]
     if connection.vendor == "postgresql":
         return _copy(model, columns, rows)
+    text = [i for i, column in enumerate(columns) if _is_plain_text(column)]
     count = 0
     batch = []
     for row in rows:
+        row = list(row)
+        for i in text:
+            row[i] = _without_nul(row[i])
         batch.append(model(**dict(zip(fields, row, strict=True))))
         if len(batch) >= BATCH:
             count += len(model.objects.bulk_create(batch))
@@ -68,19 +72,24 @@ def _copy(model, columns, rows) -> int:
 def _preparer(column):
     # Values of plain text, number and link columns go in as given (psycopg adapts them);
     # anything else, JSON text above all, as the field prepares it.
-    if type(column) in (models.CharField, models.TextField):
+    if _is_plain_text(column):
         return _without_nul
     if isinstance(column, _AS_GIVEN):
         return None
     return column.get_prep_value
 
 
+def _is_plain_text(column) -> bool:
+    return type(column) in (models.CharField, models.TextField)
+
+
 _AS_GIVEN = (models.ForeignKey, models.IntegerField, models.BooleanField, models.DateTimeField)
 
 
 def _without_nul(value):
-    """PostgreSQL's text cannot hold U+0000, which JSON strings can; it becomes U+FFFD.
-    (JSON text fields escape it, so stored runs and reports keep it exactly.)"""
+    """PostgreSQL's text cannot hold U+0000, which JSON strings can; it becomes U+FFFD, on
+    SQLite too, whose text functions (LIKE, length) would stop at it. (JSON text fields
+    escape it, so stored runs and reports keep it exactly.)"""
     if isinstance(value, str) and "\x00" in value:
         return value.replace("\x00", "\ufffd")
     return value

@@ -57,10 +57,15 @@ def _predicate_row(run_id: int, submission_id: int, p: MatcherPredicate) -> tupl
 
 
 def score_chunk(submission_id: int, generation: int, index: int) -> None:
-    submission = Submission.objects.filter(pk=submission_id, generation=generation).first()
+    submission = (
+        Submission.objects.filter(pk=submission_id, generation=generation)
+        .select_related("version")
+        .defer("version__document")
+        .first()
+    )
     if submission is None:
         return  # deleted, or started again since this task was sent
-    suite = suite_of_version(submission.version_id)
+    suite = suite_of_version(submission.version)
     first, last = submission.chunk_bounds(index)
     runs = Run.objects.filter(submission=submission, seq__range=(first, last))
     now = timezone.now()

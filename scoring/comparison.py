@@ -287,7 +287,7 @@ class Comparison:
         which starts a new generation (part of the key), and moving between pages and
         classes would otherwise aggregate both submissions again for the same numbers."""
         scope = hashlib.sha256("\n".join(self.scope.excluded).encode()).hexdigest()[:16]
-        sides = ":".join(f"{s.pk}.{s.generation}" for s in (self.baseline, self.candidate))
+        sides = ":".join(f"{s.uuid}.{s.generation}" for s in (self.baseline, self.candidate))
         key = f"compare-totals:{sides}:{scope}"
         return cache.get_or_set(key, lambda: totals_of(self.all_rows), TOTALS_CACHED_FOR)
 

@@ -67,8 +67,12 @@ def ingest(submission_id: int, *, take_over: bool = False) -> None:
     generation = _claim(submission_id, take_over=take_over)
     if generation is None:
         return
-    submission = Submission.objects.get(pk=submission_id)
-    batch = _Batch(submission, generation, suite_of_version(submission.version_id))
+    submission = (
+        Submission.objects.select_related("version")
+        .defer("version__document")
+        .get(pk=submission_id)
+    )
+    batch = _Batch(submission, generation, suite_of_version(submission.version))
     try:
         with closing(open_upload(submission_id)) as stream:
             lines = read_run_lines(

@@ -5,6 +5,7 @@ stored as canonical runs (DESIGN.md §3.2); each run gets exactly one Result (th
 report) and one row per predicate, which the results pages filter and group by.
 """
 
+import uuid
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -46,6 +47,9 @@ class Submission(models.Model):
     # Starting the ingestion again, or re-scoring, begins a new generation: tasks carry the
     # generation they were enqueued for, and one from an older generation does nothing.
     generation = models.PositiveIntegerField(default=0)
+    # What cached figures of the submission are keyed on (with the generation). Not the id:
+    # SQLite gives a rolled-back row's id out again, to a submission with other runs.
+    uuid = models.UUIDField(default=uuid.uuid4, editable=False)
     chunk_runs = models.PositiveIntegerField(help_text="runs per scoring task")
     # Counts. ``scored`` and the verdicts are the sums of the ScoredChunk rows, so a chunk
     # scored twice never counts twice.

@@ -66,7 +66,7 @@ def case_trials(submission: Submission) -> Trials:
     its verdict takes a few hundred milliseconds for 100,000 runs."""
     if submission.status != Status.DONE:
         return _case_trials(submission)
-    key = f"casebook:case-trials:{submission.pk}:{submission.generation}"
+    key = f"casebook:case-trials:{submission.uuid}:{submission.generation}"
     return cache.get_or_set(key, lambda: _case_trials(submission), SUMMARY_CACHE_SECONDS)
 
 
@@ -89,9 +89,9 @@ def _case_trials(submission: Submission) -> Trials:
 
 def case_tags(submission: Submission) -> dict[str, tuple[str, ...]]:
     """Each case's tags in the version the submission was scored against (not the suite as
-    it is now: a tag added since says nothing about these runs). The version is read once
-    per process (``suite_of_version`` keeps it)."""
-    return {case.key: case.tags for case in suite_of_version(submission.version_id).cases}
+    it is now: a tag added since says nothing about these runs). The version's document is
+    read once per process (``suite_of_version`` keeps it)."""
+    return {case.key: case.tags for case in suite_of_version(submission.version).cases}
 
 
 def version_tags(submission: Submission) -> list[str]:

@@ -90,7 +90,7 @@ def rescore(submission: Submission, version: SuiteVersion) -> None:
         locked.version = version
         locked.generation += 1
         locked.error = ""
-        recount_cases(locked, suite_of_version(version.pk))
+        recount_cases(locked, suite_of_version(version))
         locked.status = Status.SCORING
         locked.scoring_finished = None
         finish_if_complete(locked)
@@ -234,10 +234,19 @@ def finish_if_complete(submission: Submission) -> None:
         submission.scoring_finished = timezone.now()
 
 
+def suite_of_version(version: SuiteVersion) -> MatcherSuite:
+    """The matcher's suite for a version. Versions never change, so each process keeps a few,
+    by the digest of their document: an id can come back with other content (SQLite gives
+    out a rolled-back row's id again), a digest cannot. Only the version's id and digest are
+    read: load it with its document deferred, and the document is read once per process."""
+    return _suite_of(version.pk, version.digest)
+
+
 @lru_cache(maxsize=16)
-def suite_of_version(version_id: int) -> MatcherSuite:
-    """The matcher's suite for a version; versions never change, so workers keep a few."""
-    document = SuiteVersion.objects.values_list("document", flat=True).get(pk=version_id)
+def _suite_of(version_id: int, digest: str) -> MatcherSuite:
+    document = SuiteVersion.objects.values_list("document", flat=True).get(
+        pk=version_id, digest=digest
+    )
     # Lenient: a version saved before a rule tightened still scores, its bad patterns
     # reported as errors of the runs that reach them.
     return load_suite(document, strict=False)

@@ -181,7 +181,7 @@ def timeline_of(run: Run, report: Mapping | None) -> Timeline | None:
         recorded = load_run(run.document)
     except InvalidInput:
         return None
-    case = suite_of_version(run.submission.version_id).case(run.case_key)
+    case = suite_of_version(run.submission.version).case(run.case_key)
     return build_timeline(case, recorded, report, anchor=f"run-{run.pk}-")
 
 

@@ -107,7 +107,7 @@ def suite_trend(suite, *, find_flaky: bool = False) -> Trend:
     window = recent[-FLAKY_SUBMISSIONS:]
     key = (
         "flaky:"
-        + hashlib.sha256(" ".join(f"{s.pk}.{s.generation}" for s in window).encode()).hexdigest()[
+        + hashlib.sha256(" ".join(f"{s.uuid}.{s.generation}" for s in window).encode()).hexdigest()[
             :24
         ]
     )

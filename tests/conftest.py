@@ -1,14 +1,9 @@
 """Shared fixtures. Database tests run on whatever DATABASE_URL names (PostgreSQL in CI).
 
-Django's modules are imported inside the fixtures, so the matcher's tests run without it."""
+Django's modules are imported inside the fixtures and no fixture is used by every test, so
+the matcher's tests run without Django and pytest-django (``pytest -p no:django``)."""
 
 import pytest
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # The real hasher is slow on purpose; tests create many users and sign them in.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

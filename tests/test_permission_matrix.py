@@ -5,24 +5,18 @@ A route that is missing from the table fails ``test_every_route_is_in_the_matrix
 page or endpoint cannot ship without its permissions being pinned down here.
 """
 
-import io
 import json
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import TestCase
 from django.urls import get_resolver
 from django.urls.resolvers import URLResolver
 from rest_framework.authtoken.models import Token
 
 from cases import services
-from cases.models import Membership, Role, Team, User, Visibility
-from scoring.queues import build_queue
-from scoring.submissions import create_submission
+from cases.models import Visibility
+from tests.builders import DEMO, ROLES, RUN_FILE, World
 
-ROLES = ("anonymous", "outsider", "viewer", "editor", "admin")
-DEMO = json.loads((Path(__file__).parent.parent / "cases/demo/assistant.suite.json").read_text())
 NEW_CASE = {"key": "new-case", "expected_calls": [{"name": "f"}], "expectations": []}
 EDITOR_FORM = {
     "key": "new-case",
@@ -32,46 +26,6 @@ EDITOR_FORM = {
     "call-0-required_args": "{}",
     "action": "save",
 }
-# One call, which the run page can make an expectation of.
-RUN_FILE = b'{"case": "greeting", "batches": [[{"name": "wave"}]], "final_text": "Hello!"}\n'
-
-
-class World:
-    """A private suite of team ``agents`` with one member per role, and an outsider who is
-    admin of a team of their own."""
-
-    def __init__(self, password):
-        self.password = password
-        self.users = {name: User.objects.create_user(name, password=password) for name in ROLES[1:]}
-        self.team = Team.objects.create(name="Agents", slug="agents")
-        for role in (Role.VIEWER, Role.EDITOR, Role.ADMIN):
-            Membership.objects.create(team=self.team, user=self.users[role], role=role)
-        other = Team.objects.create(name="Others", slug="others")
-        Membership.objects.create(team=other, user=self.users["outsider"], role=Role.ADMIN)
-        User.objects.create_user("newcomer", password=password)
-        admin = self.users["admin"]
-        self.suite = services.create_suite(self.team, DEMO, admin)
-        self.case = self.suite.cases.get(key="greeting")
-        document = services.case_document(self.case) | {"title": "second version"}
-        services.save_case(self.suite, document, admin, case=self.case)
-        self.case.refresh_from_db()
-        self.viewer_membership = Membership.objects.get(team=self.team, user=self.users["viewer"])
-        with TestCase.captureOnCommitCallbacks(execute=True):  # ingest and score it now
-            self.submission = create_submission(self.suite, admin, io.BytesIO(RUN_FILE))
-        self.run = self.submission.runs.get()
-        self.queue = build_queue(self.submission, "all runs", admin)
-
-    def ids(self):
-        return {
-            "team": self.team.slug,
-            "suite": self.suite.pk,
-            "case": self.case.pk,
-            "key": self.case.key,
-            "membership": self.viewer_membership.pk,
-            "submission": self.submission.pk,
-            "run": self.run.pk,
-            "queue": self.queue.pk,
-        }
 
 
 # Expected status per role: anonymous, outsider, viewer, editor, admin.

@@ -15,16 +15,10 @@ from cases import services
 from cases.models import Membership, Role, Team, User
 from scoring import reviews
 from scoring.models import Review, ReviewEvent, ReviewStatus, Run, Submission, Verdict
-from scoring.submissions import create_submission, rescore, suite_of_version
+from scoring.submissions import create_submission, rescore
 
 DEMO_CASES = ("greeting", "weather-two-cities", "delete-if-exists")
 MANY = 3000
-
-
-@pytest.fixture(autouse=True)
-def forget_cached_suites():
-    """Versions are cached by id, and SQLite gives a rolled-back test's ids out again."""
-    suite_of_version.cache_clear()
 
 
 @pytest.fixture

@@ -1,4 +1,12 @@
-"""Steps the browser tests share."""
+"""Steps and data the browser tests share."""
+
+# Markup that would run script, as the escaping tests put it in every field a user writes:
+# shown as text, it sets nothing.
+PAYLOAD = (
+    "<script>window.__pwned=1</script>"
+    "<img src=x onerror=window.__pwned=1>"
+    '"><svg onload=window.__pwned=1>'
+)
 
 
 def sign_in(page, live_server, username: str, password: str) -> None:

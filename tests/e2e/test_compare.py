@@ -15,7 +15,7 @@ from cases import services
 from cases.models import Membership, Role, Team, User
 from scoring.submissions import create_submission
 from tests.pages.conftest import demo_document
-from tests.pages.test_submissions import DELETE_FAIL, GREETING_PASS, WEATHER_FAIL, WEATHER_PASS
+from tests.pages.runs import DELETE_FAIL, GREETING_PASS, WEATHER_FAIL, WEATHER_PASS
 
 from .browsing import sign_in
 

@@ -14,15 +14,10 @@ from cases import services
 from cases.models import Membership, Role, Team
 from scoring.submissions import create_submission
 
-from .browsing import sign_in
+from .browsing import PAYLOAD, sign_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-PAYLOAD = (
-    "<script>window.__pwned=1</script>"
-    "<img src=x onerror=window.__pwned=1>"
-    '"><svg onload=window.__pwned=1>'
-)
 KEY = f"case{PAYLOAD}"[:200]  # a case key is at most 200 characters
 TOOL = f"tool{PAYLOAD}"
 

@@ -18,8 +18,7 @@ from scoring import reviews
 from scoring.queues import build_queue
 from scoring.submissions import create_submission
 
-from .browsing import sign_in
-from .test_escaping import PAYLOAD
+from .browsing import PAYLOAD, sign_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -14,8 +14,8 @@ from cases import services
 from cases.models import Membership, Role, Team
 from scoring.models import ReviewQueue, ReviewStatus
 from scoring.submissions import create_submission
-from tests.pages.conftest import demo_document
-from tests.pages.test_submissions import GREETING_FAIL, TRIALS, jsonl
+from tests.pages.conftest import demo_document, jsonl
+from tests.pages.runs import GREETING_FAIL, TRIALS
 
 from .browsing import sign_in
 

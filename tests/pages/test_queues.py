@@ -31,8 +31,8 @@ from scoring.results import RunFilters
 from scoring.submissions import create_submission, rescore
 from tests.builders import make_team
 
-from .conftest import HX, text
-from .test_submissions import DELETE_FAIL, GREETING_FAIL, GREETING_PASS, TRIALS, cells, jsonl
+from .conftest import HX, jsonl, text
+from .runs import DELETE_FAIL, GREETING_FAIL, GREETING_PASS, TRIALS, cells
 
 # The demo suite's runs: TRIALS (3 pass, 5 fail) and three more failing greetings.
 RUNS = [*TRIALS, GREETING_FAIL, GREETING_FAIL, GREETING_FAIL]

@@ -20,7 +20,7 @@ from scoring.results import RunFilters, failure_groups
 from scoring.views import submission as submission_views
 
 from .conftest import HX, escaped, small_document, text
-from .test_submissions import TRIALS, many_runs, run_keys, url
+from .runs import TRIALS, many_runs, run_keys, url
 
 TOKYO = 'get_weather(city="Tokyo")'
 TABLE = HX | {"HX-Target": "runs"}

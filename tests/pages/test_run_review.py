@@ -118,7 +118,7 @@ def rows(html: str) -> list[str]:
 
 def timeline_of(submission, line: int):
     run = submission.runs.get(line=line)
-    case = suite_of_version(submission.version_id).case(run.case_key)
+    case = suite_of_version(submission.version).case(run.case_key)
     return build_timeline(case, load_run(run.document), Result.objects.get(run=run).report)
 
 
@@ -162,7 +162,7 @@ def test_an_expected_call_of_a_tool_never_called_comes_after_the_batches(suite, 
 
 
 def test_an_unscored_run_shows_its_expected_calls_unjudged(suite):
-    case = suite_of_version(suite.latest_version.pk).case("weather-two-cities")
+    case = suite_of_version(suite.latest_version).case("weather-two-cities")
     timeline = build_timeline(case, load_run(WEATHER_FAIL), None)
     assert not timeline.scored
     assert [row.expected.state for row in timeline.unplaced] == ["unscored", "unscored"]

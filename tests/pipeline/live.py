@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import redis
 from django.db import connection
 
@@ -80,6 +81,12 @@ class Workers:
         self.started: list[tuple[subprocess.Popen, Path]] = []
 
     def start(self, concurrency: int = 2) -> subprocess.Popen:
+        if connection.vendor != "postgresql":
+            pytest.skip(
+                "separate worker processes need a database server: SQLite's test database "
+                "lives in this process's memory, and workers of their own are the "
+                "PostgreSQL stack's (on SQLite, tasks run in the web process: eager mode)"
+            )
         database = connection.settings_dict
         env = {
             **os.environ,
