@@ -2,44 +2,14 @@
 with BFCL's own checker on an excerpt of its data (its verdicts recorded in the fixture)."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from scoring.bfcl import suite_from_bfcl
 from scoring.importers import bfcl as bfcl_results
 from scoring.matcher import InvalidInput, load_run, load_suite, score
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE = ROOT / "tests" / "fixtures" / "bfcl"
-CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
-
-
-def manage(*args, stdin=None):
-    environment = {**os.environ, "DATABASE_URL": "postgres://nobody@127.0.0.1:9/none"}
-    return subprocess.run(
-        [sys.executable, "manage.py", *map(str, args)],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        env=environment,
-        check=False,
-    )
-
-
-def lines(path):
-    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
-
-
-def imported_suite(category):
-    return suite_from_bfcl(
-        enumerate(lines(FIXTURE / f"{category}.questions.jsonl"), 1),
-        enumerate(lines(FIXTURE / f"{category}.answers.jsonl"), 1),
-        name=category,
-    )
+from tests.bfcl_data import CATEGORIES, FIXTURE, imported_suite, lines
+from tests.commands import manage
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from scoring.importers import bfcl as bfcl_results
 from scoring.importers.python_calls import MAX_CHARS, Undecodable, decode_calls
 from scoring.matcher import load_run, load_suite, parse_json, score
 from scoring.models import Result, Status, Submission
-
-from .test_bfcl import CATEGORIES, FIXTURE, imported_suite, lines, manage
+from tests.bfcl_data import CATEGORIES, FIXTURE, imported_suite, lines
+from tests.commands import manage
 
 # --- decoding ----------------------------------------------------------------------------------
 

@@ -2,69 +2,27 @@
 
 import io
 import json
-import os
-import subprocess
-import sys
 import tracemalloc
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
-ROOT = Path(__file__).resolve().parent.parent
-DEMO_SUITE = ROOT / "cases/demo/assistant.suite.json"
-DEMO_RUNS = ROOT / "cases/demo/assistant.runs.jsonl"
-
-SUITE = {
-    "schema": "casebook.suite/1",
-    "name": "cli",
-    "cases": [
-        {
-            "key": "weather",
-            "expected_calls": [{"name": "get_weather", "required_args": {"city": "Paris"}}],
-            "expectations": [{"type": "final_text_contains", "text": "Paris"}],
-        },
-        {"key": "chat", "expectations": [{"type": "no_tool_calls"}]},
-    ],
-}
-PASSING = {
-    "case": "weather",
-    "batches": [[{"name": "get_weather", "arguments": {"city": "Paris"}}]],
-    "final_text": "Paris: 18°C",
-}
-FAILING = {**PASSING, "batches": [[{"name": "get_weather", "arguments": {"city": "Lyon"}}]]}
-
-
-def run_score(*args, stdin=None, env=None):
-    # A database URL nothing listens on: the command must not touch a database.
-    environment = {
-        **os.environ,
-        "DATABASE_URL": "postgres://nobody@127.0.0.1:9/none",
-        **(env or {}),
-    }
-    return subprocess.run(
-        [sys.executable, "manage.py", "score", *map(str, args)],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=environment,
-        check=False,
-    )
+from tests.commands import (
+    DEMO_RUNS,
+    DEMO_SUITE,
+    FAILING,
+    PASSING,
+    SUITE,
+    run_score,
+    write_lines,
+)
 
 
 @pytest.fixture
 def suite_file(tmp_path):
     path = tmp_path / "suite.json"
     path.write_text(json.dumps(SUITE))
-    return path
-
-
-def write_lines(path, *lines):
-    path.write_text(
-        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
-    )
     return path
 
 

@@ -8,8 +8,7 @@ import json
 import pytest
 
 from tests import tau_bench
-
-from .test_score_command import PASSING, ROOT, SUITE, run_score, write_lines
+from tests.commands import PASSING, ROOT, SUITE, run_score, write_lines
 
 INSPECT = ROOT / "tests/fixtures/inspect"
 

@@ -14,49 +14,8 @@ from django.core.management import call_command
 
 from scoring.runfile import read_run_lines
 from tests.fixtures.producers.fake_server import CALLS, FINAL_TEXT, QUESTION
+from tests.producers import FIXTURES, NO_CAPTURE, SUITE
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-PARIS_AND_TOKYO = [
-    {"name": name, "required_args": arguments, "ordered": True} for _, name, arguments in CALLS
-]
-NO_CAPTURE = (
-    "tool arguments were not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"
-)
-SUITE = {
-    "schema": "casebook.suite/1",
-    "name": "producers",
-    "cases": [
-        {
-            "key": "weather-calls",
-            "expected_calls": PARIS_AND_TOKYO,
-            "expectations": [{"type": "tool_call_count", "min": 2, "max": 2}],
-        },
-        {
-            "key": "weather-calls-camel",
-            "expected_calls": PARIS_AND_TOKYO,
-            "expectations": [{"type": "tool_call_count", "min": 2, "max": 2}],
-        },
-        {
-            "key": "weather-answer",
-            "expectations": [
-                {"type": "no_tool_calls"},
-                {"type": "final_text_equals", "text": FINAL_TEXT},
-            ],
-        },
-        {"key": "weather-truncated", "expectations": [{"type": "final_text_contains", "text": ""}]},
-        {
-            "key": "weather",
-            "expected_calls": PARIS_AND_TOKYO,
-            "expectations": [{"type": "final_text_equals", "text": FINAL_TEXT}],
-        },
-        {
-            "key": "weather-pair",
-            "expected_calls": PARIS_AND_TOKYO,
-            "expectations": [{"type": "final_text_equals", "text": FINAL_TEXT}],
-        },
-        {"key": "weather-no-content", "expected_calls": PARIS_AND_TOKYO},
-    ],
-}
 # What each file's runs must read as: (case, verdict) in file order.
 VERDICTS = {
     "openai/chat_completions.jsonl": [

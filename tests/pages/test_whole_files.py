@@ -10,11 +10,10 @@ import pytest
 
 from cases import services
 from scoring.models import Status, Submission
-from scoring.submissions import suite_of_version
 from tests import tau_bench
 
 from .conftest import HX, escaped, jsonl, text, upload
-from .test_submissions import GREETING_PASS, TRIALS
+from .runs import GREETING_PASS, TRIALS
 
 pytestmark = pytest.mark.django_db
 
@@ -36,12 +35,6 @@ INSPECT_SUITE = {
 }
 # The τ-bench results turned into lines, naming the case as task_id: what a user tried.
 TASK_LINES = [{"task_id": r["task_id"], "messages": r["traj"]} for r in tau_bench.RECORDS[:8]]
-
-
-@pytest.fixture(autouse=True)
-def fresh_suites():
-    """Workers keep the suites of versions by id; on SQLite a test's ids are the last one's."""
-    suite_of_version.cache_clear()
 
 
 def post_upload(client, suite, name, content, run_tasks, **fields):

@@ -137,11 +137,8 @@ def test_the_reports_are_paged_in_file_order_each_with_its_review_page(api, tau_
 def test_the_reports_carry_the_runs_notes_as_the_otel_sdk_wrote_the_file(api, team, user):
     """The OpenTelemetry SDK's spans, content capture off (tests/fixtures/otel): the report
     says why the arguments are unknown."""
-    from scoring.submissions import suite_of_version
-    from tests.importers.test_producer_fixtures import FIXTURES, NO_CAPTURE, SUITE
+    from tests.producers import FIXTURES, NO_CAPTURE, SUITE
 
-    # SQLite reuses the ids of rolled-back versions, and this cache is keyed by id.
-    suite_of_version.cache_clear()
     suite = services.create_suite(team, SUITE, user)
     body = (FIXTURES / "otel/sdk_spans_no_content.jsonl").read_bytes()
     body += (FIXTURES / "openai/responses_state.jsonl").read_bytes()

@@ -19,7 +19,7 @@ from scoring.importers import to_canonical
 from scoring.ingest import COUNTED_BATCH
 from scoring.matcher import load_run, load_suite, score
 from scoring.models import Result, Run, Status, Submission, UploadChunk
-from scoring.submissions import create_submission, rescore, suite_of_version
+from scoring.submissions import create_submission, rescore
 from scoring.uploads import UploadRefused, UploadTooLarge
 from tests import tau_bench
 
@@ -410,18 +410,7 @@ def test_a_run_past_the_time_budget_is_scored_error_and_the_submission_finishes(
     assert all(report["error"].startswith("scoring took longer than 0 s") for _, report in reports)
 
 
-@pytest.fixture
-def forget_versions():
-    """A test that edits a saved version in place, as nothing else ever does, must leave no
-    copy of it in the workers' cache of versions, before or after."""
-    suite_of_version.cache_clear()
-    yield
-    suite_of_version.cache_clear()
-
-
-def test_a_version_saved_before_the_pattern_limit_still_scores_to_an_error(
-    team, user, forget_versions
-):
+def test_a_version_saved_before_the_pattern_limit_still_scores_to_an_error(team, user):
     long_literal = "(?i)" + "a" * 50_000  # 63 s against the final text below, unlimited
     document = {
         "schema": "casebook.suite/1",

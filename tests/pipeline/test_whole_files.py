@@ -14,22 +14,15 @@ from django.test import TestCase
 
 from cases import services
 from cases.library import search_suites
-from scoring.views.library import with_last_result
 from scoring import submissions
 from scoring.ingest import ingest
 from scoring.models import Status, Submission, UploadChunk
-from scoring.submissions import suite_of_version
+from scoring.views.library import with_last_result
 from tests import tau_bench
 
 from .conftest import DEMO, assert_consistent, jsonl, upload
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fresh_suites():
-    """Workers keep the suites of versions by id; on SQLite a test's ids are the last one's."""
-    suite_of_version.cache_clear()
 
 
 INSPECT = Path(__file__).resolve().parent.parent / "fixtures" / "inspect"

@@ -12,7 +12,7 @@ def give_each_its_own(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("scoring", "0005_covering_indexes"),
+        ("scoring", "0008_submission_case_field"),
     ]
 
     operations = [

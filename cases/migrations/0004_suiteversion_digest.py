@@ -11,7 +11,7 @@ def fill_digests(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("cases", "0002_case_suite_expectation_expectedcall_membership_and_more"),
+        ("cases", "0003_api_token"),
     ]
 
     operations = [
