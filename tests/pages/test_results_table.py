@@ -335,6 +335,7 @@ def test_triage_summary_counts_runs_per_review_status(as_user, viewer, editor, s
         "expectation_wrong": "0",
         "flaky": "3",
         "wont_fix": "0",
+        "fixed": "0",
     }
 
 
