@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils.text import slugify
 
-from scoring.matcher import InvalidInput, Problem, load_suite
+from scoring.matcher import InvalidInput, Problem, load_suite, suite_warnings
 from scoring.matcher.suite import SCHEMA
 
 from .models import Case, Expectation, ExpectedCall, Membership, Role, Suite, SuiteVersion, Team
@@ -425,6 +425,18 @@ def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list
     return problems
 
 
+def case_warnings(suite: Suite, data: Mapping) -> list[Problem]:
+    """What the suite's tool catalog says of ``data`` (unknown tools and arguments, values
+    of the wrong type...): never a reason to refuse it. Paths are relative to the case."""
+    tools = suite_tools(suite)
+    if not tools:
+        return []
+    document = {"name": suite.name, "tools": tools, "cases": [data]}
+    if suite.match is not None:
+        document["match"] = suite.match
+    return _relative_to_case(suite_warnings(document))
+
+
 def _relative_to_case(problems) -> list[Problem]:
     prefix = "cases[0]"
     found = []
@@ -436,6 +448,30 @@ def _relative_to_case(problems) -> list[Problem]:
             path = path[len(prefix) + 1 :]
         found.append(Problem(path, problem.message))
     return found
+
+
+# --- the tool catalog ---------------------------------------------------------------------
+
+
+def suite_tools(suite: Suite) -> list:
+    """The suite's tool catalog (§3.1 ``tools``), as its suite file holds it.
+
+    It is kept with the file's other fields beyond Casebook's columns (``extra``): it is
+    versioned, exported and imported with the suite, and no query ever filters on it."""
+    tools = suite.extra.get("tools")
+    return tools if isinstance(tools, list) else []
+
+
+@transaction.atomic
+def replace_tools(suite: Suite, tools: list, user, message: str) -> SuiteVersion:
+    """Make ``tools`` the suite's catalog, as a new version; ``InvalidInput`` by the suite
+    file's paths (``tools[2].name: required``) when the catalog breaks §3.1."""
+    suite = _locked(suite)
+    document = {**suite_document(suite), "tools": tools}
+    validate_suite(document)
+    suite.extra = {**suite.extra, "tools": tools}
+    suite.save()
+    return record_version(suite, user, message)
 
 
 @transaction.atomic

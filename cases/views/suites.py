@@ -11,17 +11,34 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from scoring.bfcl import read_records, suite_from_bfcl
-from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document
+from scoring.matcher import (
+    InvalidInput,
+    Problem,
+    load_suite,
+    parse_suite_document,
+    suite_warnings,
+)
 from scoring.matcher.jsonvalue import pretty_json
 from scoring.matcher.suite import SCHEMA
 from scoring.trends import suite_trend
 
 from .. import services
-from ..forms import BFCLImportForm, CopyForm, ImportForm, NewSuiteForm, SuiteForm, match_from
+from ..forms import (
+    BFCLImportForm,
+    CopyForm,
+    ImportForm,
+    NewSuiteForm,
+    SuiteForm,
+    ToolsForm,
+    match_from,
+)
 from ..models import Role
 from ..permissions import can_edit_suite, suite_for, teams_of
+from ..tool_catalog import catalog_rows, tools_from_any
 
 MAX_SUITE_FILE = 20 * 1024 * 1024
+# Warnings shown one by one after a change; the rest are counted.
+SHOWN_WARNINGS = 20
 
 
 def _editor_teams(user):
@@ -55,6 +72,14 @@ def suite_new(request):
     return render(request, "cases/suite_new.html", {"form": form, "teams": teams})
 
 
+def _warn(request, warnings: list[Problem]) -> None:
+    """The tool catalog's warnings about the saved suite, as messages on the next page."""
+    for warning in warnings[:SHOWN_WARNINGS]:
+        messages.warning(request, f"{warning.path}: {warning.message}")
+    if len(warnings) > SHOWN_WARNINGS:
+        messages.warning(request, f"and {len(warnings) - SHOWN_WARNINGS} more warnings")
+
+
 def _read_upload(upload) -> bytes:
     if upload.size > MAX_SUITE_FILE:
         limit = MAX_SUITE_FILE // (1024 * 1024)
@@ -77,6 +102,7 @@ def suite_import(request):
             problems = exc.problems
         else:
             messages.success(request, f"Imported {suite.cases.count()} cases as version 1.")
+            _warn(request, suite_warnings(document))
             return redirect(suite)
     return render(request, "cases/suite_import.html", {"form": form, "problems": problems})
 
@@ -156,8 +182,35 @@ def suite_detail(request, pk):
         "trend": suite_trend(suite),
         "can_edit": can_edit,
         "copy_form": CopyForm(teams=_editor_teams(request.user)),
+        "tools": catalog_rows(services.suite_tools(suite)),
     }
     return render(request, "cases/suite_detail.html", context)
+
+
+@login_required
+def suite_tools(request, pk):
+    """Replace the suite's tool catalog with pasted or uploaded definitions, as a version."""
+    suite = suite_for(request.user, pk, edit=True)
+    form = ToolsForm(request.POST or None, request.FILES or None)
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            if upload:
+                data = parse_suite_document(_read_upload(upload), upload.name)
+            else:
+                data = parse_suite_document(form.cleaned_data["text"], "tools.json")
+            imported = tools_from_any(data)
+            version = services.replace_tools(suite, imported.tools, request.user, imported.message)
+        except InvalidInput as exc:
+            problems = exc.problems
+        else:
+            messages.success(request, f"{imported.message.capitalize()}: version {version.number}.")
+            _warn(request, suite_warnings(version.document))
+            return redirect(suite)
+    return render(
+        request, "cases/suite_tools.html", {"suite": suite, "form": form, "problems": problems}
+    )
 
 
 @login_required
@@ -211,6 +264,7 @@ def suite_replace(request, pk):
             problems = exc.problems
         else:
             messages.success(request, f"Imported {upload.name} as version {version.number}.")
+            _warn(request, suite_warnings(document))
             return redirect(suite)
     return render(
         request, "cases/suite_replace.html", {"suite": suite, "form": form, "problems": problems}

@@ -18,6 +18,8 @@ from .report import CAUSE_KINDS, CAUSE_WORDS, ERROR, FAIL, PASS, Cause, Predicat
 from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
 from .suite import Case, ExpectedCall, Suite, load_suite
+from .tools import Tool
+from .warnings import suite_warnings
 
 __all__ = [
     "CAUSE_KINDS",
@@ -36,6 +38,7 @@ __all__ = [
     "Report",
     "Run",
     "Suite",
+    "Tool",
     "TrialNumbering",
     "json_equal",
     "load_run",
@@ -43,4 +46,5 @@ __all__ = [
     "parse_json",
     "parse_suite_document",
     "score",
+    "suite_warnings",
 ]
