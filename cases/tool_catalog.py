@@ -15,6 +15,7 @@ from typing import Any
 
 from scoring.matcher import InvalidInput
 from scoring.matcher.jsonvalue import render_short
+from scoring.matcher.tools import SCHEMA_TYPES
 
 # BFCL writes Python's type names; JSON Schema's are these. ``any`` has no JSON Schema type.
 BFCL_TYPES = {
@@ -31,7 +32,7 @@ SHAPES = {
     "openai": "OpenAI tools",
     "anthropic": "Anthropic tool definitions",
     "mcp": "an MCP tools/list result",
-    "bfcl": "BFCL function docs",
+    "bfcl": "BFCL function docs",  # or any docs writing types JSON Schema lacks
     "casebook": "a Casebook tool catalog",
     "mixed": "tool definitions of several shapes",
 }
@@ -107,6 +108,16 @@ def _tool(item: Mapping, schema_key: str) -> dict:
     return tool
 
 
+def bfcl_tools(docs: list) -> list[dict]:
+    """BFCL function docs (every question's, repeats included) as one catalog: the first
+    doc of each name, its Python type names made JSON Schema's."""
+    tools: dict[str, dict] = {}
+    for doc in docs:
+        if isinstance(doc, Mapping) and isinstance(doc.get("name"), str):
+            tools.setdefault(doc["name"], bfcl_tool(doc))
+    return list(tools.values())
+
+
 def bfcl_tool(doc: Mapping) -> dict:
     """One BFCL function doc as a catalog tool, its Python type names made JSON Schema's."""
     tool = _tool(doc, "parameters")
@@ -118,11 +129,14 @@ def bfcl_tool(doc: Mapping) -> dict:
 def _json_schema(schema: Mapping) -> dict:
     converted = dict(schema)
     kind = schema.get("type")
-    if isinstance(kind, str) and kind in BFCL_TYPES:
-        if BFCL_TYPES[kind] is None:
-            del converted["type"]
-        else:
+    if isinstance(kind, str) and kind not in SCHEMA_TYPES:
+        # A type JSON Schema lacks (BFCL's Java and JavaScript docs write ``HashMap``,
+        # ``long``...) constrains nothing here; it is kept aside, not lost.
+        del converted["type"]
+        if BFCL_TYPES.get(kind) is not None:
             converted["type"] = BFCL_TYPES[kind]
+        elif kind not in BFCL_TYPES:
+            converted["x-bfcl-type"] = kind
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
         converted["properties"] = {
@@ -136,7 +150,7 @@ def _json_schema(schema: Mapping) -> dict:
 
 def _has_bfcl_types(schema: Mapping) -> bool:
     kind = schema.get("type")
-    if isinstance(kind, str) and kind in BFCL_TYPES:
+    if isinstance(kind, str) and kind not in SCHEMA_TYPES:
         return True
     properties = schema.get("properties")
     subs = list(properties.values()) if isinstance(properties, Mapping) else []

@@ -58,11 +58,13 @@ def _check_schema(schema: Mapping, path: str, problems: Problems, *, top: bool =
     reader = FieldReader(schema, path, problems)
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
-    for item in kinds:
-        if item not in SCHEMA_TYPES:
-            allowed = ", ".join(SCHEMA_TYPES)
-            problems.add(reader.at("type"), f"unknown JSON Schema type {item!r}; one of {allowed}")
-    if top and kinds and kinds != ["object"]:
+    unknown = [item for item in kinds if item not in SCHEMA_TYPES]
+    if unknown:
+        allowed = ", ".join(SCHEMA_TYPES)
+        problems.add(
+            reader.at("type"), f"unknown JSON Schema type {unknown[0]!r}; one of {allowed}"
+        )
+    elif top and kinds and kinds != ["object"]:
         problems.add(reader.at("type"), 'a tool\'s parameters must be of type "object"')
     properties = reader.object("properties", default={})
     for name, sub in properties.items():
