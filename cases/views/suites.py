@@ -205,7 +205,8 @@ def suite_tools(request, pk):
         except InvalidInput as exc:
             problems = exc.problems
         else:
-            messages.success(request, f"{imported.message.capitalize()}: version {version.number}.")
+            said = imported.message
+            messages.success(request, f"{said[0].upper()}{said[1:]}: version {version.number}.")
             _warn(request, suite_warnings(version.document))
             return redirect(suite)
     return render(

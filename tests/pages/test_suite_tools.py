@@ -1,0 +1,91 @@
+"""The suite page's tool catalog (issue 15 §1): pasted or uploaded by editors as a new
+version, shown as a table of tools and parameters, its untrusted text escaped."""
+
+import json
+
+from django.urls import reverse
+
+from cases import services
+from cases.models import Suite
+
+from .conftest import escaped, small_document, text, upload
+
+EVIL = "<script>alert(1)</script>"
+OPENAI = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": f"Weather now {EVIL}",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "the city"},
+                    f"unit{EVIL}": {"type": "string", "enum": ["C", "F"]},
+                },
+                "required": ["city"],
+            },
+        },
+    }
+]
+
+
+def weather_suite(team, admin):
+    document = small_document("weather")
+    document["cases"][0]["expected_calls"][0]["required_args"] = {"citty": "Paris"}
+    return services.create_suite(team, document, admin)
+
+
+def test_an_editor_pastes_openai_tools_and_sees_the_warnings_and_the_table(
+    as_user, editor, team, admin
+):
+    suite = weather_suite(team, admin)
+    client = as_user(editor)
+    url = reverse("suite_tools", args=[suite.pk])
+    assert client.get(url).status_code == 200
+    response = client.post(url, {"text": json.dumps(OPENAI)}, follow=True)
+    page = text(response)
+    assert "Tools: imported 1 from OpenAI tools: version 2." in page
+    assert "required_args.citty: unknown argument `citty` of `get_weather`; did you mean" in page
+    assert suite.latest_version.message == "tools: imported 1 from OpenAI tools"
+    assert suite.latest_version.document["tools"][0]["name"] == "get_weather"
+    # the table: name, parameters with type and required mark, enum, description
+    assert "<code>get_weather</code>" in page
+    assert '<code>city</code><abbr class="required" title="required">*</abbr>' in page
+    assert "one of &quot;C&quot;, &quot;F&quot;" in page
+    assert EVIL not in page
+    assert escaped(f"Weather now {EVIL}") in page
+    assert escaped(f"unit{EVIL}") in page
+
+
+def test_an_uploaded_anthropic_file_replaces_the_catalog(as_user, editor, team, admin):
+    suite = weather_suite(team, admin)
+    anthropic = [{"name": "forecast", "description": "d", "input_schema": {"type": "object"}}]
+    client = as_user(editor)
+    client.post(
+        reverse("suite_tools", args=[suite.pk]), {"file": upload("t.json", json.dumps(anthropic))}
+    )
+    assert services.suite_tools(Suite.objects.get(pk=suite.pk)) == [
+        {"name": "forecast", "description": "d", "parameters": {"type": "object"}}
+    ]
+
+
+def test_bad_definitions_are_listed_by_path_and_save_nothing(as_user, editor, team, admin):
+    suite = weather_suite(team, admin)
+    client = as_user(editor)
+    bad = [{"type": "function", "function": {"description": "nameless"}}]
+    response = client.post(reverse("suite_tools", args=[suite.pk]), {"text": json.dumps(bad)})
+    assert response.status_code == 200
+    assert "<code>tools[0].name</code>: required" in text(response)
+    empty = client.post(reverse("suite_tools", args=[suite.pk]), {"text": " "})
+    assert "Paste the tool definitions or choose a file." in text(empty)
+    assert suite.versions.count() == 1
+
+
+def test_a_viewer_sees_the_catalog_but_no_import_button(as_user, viewer, team, admin):
+    suite = weather_suite(team, admin)
+    services.replace_tools(suite, [OPENAI[0]["function"]], admin, "tools")
+    page = text(as_user(viewer).get(suite.get_absolute_url()))
+    assert "<code>get_weather</code>" in page
+    assert reverse("suite_tools", args=[suite.pk]) not in page
+    assert as_user(viewer).get(reverse("suite_tools", args=[suite.pk])).status_code == 403
