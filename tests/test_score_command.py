@@ -241,3 +241,20 @@ def test_openai_chat_lines_are_scored_like_canonical_ones(suite_file, tmp_path):
     result = run_score(suite_file, runs, "--format", "canonical")
     assert result.returncode == 2
     assert "runs.jsonl:1: batches: required" in result.stderr
+
+
+def test_catalog_warnings_go_to_stderr_without_changing_the_exit_status(tmp_path):
+    weather = {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"town": {"type": "string"}}},
+    }
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({**SUITE, "tools": [weather]}))
+    runs = write_lines(tmp_path / "runs.jsonl", PASSING)
+    result = run_score(suite, runs, "--json")
+    assert result.returncode == 0
+    assert result.stderr.splitlines() == [
+        f"{suite}: cases[0].expected_calls[0].required_args.city: warning: "
+        "unknown argument `city` of `get_weather`"
+    ]
+    assert json.loads(result.stdout)[0]["verdict"] == "pass"
