@@ -437,6 +437,24 @@ def case_warnings(suite: Suite, data: Mapping) -> list[Problem]:
     return _relative_to_case(suite_warnings(document))
 
 
+def call_warnings(suite: Suite, tool: str, args: Any, *, expectation: bool = False) -> list[str]:
+    """The catalog's warnings about one expected call (or ``called_tool_with`` expectation)
+    being typed, in words for beside its arguments: ``citty: unknown argument ...``."""
+    if expectation:
+        item = {"type": "called_tool_with", "tool": tool, "args": args}
+        case, place = {"key": "typing", "expectations": [item]}, "expectations[0]"
+    else:
+        call = {"name": tool, "required_args": args}
+        case, place = {"key": "typing", "expected_calls": [call]}, "expected_calls[0]"
+    said = []
+    for warning in case_warnings(suite, case):
+        where = warning.path.removeprefix(place).lstrip(".")
+        for field in ("required_args", "args", "name", "tool"):
+            where = where.removeprefix(field).lstrip(".")
+        said.append(f"{where}: {warning.message}" if where else warning.message)
+    return said
+
+
 def _relative_to_case(problems) -> list[Problem]:
     prefix = "cases[0]"
     found = []
