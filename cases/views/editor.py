@@ -121,9 +121,7 @@ def _render(request, suite: Suite, editor: Editor, case: Case | None, *, status:
         "case": case,
         "editor": editor,
         "type_fields": TYPE_FIELDS,
-        "tool_names": [
-            tool.get("name") for tool in services.suite_tools(suite) if isinstance(tool, dict)
-        ],
+        "tool_catalog": services.suite_tools(suite),
         "action_url": reverse("case_edit", args=[suite.pk, case.pk])
         if case
         else reverse("case_new", args=[suite.pk]),
