@@ -9,12 +9,12 @@ problems are named by the suite's JSON paths (``tools[2].name: required``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import render_short
+from scoring.matcher import InvalidInput, json_equal
+from scoring.matcher.jsonvalue import is_finite_number, json_type, render_short
 from scoring.matcher.tools import SCHEMA_TYPES
 
 # BFCL writes Python's type names; JSON Schema's are these. ``any`` has no JSON Schema type.
@@ -201,4 +201,62 @@ def _parameter_row(name: str, schema: Any, required: bool) -> dict:
         if isinstance(schema.get("description"), str)
         else "",
         "enum": [render_short(value, 40) for value in enum[:20]] if isinstance(enum, list) else [],
+    }
+
+
+# Inferring a catalog from recorded calls: how many distinct example values each argument keeps.
+EXAMPLES_KEPT = 3
+
+
+def infer_tools(calls: Iterable[tuple[str, Any]]) -> list[dict]:
+    """A catalog drafted from recorded calls (``(name, arguments)`` pairs), for an agent
+    whose schemas are not at hand: each tool's arguments with the JSON types seen (numbers
+    that were always whole are ``integer``), a few example values, and as ``required`` the
+    arguments every call sent. The author reviews it before it is saved."""
+    seen: dict[str, dict] = {}
+    for name, arguments in calls:
+        if not isinstance(name, str) or not name:
+            continue
+        tool = seen.setdefault(name, {"calls": 0, "args": {}, "always": None})
+        tool["calls"] += 1
+        arguments = arguments if isinstance(arguments, Mapping) else {}
+        names = set(arguments)
+        tool["always"] = names if tool["always"] is None else tool["always"] & names
+        for arg, value in arguments.items():
+            entry = tool["args"].setdefault(arg, {"types": [], "examples": []})
+            kind = _inferred_type(value)
+            if kind not in entry["types"]:
+                entry["types"].append(kind)
+            examples = entry["examples"]
+            if len(examples) < EXAMPLES_KEPT and not any(json_equal(value, e) for e in examples):
+                examples.append(value)
+    return [_inferred_tool(name, tool) for name, tool in seen.items()]
+
+
+def _inferred_type(value: Any) -> str:
+    kind = json_type(value)
+    if kind == "number" and is_finite_number(value) and value == int(value):
+        return "integer"
+    return kind
+
+
+def _inferred_tool(name: str, tool: dict) -> dict:
+    properties = {}
+    for arg, entry in tool["args"].items():
+        types = entry["types"]
+        if "integer" in types and "number" in types:
+            types = [t for t in types if t != "integer"]
+        properties[arg] = {
+            "type": types[0] if len(types) == 1 else types,
+            "examples": entry["examples"],
+        }
+    plural = "s" if tool["calls"] != 1 else ""
+    return {
+        "name": name,
+        "description": f"inferred from {tool['calls']} recorded call{plural}",
+        "parameters": {
+            "type": "object",
+            "properties": properties,
+            "required": sorted(tool["always"] or ()),
+        },
     }

@@ -11,6 +11,7 @@ urlpatterns = [
     path("submissions/<int:pk>/delete/", submission.delete, name="submission_delete"),
     path("submissions/<int:pk>/failures/", submission.failures, name="submission_failures"),
     path("submissions/<int:pk>/review/", submission.review_runs, name="submission_review"),
+    path("submissions/<int:pk>/tools/", submission.infer_tools, name="submission_tools"),
     path("submissions/<int:pk>/runs.csv", submission.export_csv, name="submission_csv"),
     path("submissions/<int:pk>/junit.xml", submission.export_junit, name="submission_junit"),
     path("submissions/<int:pk>/runs/<int:run_id>/", run.detail, name="run"),

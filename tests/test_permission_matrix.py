@@ -171,6 +171,7 @@ PAGES = [
     ("submission_delete", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("submission_failures", "get", {"pk": "submission"}, None, READ),
     ("submission_review", "post", {"pk": "submission"}, {"status": "flaky"}, EDIT_POST),
+    ("submission_tools", "get", {"pk": "submission"}, None, EDIT_PAGE),
     ("submission_csv", "get", {"pk": "submission"}, None, READ),
     ("submission_junit", "get", {"pk": "submission"}, None, READ),
     ("queues", "get", {"pk": "submission"}, None, READ),

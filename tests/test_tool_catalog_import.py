@@ -170,3 +170,26 @@ def test_catalog_rows_show_types_required_marks_and_enums():
             "enum": [],
         },
     ]
+
+
+def test_inferred_tools_name_types_examples_and_always_sent_arguments():
+    from cases.tool_catalog import infer_tools
+
+    calls = [
+        ("f", {"n": 1, "x": "a"}),
+        ("f", {"n": 2.0, "x": None}),
+        ("f", {"n": 3, "flag": True}),
+        ("f", {"n": 1, "x": "b"}),
+        ("g", "not an object"),
+        ("", {"ignored": 1}),
+    ]
+    f, g = infer_tools(calls)
+    assert f["parameters"]["properties"] == {
+        "n": {"type": "integer", "examples": [1, 2.0, 3]},
+        "x": {"type": ["string", "null"], "examples": ["a", None, "b"]},
+        "flag": {"type": "boolean", "examples": [True]},
+    }
+    assert f["parameters"]["required"] == ["n"]
+    assert f["description"] == "inferred from 4 recorded calls"
+    assert g["parameters"] == {"type": "object", "properties": {}, "required": []}
+    load_suite({"name": "s", "tools": [f, g], "cases": []})

@@ -209,9 +209,13 @@ def suite_tools(request, pk):
             messages.success(request, f"{said[0].upper()}{said[1:]}: version {version.number}.")
             _warn(request, suite_warnings(version.document))
             return redirect(suite)
-    return render(
-        request, "cases/suite_tools.html", {"suite": suite, "form": form, "problems": problems}
-    )
+    context = {
+        "suite": suite,
+        "form": form,
+        "problems": problems,
+        "submissions": suite.submissions.order_by("-pk").only("pk", "label")[:5],
+    }
+    return render(request, "cases/suite_tools.html", context)
 
 
 @login_required

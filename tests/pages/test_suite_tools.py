@@ -1,7 +1,9 @@
 """The suite page's tool catalog (issue 15 §1): pasted or uploaded by editors as a new
 version, shown as a table of tools and parameters, its untrusted text escaped."""
 
+import html
 import json
+import re
 
 from django.urls import reverse
 
@@ -89,3 +91,37 @@ def test_a_viewer_sees_the_catalog_but_no_import_button(as_user, viewer, team, a
     assert "<code>get_weather</code>" in page
     assert reverse("suite_tools", args=[suite.pk]) not in page
     assert as_user(viewer).get(reverse("suite_tools", args=[suite.pk])).status_code == 403
+
+
+def test_a_catalog_drafted_from_a_submissions_calls_is_reviewed_then_imported(
+    as_user, editor, viewer, team, admin, submit
+):
+    suite = weather_suite(team, admin)
+    call = {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}
+    other = {"name": "get_weather", "arguments": {"city": "Lyon", "days": 2.5, "unit": "C"}}
+    runs = [
+        {"case": "only-case", "batches": [[call]]},
+        {"case": "only-case", "trial": 1, "batches": [[other], [{"name": f"x{EVIL}"}]]},
+    ]
+    submission = submit(suite, runs, label="monday")
+    client = as_user(editor)
+    tools_page = text(client.get(reverse("suite_tools", args=[suite.pk])))
+    assert reverse("submission_tools", args=[submission.pk]) in tools_page
+    page = text(client.get(reverse("submission_tools", args=[submission.pk])))
+    assert "Drafted from 3 calls in 2 runs of" in page
+    assert EVIL not in page
+    drafted = json.loads(
+        html.unescape(re.search(r"<textarea[^>]*>(.*?)</textarea>", page, re.S)[1])
+    )
+    weather = drafted[0]["parameters"]
+    assert weather["properties"]["city"] == {"type": "string", "examples": ["Paris", "Lyon"]}
+    assert weather["properties"]["days"] == {"type": "number", "examples": [3, 2.5]}
+    assert weather["required"] == ["city", "days"]
+    assert drafted[1]["name"] == f"x{EVIL}"
+    assert suite.versions.count() == 1  # nothing saved until the author imports it
+    client.post(reverse("suite_tools", args=[suite.pk]), {"text": json.dumps(drafted)})
+    assert [t["name"] for t in services.suite_tools(Suite.objects.get(pk=suite.pk))] == [
+        "get_weather",
+        f"x{EVIL}",
+    ]
+    assert as_user(viewer).get(reverse("submission_tools", args=[submission.pk])).status_code == 403
