@@ -162,6 +162,7 @@ PAGES = [
         {"call": "0-0", "name": "wave", "required_args": "{}"},
         (302, 404, 403, 200, 200),
     ),
+    ("run_draft_case", "get", {"pk": "submission", "run_id": "run"}, None, EDIT_PAGE),
     ("run_rescore", "post", {"pk": "submission", "run_id": "run"}, {"version": 1}, EDIT_POST),
     ("compare", "get", {"pk": "suite"}, None, READ),
     ("compare_runs", "get", {"a": "run", "b": "run"}, None, READ),

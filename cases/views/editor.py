@@ -166,6 +166,13 @@ def _handle(request, suite: Suite, case: Case | None):
     return redirect(target)
 
 
+def render_draft(request, suite: Suite, document: dict):
+    """The new-case editor filled with an unsaved draft (a case made from a run)."""
+    editor = Editor(suite, document=document)
+    editor.warn(document)
+    return _render(request, suite, editor, None)
+
+
 @login_required
 @vary_on_headers("HX-Request")
 def case_new(request, pk):

@@ -125,3 +125,51 @@ def test_a_catalog_drafted_from_a_submissions_calls_is_reviewed_then_imported(
         f"x{EVIL}",
     ]
     assert as_user(viewer).get(reverse("submission_tools", args=[submission.pk])).status_code == 403
+
+
+def test_new_case_from_a_run_opens_an_unsaved_draft_that_saves_as_a_case(
+    as_user, editor, viewer, team, admin, submit
+):
+    suite = weather_suite(team, admin)
+    services.replace_tools(suite, [OPENAI[0]["function"]], admin, "tools")
+    runs = [
+        {
+            "case": "only-case",
+            "batches": [
+                [{"id": "a", "name": "get_weather", "arguments": {"city": "New York"}}],
+                [{"id": "b", "name": "get_weather", "arguments": {"city": "Paris"}}],
+            ],
+        }
+    ]
+    submission = submit(suite, runs)
+    run = submission.runs.get()
+    client = as_user(editor)
+    run_page = text(client.get(reverse("run", args=[submission.pk, run.pk])))
+    draft_url = reverse("run_draft_case", args=[submission.pk, run.pk])
+    assert draft_url in run_page
+    versions = suite.versions.count()
+    page = text(client.get(draft_url))
+    assert suite.versions.count() == versions  # nothing saved by opening the draft
+    key = f"only-case-run-{run.pk}"
+    assert f'value="{key}"' in page
+    assert "&quot;$text&quot;" in page  # a free-text city, loosened per the catalog
+    fields = {
+        "key": key,
+        "title": "",
+        "prompt": "",
+        "tags": "",
+        "extra_calls": "allow",
+        "match_preset": "",
+        "action": "save",
+        "call-0-name": "get_weather",
+        "call-0-required_args": '{"city": {"$text": {"value": "New York", "ignore": ["case"]}}}',
+        "call-0-ordered": "on",
+        "call-1-name": "get_weather",
+        "call-1-required_args": '{"city": "Paris"}',
+        "call-1-ordered": "on",
+        "call-1-depends_on_result": "on",
+    }
+    assert client.post(reverse("case_new", args=[suite.pk]), fields).status_code == 302
+    saved = services.case_document(suite.cases.get(key=key))
+    assert [c["depends_on_result"] for c in saved["expected_calls"]] == [False, True]
+    assert as_user(viewer).get(draft_url).status_code == 403
