@@ -28,6 +28,10 @@ THERMOSTAT = {
 }
 
 
+def save(page):
+    page.get_by_role("button", name="Save as a new version").click()
+
+
 @pytest.fixture
 def suite(user):
     team = Team.objects.create(name="Agents", slug="agents")
@@ -76,7 +80,7 @@ def test_an_approximate_number_and_a_one_of_from_an_enum_without_typing_json(
     card.get_by_label("temperature tolerance").fill("0.5")
     card.get_by_label("heat").check()
 
-    page.get_by_role("button", name="Save as a new version").click()
+    save(page)
     expect(page.get_by_text("Saved case warm")).to_be_visible()
     saved = services.case_document(suite.cases.get())["expected_calls"][0]
     assert saved["name"] == "set_thermostat"
@@ -84,3 +88,21 @@ def test_an_approximate_number_and_a_one_of_from_an_enum_without_typing_json(
         "temperature": {"$approx": {"value": 21.5, "tolerance": 0.5}},
         "mode": {"$one_of": ["heat", "cool"]},
     }
+
+
+def test_a_misspelt_argument_is_warned_about_as_it_is_typed(
+    page, live_server, user, password, suite
+):
+    sign_in(page, live_server, user.username, password)
+    case = suite.cases.get()
+    page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
+    page.get_by_role("button", name="+ Expected call").click()
+    page.get_by_label("Tool of expected call 0").fill("set_thermostat")
+    page.locator("textarea[name='call-0-required_args']").fill('{"temprature": 20}')
+    live = page.locator("#call-0-required_args-live .field-warning")
+    expect(live.first).to_have_text(
+        "temprature: unknown argument `temprature` of `set_thermostat`; did you mean `temperature`?"
+    )
+    # a warning, not an error: the case still saves
+    save(page)
+    expect(page.get_by_text("Saved case warm")).to_be_visible()
