@@ -345,6 +345,29 @@ def attach_problems(
     return loose
 
 
+def attach_warnings(warnings, case_form: CaseForm, calls: Rows, expectations: Rows) -> list:
+    """Put each of the tool catalog's warnings beside its field (``form.warnings[field]``,
+    ``"row"`` for the row as a whole); return those that belong to no row."""
+    loose = []
+    for warning in warnings:
+        match = _ROW_PATH.match(warning.path)
+        rows = calls if match and match[1] == "expected_calls" else expectations
+        if not match or int(match[2]) >= len(rows.forms):
+            loose.append(warning)
+            continue
+        form = rows.forms[int(match[2])]
+        field, where = match[3] or "row", (match[4] or "").lstrip(".")
+        if field not in form.fields:
+            field, where = "row", f"{field}.{where}".strip(".")
+        said = getattr(form, "warnings", None)
+        if said is None:
+            said = form.warnings = {}
+        said.setdefault(field, []).append(
+            f"{where}: {warning.message}" if where else warning.message
+        )
+    return loose
+
+
 def _add_error(form: forms.Form, field: str | None, message: str) -> None:
     """Add the matcher's word unless the form already said what is wrong with the field."""
     if field is None or not form.has_error(field):

@@ -109,6 +109,23 @@ class ImportForm(forms.Form):
             self.fields["team"].queryset = teams
 
 
+class ToolsForm(forms.Form):
+    """A tool catalog pasted or uploaded: OpenAI, Anthropic, MCP or BFCL definitions."""
+
+    text = forms.CharField(
+        label="Tool definitions (JSON)",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 12, "class": "code", "spellcheck": "false"}),
+    )
+    file = forms.FileField(label="or a file", required=False)
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("text", "").strip() and not data.get("file"):
+            raise forms.ValidationError("Paste the tool definitions or choose a file.")
+        return data
+
+
 class CopyForm(forms.Form):
     team = forms.ModelChoiceField(queryset=Team.objects.none(), label="Copy to team")
 

@@ -16,7 +16,14 @@ from django.db.models import Max
 from django.http import Http404
 from django.utils.text import slugify
 
-from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, json_equal, load_suite
+from scoring.matcher import (
+    SUITE_SCHEMA,
+    InvalidInput,
+    Problem,
+    json_equal,
+    load_suite,
+    suite_warnings,
+)
 
 from .models import (
     Case,
@@ -490,6 +497,36 @@ def one_case_suite(suite: Suite, case: Mapping) -> dict:
     return document
 
 
+def case_warnings(suite: Suite, data: Mapping) -> list[Problem]:
+    """What the suite's tool catalog says of ``data`` (unknown tools and arguments, values
+    of the wrong type...): never a reason to refuse it. Paths are relative to the case."""
+    tools = suite_tools(suite)
+    if not tools:
+        return []
+    document = {"name": suite.name, "tools": tools, "cases": [data]}
+    if suite.match is not None:
+        document["match"] = suite.match
+    return _relative_to_case(suite_warnings(document))
+
+
+def call_warnings(suite: Suite, tool: str, args: Any, *, expectation: bool = False) -> list[str]:
+    """The catalog's warnings about one expected call (or ``called_tool_with`` expectation)
+    being typed, in words for beside its arguments: ``citty: unknown argument ...``."""
+    if expectation:
+        item = {"type": "called_tool_with", "tool": tool, "args": args}
+        case, place = {"key": "typing", "expectations": [item]}, "expectations[0]"
+    else:
+        call = {"name": tool, "required_args": args}
+        case, place = {"key": "typing", "expected_calls": [call]}, "expected_calls[0]"
+    said = []
+    for warning in case_warnings(suite, case):
+        where = warning.path.removeprefix(place).lstrip(".")
+        for field in ("required_args", "args", "name", "tool"):
+            where = where.removeprefix(field).lstrip(".")
+        said.append(f"{where}: {warning.message}" if where else warning.message)
+    return said
+
+
 def _relative_to_case(problems) -> list[Problem]:
     prefix = "cases[0]"
     found = []
@@ -553,6 +590,30 @@ def put_expected_call(
         revision=case.revision,
         message=f"{message} from {source}" if source else message,
     )
+
+
+# --- the tool catalog ---------------------------------------------------------------------
+
+
+def suite_tools(suite: Suite) -> list:
+    """The suite's tool catalog (§3.1 ``tools``), as its suite file holds it.
+
+    It is kept with the file's other fields beyond Casebook's columns (``extra``): it is
+    versioned, exported and imported with the suite, and no query ever filters on it."""
+    tools = suite.extra.get("tools")
+    return tools if isinstance(tools, list) else []
+
+
+@transaction.atomic
+def replace_tools(suite: Suite, tools: list, user, message: str) -> SuiteVersion:
+    """Make ``tools`` the suite's catalog, as a new version; ``InvalidInput`` by the suite
+    file's paths (``tools[2].name: required``) when the catalog breaks §3.1."""
+    suite = _locked(suite)
+    document = {**suite_document(suite), "tools": tools}
+    validate_suite(document)
+    suite.extra = {**suite.extra, "tools": tools}
+    suite.save()
+    return record_version(suite, user, message)
 
 
 @transaction.atomic

@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cases.tool_catalog import bfcl_tools
 from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, field_path, is_matcher
 from scoring.runfile import json_lines
 
@@ -126,10 +127,15 @@ def suite_from_bfcl(
         problems.append(Problem("answers.id", f"no question for id {key!r}", by_id[key][0]))
     if problems:
         raise InvalidInput(problems)
+    tools = bfcl_tools([doc for case in cases for doc in case["tools"]])
+    if underscore_dots:
+        for tool in tools:
+            tool["name"] = tool["name"].replace(".", "_")
     return {
         "schema": SUITE_SCHEMA,
         "name": name,
         "description": f"Imported from the BFCL category {name}: {len(cases)} cases.",
+        "tools": tools,
         "cases": cases,
     }
 

@@ -11,8 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import json_type
+from scoring.matcher import InvalidInput, json_type
 
 MAX_LENGTH = 200
 _STEP = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")

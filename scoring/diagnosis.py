@@ -15,8 +15,7 @@ import re
 
 import ijson
 
-from scoring.matcher import InvalidInput, parse_json
-from scoring.matcher.jsonvalue import json_type
+from scoring.matcher import InvalidInput, json_type, parse_json
 
 HEAD_BYTES = 1 << 16  # how much of the file is looked at
 FIRST_PROBLEMS = 5  # how many problems the caller keeps for ``diagnose``

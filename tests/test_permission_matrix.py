@@ -44,6 +44,8 @@ def _case_document(world):
 
 
 # (route name, method, url kwargs, body, expected statuses)
+TOOLS = {"tools": [{"name": "wave", "inputSchema": {"type": "object"}}]}
+TOOLS_TEXT = json.dumps(TOOLS)
 PAGES = [
     # Probes for load balancers (evalsite/health.py): no sign-in, nothing about any suite.
     ("healthz", "get", {}, None, PUBLIC),
@@ -81,6 +83,8 @@ PAGES = [
         EDIT_POST,
     ),
     ("suite_replace", "get", {"pk": "suite"}, None, EDIT_PAGE),
+    ("suite_tools", "get", {"pk": "suite"}, None, EDIT_PAGE),
+    ("suite_tools", "post", {"pk": "suite"}, {"text": TOOLS_TEXT}, EDIT_POST),
     # A viewer may open the copy form but has no team to copy into: sent back, nothing copied.
     ("suite_copy", "post", {"pk": "suite"}, {"team": "team-id"}, (302, 404, 302, 302, 302)),
     ("suite_version", "get", {"pk": "suite", "number": 1}, None, READ),
@@ -112,6 +116,7 @@ PAGES = [
         {"call": "0-0", "name": "wave", "required_args": "{}"},
         (302, 404, 403, 200, 200),
     ),
+    ("run_draft_case", "get", {"pk": "submission", "run_id": "run"}, None, EDIT_PAGE),
     ("run_rescore", "post", {"pk": "submission", "run_id": "run"}, {"version": 1}, EDIT_POST),
     ("compare", "get", {"pk": "suite"}, None, READ),
     ("compare_runs", "get", {"a": "run", "b": "run"}, None, READ),
@@ -123,6 +128,7 @@ PAGES = [
     ("submission_review", "post", {"pk": "submission"}, {"status": "flaky"}, EDIT_POST),
     ("submission_apply_decisions", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("suite_problems", "get", {"pk": "suite"}, None, READ),
+    ("submission_tools", "get", {"pk": "submission"}, None, EDIT_PAGE),
     ("submission_csv", "get", {"pk": "submission"}, None, READ),
     ("submission_junit", "get", {"pk": "submission"}, None, READ),
     ("queues", "get", {"pk": "submission"}, None, READ),
@@ -166,6 +172,7 @@ API = [
         (401, 404, 403, 200, 200),
     ),
     ("api:suite-export", "get", {"pk": "suite"}, None, API_READ),
+    ("api:suite-tools", "post", {"pk": "suite"}, TOOLS, (401, 404, 403, 201, 201)),
     ("api:suite-copy", "post", {"pk": "suite"}, {"team": "agents"}, (401, 404, 403, 201, 201)),
     ("api:case-list", "get", {"suite_pk": "suite"}, None, API_READ),
     ("api:case-list", "post", {"suite_pk": "suite"}, NEW_CASE, (401, 404, 403, 201, 201)),

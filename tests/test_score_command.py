@@ -374,3 +374,20 @@ def test_every_report_carries_the_runs_notes_in_text_json_and_junit(suite_file, 
         None,
     ]
     assert cases[1].find("failure") is not None
+
+
+def test_catalog_warnings_go_to_stderr_without_changing_the_exit_status(tmp_path):
+    weather = {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"town": {"type": "string"}}},
+    }
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({**SUITE, "tools": [weather]}))
+    runs = write_lines(tmp_path / "runs.jsonl", PASSING)
+    result = run_score(suite, runs, "--json")
+    assert result.returncode == 0
+    assert result.stderr.splitlines() == [
+        f"{suite}: cases[0].expected_calls[0].required_args.city: warning: "
+        "unknown argument `city` of `get_weather`"
+    ]
+    assert json.loads(result.stdout)[0]["verdict"] == "pass"

@@ -220,10 +220,25 @@ class ImportQuerySerializer(serializers.Serializer):
     team = serializers.SlugField(help_text="the team the suite is added to")
 
 
+class WarningSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="a JSON path into the suite file")
+    message = serializers.CharField()
+
+
 class ImportedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     version = serializers.IntegerField()
     url = serializers.URLField(help_text="the suite's page")
+    warnings = WarningSerializer(
+        many=True, help_text="what the tool catalog says of the cases; nothing was refused"
+    )
+
+
+class ToolsImportedSerializer(serializers.Serializer):
+    version = serializers.IntegerField(help_text="the suite's new version")
+    message = serializers.CharField(help_text="the version's message")
+    tools = serializers.IntegerField(help_text="how many tools the catalog now holds")
+    warnings = WarningSerializer(many=True)
 
 
 class ExportQuerySerializer(serializers.Serializer):

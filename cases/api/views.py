@@ -26,7 +26,8 @@ from cases import permissions as rules
 from cases import services
 from cases.diff import diff_documents
 from cases.models import Case, Membership, Suite, SuiteVersion, Team
-from scoring.matcher import InvalidInput
+from cases.tool_catalog import tools_from_any
+from scoring.matcher import InvalidInput, suite_warnings
 
 from .parsers import RAW_SUITE_FILE_PARSERS, ExactJSONParser, ExactJSONRenderer
 from .permissions import (
@@ -53,6 +54,7 @@ from .serializers import (
     SuiteUploadSerializer,
     TagSerializer,
     TeamSerializer,
+    ToolsImportedSerializer,
     VersionDetailSerializer,
     VersionDiffSerializer,
     VersionSerializer,
@@ -254,13 +256,51 @@ class SuiteViewSet(
         team = team_to_author_in(request.user, query.validated_data["team"])
         upload = SuiteUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
-        suite = services.create_suite(team, upload.validated_data["document"], request.user)
+        document = upload.validated_data["document"]
+        suite = services.create_suite(team, document, request.user)
         imported = {
             "id": suite.pk,
             "version": suite.latest_version.number,
             "url": page_url(request, suite),
+            "warnings": [warning.to_dict() for warning in suite_warnings(document)],
         }
         return Response(ImportedSerializer(imported).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Replace the suite's tool catalog (editors and admins); a new version",
+        description=(
+            "The body (or multipart field `file`) is an OpenAI `tools` array, Anthropic tool "
+            "definitions, an MCP `tools/list` result (bare or in its JSON-RPC envelope), BFCL "
+            "function docs, or a list of `{name, description, parameters}`. Answers 201 with "
+            "the new version and what the catalog now says of the cases (`warnings`), or 400 "
+            "with every problem by JSON path."
+        ),
+        parameters=[SUITE_ID],
+        request={
+            "application/json": OpenApiTypes.ANY,
+            "multipart/form-data": SuiteUploadSerializer,
+        },
+        responses={201: ToolsImportedSerializer, 400: PROBLEMS, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="tools",
+        parser_classes=[*RAW_SUITE_FILE_PARSERS, MultiPartParser],
+    )
+    def tools(self, request, pk=None):
+        suite = self.get_object()
+        upload = SuiteUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        imported = tools_from_any(upload.validated_data["document"])
+        version = services.replace_tools(suite, imported.tools, request.user, imported.message)
+        answer = {
+            "version": version.number,
+            "message": version.message,
+            "tools": len(imported.tools),
+            "warnings": [w.to_dict() for w in suite_warnings(version.document)],
+        }
+        return Response(ToolsImportedSerializer(answer).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
         summary="Download the suite file (§3.1) of the current version, or of ?version=N",

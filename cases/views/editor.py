@@ -41,6 +41,7 @@ from ..editor_forms import (
     Rows,
     apply_row_action,
     attach_problems,
+    attach_warnings,
 )
 from ..models import Case, Suite
 from ..permissions import can_edit_suite, suite_for
@@ -55,6 +56,7 @@ class Editor:
     def __init__(self, suite: Suite, *, data=None, document=None, revision=None):
         self.suite = suite
         self.loose: list[Problem] = []
+        self.loose_warnings: list[Problem] = []
         self.stale: Case | None = None
         if data is not None:
             self.case_form = CaseForm(data)
@@ -74,7 +76,7 @@ class Editor:
         what was typed kept as it was typed: nothing is validated or saved yet."""
         kind, _, verb = action.partition(":")
         editor = cls.__new__(cls)
-        editor.suite, editor.loose, editor.stale = suite, [], None
+        editor.suite, editor.loose, editor.loose_warnings, editor.stale = suite, [], [], None
         editor.case_form = CaseForm(initial=data.dict())
         rows = {}
         for prefix, blank in (("call", BLANK_CALL), ("exp", BLANK_EXPECTATION)):
@@ -106,6 +108,13 @@ class Editor:
     def show(self, problems) -> None:
         self.loose = attach_problems(problems, self.case_form, self.calls, self.expectations)
 
+    def warn(self, document: dict) -> None:
+        """Show what the suite's tool catalog says of ``document`` beside its fields."""
+        warnings = services.case_warnings(self.suite, document)
+        self.loose_warnings = attach_warnings(
+            warnings, self.case_form, self.calls, self.expectations
+        )
+
     @property
     def revision(self):
         return self.case_form["revision"].value()
@@ -117,6 +126,7 @@ def _render(request, suite: Suite, editor: Editor, case: Case | None, *, status:
         "case": case,
         "editor": editor,
         "type_fields": TYPE_FIELDS,
+        "tool_catalog": services.suite_tools(suite),
         "action_url": reverse("case_edit", args=[suite.pk, case.pk])
         if case
         else reverse("case_new", args=[suite.pk]),
@@ -130,7 +140,9 @@ def _handle(request, suite: Suite, case: Case | None):
         if case is None:
             editor = Editor(suite)
         else:
-            editor = Editor(suite, document=services.case_document(case), revision=case.revision)
+            document = services.case_document(case)
+            editor = Editor(suite, document=document, revision=case.revision)
+            editor.warn(document)
         return _render(request, suite, editor, case)
     action = request.POST.get("action", "save")
     if action != "save":
@@ -138,6 +150,7 @@ def _handle(request, suite: Suite, case: Case | None):
     editor = Editor(suite, data=request.POST)
     document = editor.document()
     editor.show(services.case_problems(suite, document, case))
+    editor.warn(document)
     if not editor.valid:
         return _render(request, suite, editor, case, status=422)
     revision = int(editor.revision) if editor.revision not in (None, "") else None
@@ -156,6 +169,13 @@ def _handle(request, suite: Suite, case: Case | None):
         response["HX-Redirect"] = target
         return response
     return redirect(target)
+
+
+def render_draft(request, suite: Suite, document: dict):
+    """The new-case editor filled with an unsaved draft (a case made from a run)."""
+    editor = Editor(suite, document=document)
+    editor.warn(document)
+    return _render(request, suite, editor, None)
 
 
 @login_required
@@ -247,7 +267,28 @@ def validate_field(request):
     elif kind == "args" and value.strip():
         message = _args_problem(value)
     # The message quotes what was typed; the editor shows it as HTML, so it is escaped.
-    return HttpResponse(escape(message))
+    html = escape(message)
+    if kind == "args" and not message:
+        html += "".join(
+            f'<span class="field-warning">{escape(warning)}</span>'
+            for warning in _typed_call_warnings(request, value)
+        )
+    return HttpResponse(html)
+
+
+def _typed_call_warnings(request, value: str) -> list[str]:
+    """What the suite's tool catalog says of the call being typed (``suite``, and the tool
+    name in the field ``tool_field``), when the editor says which suite and tool."""
+    suite_id, tool = (
+        request.POST.get("suite", ""),
+        request.POST.get(request.POST.get("tool_field", "")),
+    )
+    if not suite_id.isdigit() or not tool:
+        return []
+    suite = suite_for(request.user, int(suite_id))
+    args = parse_json(value) if value.strip() else {}
+    place = request.POST.get("place")
+    return services.call_warnings(suite, tool, args, expectation=place == "with")
 
 
 def _args_problem(text: str) -> str:

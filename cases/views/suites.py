@@ -13,14 +13,24 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from scoring.matcher import InvalidInput, Problem, load_suite, parse_suite_document, pretty_json
+from scoring.matcher import (
+    InvalidInput,
+    Problem,
+    load_suite,
+    parse_suite_document,
+    pretty_json,
+    suite_warnings,
+)
 
 from .. import services
-from ..forms import CopyForm, ImportForm, NewSuiteForm, SuiteForm, match_from
+from ..forms import CopyForm, ImportForm, NewSuiteForm, SuiteForm, ToolsForm, match_from
 from ..models import Role
 from ..permissions import can_edit_suite, suite_for, teams_of
+from ..tool_catalog import catalog_rows, tools_from_any
 
 MAX_SUITE_FILE = 20 * 1024 * 1024
+# Warnings shown one by one after a change; the rest are counted.
+SHOWN_WARNINGS = 20
 
 
 def editor_teams(user):
@@ -54,6 +64,14 @@ def suite_new(request):
     return render(request, "cases/suite_new.html", {"form": form, "teams": teams})
 
 
+def _warn(request, warnings: list[Problem]) -> None:
+    """The tool catalog's warnings about the saved suite, as messages on the next page."""
+    for warning in warnings[:SHOWN_WARNINGS]:
+        messages.warning(request, f"{warning.path}: {warning.message}")
+    if len(warnings) > SHOWN_WARNINGS:
+        messages.warning(request, f"and {len(warnings) - SHOWN_WARNINGS} more warnings")
+
+
 def read_upload(upload) -> bytes:
     """An uploaded suite file's bytes, refused (``InvalidInput``) past the size limit."""
     if upload.size > MAX_SUITE_FILE:
@@ -77,6 +95,7 @@ def suite_import(request):
             problems = exc.problems
         else:
             messages.success(request, f"Imported {suite.cases.count()} cases as version 1.")
+            _warn(request, suite_warnings(document))
             return redirect(suite)
     return render(request, "cases/suite_import.html", {"form": form, "problems": problems})
 
@@ -107,7 +126,39 @@ def suite_page_context(request, suite) -> dict:
         "versions": suite.versions.select_related("author").defer("document")[:30],
         "can_edit": can_edit,
         "copy_form": CopyForm(teams=editor_teams(request.user)),
+        "tools": catalog_rows(services.suite_tools(suite)),
     }
+
+
+@login_required
+def suite_tools(request, pk):
+    """Replace the suite's tool catalog with pasted or uploaded definitions, as a version."""
+    suite = suite_for(request.user, pk, edit=True)
+    form = ToolsForm(request.POST or None, request.FILES or None)
+    problems = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            if upload:
+                data = parse_suite_document(read_upload(upload), upload.name)
+            else:
+                data = parse_suite_document(form.cleaned_data["text"], "tools.json")
+            imported = tools_from_any(data)
+            version = services.replace_tools(suite, imported.tools, request.user, imported.message)
+        except InvalidInput as exc:
+            problems = exc.problems
+        else:
+            said = imported.message
+            messages.success(request, f"{said[0].upper()}{said[1:]}: version {version.number}.")
+            _warn(request, suite_warnings(version.document))
+            return redirect(suite)
+    context = {
+        "suite": suite,
+        "form": form,
+        "problems": problems,
+        "submissions": suite.submissions.order_by("-pk").only("pk", "label")[:5],
+    }
+    return render(request, "cases/suite_tools.html", context)
 
 
 @login_required
@@ -161,6 +212,7 @@ def suite_replace(request, pk):
             problems = exc.problems
         else:
             messages.success(request, f"Imported {upload.name} as version {version.number}.")
+            _warn(request, suite_warnings(document))
             return redirect(suite)
     return render(
         request, "cases/suite_replace.html", {"suite": suite, "form": form, "problems": problems}

@@ -13,8 +13,7 @@ response cut off at the token limit (``stop_reason: "max_tokens"``) is an error.
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import json_type
+from scoring.matcher import InvalidInput, json_type
 
 from .common import (
     arguments_fields,

@@ -22,8 +22,7 @@ from typing import Any, BinaryIO
 
 import ijson
 
-from scoring.matcher import InvalidInput
-from scoring.matcher.jsonvalue import number_as_parsed
+from scoring.matcher import InvalidInput, number_as_parsed
 from scoring.ziparchive import Budget, open_archive, open_entry
 
 from .common import (

@@ -28,12 +28,14 @@ from .expectations import EXPECTATION_TYPES
 from .jsonvalue import (
     dump_json,
     duplicate_key,
+    is_finite_number,
     json_equal,
     json_type,
     nested_deeper_than,
     number_as_parsed,
     parse_json,
     pretty_json,
+    render_short,
 )
 from .jsonvalue import render as render_value
 from .matchers import argument_problems, is_matcher
@@ -54,6 +56,8 @@ from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
 from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
 from .suite import SCHEMA as SUITE_SCHEMA
+from .tools import SCHEMA_TYPES, Tool
+from .warnings import suite_warnings
 
 __all__ = [
     "CAUSE_KINDS",
@@ -63,6 +67,7 @@ __all__ = [
     "EXTRA_CALLS_LABEL",
     "FAIL",
     "PASS",
+    "SCHEMA_TYPES",
     "SUITE_SCHEMA",
     "ArgumentRow",
     "Call",
@@ -76,6 +81,7 @@ __all__ = [
     "Report",
     "Run",
     "Suite",
+    "Tool",
     "TrialNumbering",
     "argument_problems",
     "compare_arguments",
@@ -83,6 +89,7 @@ __all__ = [
     "duplicate_key",
     "failure_signature",
     "field_path",
+    "is_finite_number",
     "is_matcher",
     "json_equal",
     "json_type",
@@ -95,6 +102,8 @@ __all__ = [
     "parse_suite_document",
     "pattern_problem",
     "pretty_json",
+    "render_short",
     "render_value",
     "score",
+    "suite_warnings",
 ]

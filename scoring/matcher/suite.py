@@ -17,6 +17,7 @@ from .jsonvalue import json_type, lone_surrogate_path, render
 from .options import DEFAULT, MatchOptions, read_match_options
 from .report import PredicateResult
 from .run import Call
+from .tools import Tool, load_tools
 
 SCHEMA = "casebook.suite/1"
 EXTRA_CALLS = ("allow", "forbid")
@@ -105,6 +106,8 @@ class Suite:
     cases: tuple[Case, ...]
     description: str = ""
     match: MatchOptions = DEFAULT
+    # The tool catalog (§3.1): authoring reads it, scoring never does.
+    tools: tuple[Tool, ...] = ()
     data: Mapping = field(default_factory=dict, repr=False, compare=False)
     by_key: dict[str, Case] = field(init=False, repr=False, compare=False)
 
@@ -133,6 +136,7 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
     name = top.string("name", default="")
     description = top.string("description", default="")
     match = read_match_options(data, "match", top, problems, DEFAULT)
+    tools = load_tools(data, top, problems)
     if "cases" not in data:
         problems.add("cases", "required: a list of cases")
     cases = []
@@ -150,7 +154,14 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
         if case is not None:
             cases.append(case)
     problems.raise_if_any()
-    return Suite(name=name, cases=tuple(cases), description=description, match=match, data=data)
+    return Suite(
+        name=name,
+        cases=tuple(cases),
+        description=description,
+        match=match,
+        tools=tools,
+        data=data,
+    )
 
 
 def _load_case(

@@ -14,8 +14,10 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from cases import services
+from cases.drafts import draft_case
 from cases.models import Case
 from cases.permissions import can_edit_suite, reviewers
+from cases.views.editor import render_draft
 from scoring import problems, reviews, submissions
 from scoring.forms import PromoteForm, ReviewForm
 from scoring.matcher import InvalidInput, pretty_json
@@ -209,3 +211,14 @@ def rescore(request, pk, run_id):
         else:
             messages.success(request, f"Re-scored against version {version.number}.")
     return redirect(_run_url(run, request.GET.urlencode()))
+
+
+@login_required
+def draft(request, pk, run_id):
+    """The new-case editor holding a draft made from this run's calls, for the author to
+    trim and save (nothing is saved until then)."""
+    run = run_for(request.user, pk, run_id, edit=True)
+    suite = run.submission.suite
+    key = f"{run.case_key[:150]}-run-{run.pk}"
+    document = draft_case(run.document, key, services.suite_tools(suite))
+    return render_draft(request, suite, document)

@@ -21,10 +21,13 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
 
+from cases import tool_catalog
+from cases.forms import ToolsForm
 from cases.permissions import can_edit_suite, reviewers, suite_for
 from scoring import exports, problems, reviews, submissions
 from scoring.failures import cause_groups, top_level
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
+from scoring.matcher import pretty_json
 from scoring.models import ReviewStatus, Submission, Verdict
 from scoring.results import (
     RunFilters,
@@ -352,3 +355,32 @@ def delete(request, pk):
     submissions.delete_submission(submission)
     messages.success(request, f"Deleted submission #{pk} and its runs.")
     return redirect(submission.suite)
+
+
+# Runs read to infer a catalog: enough to see every tool of a real agent, bounded in time.
+RUNS_INFERRED = 5000
+
+
+@login_required
+def infer_tools(request, pk):
+    """A tool catalog drafted from the calls of the submission's runs, shown in the suite's
+    tools form for the author to review and import (nothing is saved here)."""
+    submission = submission_for(request.user, pk, edit=True)
+    runs = submission.runs.order_by("seq").values_list("document", flat=True)[:RUNS_INFERRED]
+    documents = list(runs)
+    calls = [
+        (call.get("name"), call.get("arguments"))
+        for document in documents
+        for batch in document.get("batches") or ()
+        for call in batch
+        if isinstance(call, dict)
+    ]
+    drafted = tool_catalog.infer_tools(calls)
+    form = ToolsForm(initial={"text": pretty_json(drafted).decode()})
+    context = {
+        "suite": submission.suite,
+        "form": form,
+        "problems": [],
+        "inferred": {"submission": submission, "runs": len(documents), "calls": len(calls)},
+    }
+    return render(request, "cases/suite_tools.html", context)

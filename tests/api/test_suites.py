@@ -55,7 +55,7 @@ def test_an_editor_imports_a_json_suite_file(api, editor, team):
     assert response.status_code == 201
     body = response.json()
     suite = Suite.objects.get(pk=body["id"])
-    assert body == {"id": suite.pk, "version": 1, "url": suite_page(suite.pk)}
+    assert body == {"id": suite.pk, "version": 1, "url": suite_page(suite.pk), "warnings": []}
     assert suite.team == team
     assert suite.name == "imported"
     assert list(suite.cases.values_list("key", flat=True)) == [

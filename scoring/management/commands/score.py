@@ -21,7 +21,14 @@ from scoring.casefield import parse_case_field
 from scoring.diagnosis import COMMAND, FIRST_PROBLEMS, HEAD_BYTES, diagnose
 from scoring.importers import FORMAT_NAMES
 from scoring.junit import JUnitWriter
-from scoring.matcher import PASS, InvalidInput, load_suite, parse_suite_document, score
+from scoring.matcher import (
+    PASS,
+    InvalidInput,
+    load_suite,
+    parse_suite_document,
+    score,
+    suite_warnings,
+)
 from scoring.runfile import read_run_lines
 from scoring.writers import JsonArrayWriter, SummaryWriter
 
@@ -136,6 +143,8 @@ class Command(BaseCommand):
         except InvalidInput as exc:
             listed = "\n".join(f"  {problem}" for problem in exc.problems)
             return self.fail(f"{suite_file}: invalid suite file:\n{listed}")
+        for warning in suite_warnings(suite.data):  # said, never failing (DESIGN §3.1)
+            self.stderr.write(f"{suite_file}: {warning.path}: warning: {warning.message}")
         try:
             # Standard input cannot be read twice: its head is kept for the diagnosis.
             runs = _HeadKept(sys.stdin.buffer) if run_file == "-" else open(run_file, "rb")  # noqa: SIM115
