@@ -23,7 +23,6 @@ from typing import Any, BinaryIO
 import ijson
 
 from scoring.matcher import InvalidInput, number_as_parsed
-from scoring.ziparchive import Budget, open_archive, open_entry
 
 from .common import (
     arguments_fields,
@@ -37,6 +36,7 @@ from .common import (
     with_meta,
     with_transcript,
 )
+from .ziparchive import Budget, open_archive, open_entry
 
 NAME = "inspect_ai"
 SIGNATURE = "samples"
