@@ -8,6 +8,7 @@ input (the valid lines are still scored and reported). A file that gives no vali
 with one message saying what it looks like and what to change (``scoring.diagnosis``).
 """
 
+import argparse
 import io
 import os
 import sys
@@ -236,10 +237,9 @@ class Command(BaseCommand):
 
 
 def _positive(text: str) -> int:
-    number = int(text)
-    if number < 1:
-        raise ValueError(text)
-    return number
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 1, not {text!r}")
+    return int(text)
 
 
 def _head_of(path: str) -> bytes:
