@@ -101,17 +101,11 @@ class WorkerSettings:
     as_json: bool = False
 
 
-@dataclass(slots=True)
-class _Read:
-    """A record a worker read a run from, before its trial is numbered: ``report`` is None
-    when the suite has no case ``case``."""
-
-    item: RunLine  # its line and unit; no run (it would be sent back for nothing)
-    case: str
-    trial: int | None
-    report: Report | bytes | None
-    verdict: str | None
-    seconds: float
+# What a worker sends back for a record it read a run from, before the trial is numbered:
+# (line, unit, case, its own trial or None, report (None for a case the suite does not
+# have), verdict, seconds). A tuple: the main process unpickles one per run, and a
+# dataclass costs it several times as much.
+_Read = tuple[int, str, str, "int | None", "Report | bytes | None", "str | None", float]
 
 
 def _numbered(results: list[Scored | _Read], numbering: TrialNumbering) -> Iterator[Scored]:
@@ -119,24 +113,24 @@ def _numbered(results: list[Scored | _Read], numbering: TrialNumbering) -> Itera
         if type(result) is Scored:
             yield result
             continue
-        item = result.item
+        line, unit, case, own_trial, report, verdict, seconds = result
+        item = RunLine(line, unit=unit)
         try:
-            trial = numbering.trial(result.case, result.trial)
+            trial = numbering.trial(case, own_trial)
         except InvalidInput as exc:
             problems = tuple(item.problem(p.path, p.message) for p in exc.problems)
-            yield Scored(item.line, problems, read=False)
+            yield Scored(line, problems, read=False)
             continue
-        report = result.report
         if report is None:
-            yield Scored(item.line, (_unknown_case(item, result.case),))
+            yield Scored(line, (_unknown_case(item, case),))
             continue
         if type(report) is bytes:
-            if result.trial is None:  # the text says null: the case key comes first, a
+            if own_trial is None:  # the text says null: the case key comes first, a
                 # string, inside which a quote is always escaped, so this is the trial's
                 report = report.replace(b',"trial":null,', b',"trial":%d,' % trial, 1)
         else:
             report.trial = trial
-        yield Scored(item.line, report=report, verdict=result.verdict, seconds=result.seconds)
+        yield Scored(line, report=report, verdict=verdict, seconds=seconds)
 
 
 def _unknown_case(item: RunLine, case: str) -> Problem:
@@ -162,14 +156,13 @@ def _score_batch(start: int, lines: list) -> list[Scored | _Read]:
             results.append(Scored(item.line, item.problems, read=False))
             continue
         run = item.run
-        where = RunLine(item.line, unit=item.unit)
         case = suite.case(run.case)
         if case is None:
-            results.append(_Read(where, run.case, run.trial, None, None, 0.0))
+            results.append((item.line, item.unit, run.case, run.trial, None, None, 0.0))
             continue
         started = time.perf_counter()
         report = score(case, run, time_budget=settings.time_budget)
         seconds = time.perf_counter() - started
         text = report_json(report) if settings.as_json else report
-        results.append(_Read(where, run.case, run.trial, text, report.verdict, seconds))
+        results.append((item.line, item.unit, run.case, run.trial, text, report.verdict, seconds))
     return results
