@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,16 +39,17 @@ from tests import tau_bench  # noqa: E402
 # The commit before the work on section 5 (main when it began).
 BEFORE = "2313a0d99233b04dd920474719d38bc1266499e7"
 
-# Run in a child process with the tree's code first on the path: the seconds of reading the
-# file, process start and imports left out.
+# Run in a child process with the tree's code first on the path: the CPU seconds of reading
+# the file (process start and imports left out; CPU, not wall, time: a shared machine's
+# other load then costs the figure little).
 _READ = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from scoring.runfile import read_run_lines
-start = time.perf_counter()
+start = time.process_time()
 with open(sys.argv[2], "rb") as stream:
     count = sum(1 for item in read_run_lines(stream, max_line_bytes=1 << 24) if item.run)
-print(count, time.perf_counter() - start)
+print(count, time.process_time() - start)
 """
 
 
@@ -101,10 +103,15 @@ def read_rate(tree: Path, runs: Path, n_runs: int) -> float:
     return n_runs / float(seconds)
 
 
-def score_rate(tree: Path, suite: Path, runs: Path, n_runs: int, jobs: int | None) -> float:
+def score_rate(
+    tree: Path, suite: Path, runs: Path, n_runs: int, jobs: int | None
+) -> tuple[float, float]:
+    """Runs per wall-clock second, and CPU seconds per thousand runs (every process of the
+    command's), of ``manage.py score --json``."""
     command = [sys.executable, str(tree / "manage.py"), "score", str(suite), str(runs), "--json"]
     if jobs is not None:
         command += ["--jobs", str(jobs)]
+    used = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(
         command,
@@ -116,7 +123,12 @@ def score_rate(tree: Path, suite: Path, runs: Path, n_runs: int, jobs: int | Non
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"{command}: exit {done.returncode}: {done.stderr.decode()[:500]}")
-    return n_runs / elapsed
+    return n_runs / elapsed, (_children_cpu() - used) / n_runs * 1000
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def free_cores() -> float:
@@ -147,31 +159,45 @@ def main() -> None:
         for name, suite, runs, n_runs in inputs(Path(tmp), args.runs, args.tau_copies):
             size = runs.stat().st_size / 1e6
             print(f"\n{name}: {n_runs:,} runs, {size:.0f} MB")
-            figures = {
+            reads = {
                 "orjson.loads alone (the floor)": lambda r=runs: orjson_rate(r),
                 "import + load, before": lambda r=runs, n=n_runs: read_rate(before, r, n),
                 "import + load, after": lambda r=runs, n=n_runs: read_rate(ROOT, r, n),
-                "manage.py score --json, before": (
-                    lambda s=suite, r=runs, n=n_runs: score_rate(before, s, r, n, None)
-                ),
             }
+            scores = {"manage.py score --json, before": (before, None)}
             for jobs in (1, 2):
-                figures[f"manage.py score --json --jobs {jobs}, after"] = (
-                    lambda s=suite, r=runs, n=n_runs, j=jobs: score_rate(ROOT, s, r, n, j)
-                )
-            found: dict[str, list[float]] = {label: [] for label in figures}
+                scores[f"manage.py score --json --jobs {jobs}, after"] = (ROOT, jobs)
+            found: dict[str, list] = {label: [] for label in [*reads, *scores]}
             for _ in range(args.rounds):
-                for label, measure in figures.items():
+                for label, measure in reads.items():
                     found[label].append(measure())
-            medians = {label: statistics.median(rates) for label, rates in found.items()}
-            for label, rate in medians.items():
-                print(f"  {label + ':':<46} {rate:>9,.0f} runs/s")
-            read = medians["import + load, after"] / medians["import + load, before"]
-            print(f"  import + load: {read:.2f}x before")
+                for label, (tree, jobs) in scores.items():
+                    found[label].append(score_rate(tree, suite, runs, n_runs, jobs))
+            for label in reads:
+                rate = statistics.median(found[label])
+                unit = "per second" if label.startswith("orjson") else "per CPU second"
+                print(f"  {label + ':':<46} {rate:>9,.0f} runs {unit}")
+            for label in scores:
+                rate = statistics.median(rate for rate, _ in found[label])
+                cpu = statistics.median(cpu for _, cpu in found[label])
+                print(
+                    f"  {label + ':':<46} {rate:>9,.0f} runs/s, "
+                    f"{cpu:.3f} CPU s per 1,000 runs (all processes)"
+                )
+            read = statistics.median(
+                new / old
+                for new, old in zip(
+                    found["import + load, after"], found["import + load, before"], strict=True
+                )
+            )
+            print(f"  import + load: {read:.2f}x before (median of the rounds' ratios)")
             for jobs in (1, 2):
-                after = medians[f"manage.py score --json --jobs {jobs}, after"]
-                ratio = after / medians["manage.py score --json, before"]
-                print(f"  manage.py score, --jobs {jobs}: {ratio:.2f}x before")
+                after = found[f"manage.py score --json --jobs {jobs}, after"]
+                ratio = statistics.median(
+                    a[0] / b[0]
+                    for a, b in zip(after, found["manage.py score --json, before"], strict=True)
+                )
+                print(f"  manage.py score --jobs {jobs}: {ratio:.2f}x before, wall clock")
 
 
 if __name__ == "__main__":

@@ -277,12 +277,15 @@ def read_run_lines(
 def line_batches(
     stream: BinaryIO, *, max_line_bytes: int | None, batch_lines: int, batch_bytes: int
 ) -> Iterator[tuple[int, list[bytes | SkippedLine]]] | None:
-    """A JSON-lines file (a seekable binary stream) as batches of its raw lines, each with
+    """A JSON-lines file (a binary stream) as batches of its raw lines, each with
     the number of its first line (at most ``batch_lines`` lines, ending at the one that
     takes it to ``batch_bytes``), for workers to read with ``json_lines(batch, start=…)``
-    and ``RecordReader``; lines past ``max_line_bytes`` come as ``SkippedLine``. None, the
-    stream sought back to where it was, when the file is one document of runs (an array, an
-    Inspect log): ``read_run_lines`` reads those whole."""
+    and ``RecordReader``; lines past ``max_line_bytes`` come as ``SkippedLine``. None (the
+    stream sought back to where it was) when the file is one document of runs (an array, an
+    Inspect log), or a stream that cannot seek back (a named pipe): ``read_run_lines``
+    reads those in one process."""
+    if not stream.seekable():
+        return None
     at = stream.tell()
     if _starts_an_array(stream):
         stream.seek(at)

@@ -3,6 +3,8 @@ what one process gives (reports in file order, problems by line, trials numbered
 file, exit status), with a bounded number of batches in flight."""
 
 import json
+import os
+import threading
 
 import pytest
 
@@ -145,3 +147,18 @@ def test_only_a_few_batches_are_in_flight(files):
     assert read == -(-BATCHES // 8)
     assert len(ahead) > BATCHES // 2
     assert max(ahead) <= jobs * parallel._IN_FLIGHT_PER_JOB
+
+
+def test_a_named_pipe_is_read_in_one_process(files, tmp_path):
+    """A stream that cannot seek back after its first line was looked at."""
+    suite, runs = files
+    pipe = tmp_path / "runs.pipe"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=lambda: pipe.write_bytes(runs.read_bytes()))
+    writer.start()
+    piped = run_score(suite, pipe, "--json", "--jobs", "2")
+    writer.join()
+    from_file = run_score(suite, runs, "--json", "--jobs", "2")
+    assert piped.returncode == from_file.returncode == 2
+    assert piped.stdout == from_file.stdout
+    assert piped.stderr.replace(str(pipe), str(runs)) == from_file.stderr
