@@ -114,15 +114,15 @@ def _numbered(results: list[Scored | _Read], numbering: TrialNumbering) -> Itera
             yield result
             continue
         line, unit, case, own_trial, report, verdict, seconds = result
-        item = RunLine(line, unit=unit)
         try:
             trial = numbering.trial(case, own_trial)
         except InvalidInput as exc:
+            item = RunLine(line, unit=unit)
             problems = tuple(item.problem(p.path, p.message) for p in exc.problems)
             yield Scored(line, problems, read=False)
             continue
         if report is None:
-            yield Scored(line, (_unknown_case(item, case),))
+            yield Scored(line, (_unknown_case(RunLine(line, unit=unit), case),))
             continue
         if type(report) is bytes:
             if own_trial is None:  # the text says null: the case key comes first, a
