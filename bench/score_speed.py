@@ -53,6 +53,26 @@ print(count, time.process_time() - start)
 """
 
 
+# `manage.py score --json --jobs N` in a child, past its start: the CPU seconds of its main
+# process (reading lines, putting results in order, writing) and of its workers, apart.
+_SPLIT = """
+import os, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+import django
+django.setup()
+from django.core.management import call_command
+start = time.process_time()
+out = open(os.devnull, "w")
+try:
+    call_command("score", sys.argv[2], sys.argv[3], "--json", "--jobs", sys.argv[4], stdout=out)
+except SystemExit:
+    pass
+workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(time.process_time() - start, workers.ru_utime + workers.ru_stime)
+"""
+
+
 def export(commit: str, into: Path) -> Path:
     """The code of ``commit``, as ``git archive`` writes it, under ``into``."""
     archive = subprocess.run(
@@ -131,6 +151,18 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def cpu_split(suite: Path, runs: Path, jobs: int) -> tuple[float, float]:
+    """(main process, workers) CPU seconds of ``manage.py score --json --jobs N``."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SPLIT, str(ROOT), str(suite), str(runs), str(jobs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    main_cpu, workers_cpu = done.stdout.split()
+    return float(main_cpu), float(workers_cpu)
+
+
 def free_cores() -> float:
     """How many cores two CPU-bound processes get here now (2.0 on an idle two-core machine)."""
 
@@ -198,6 +230,14 @@ def main() -> None:
                     for a, b in zip(after, found["manage.py score --json, before"], strict=True)
                 )
                 print(f"  manage.py score --jobs {jobs}: {ratio:.2f}x before, wall clock")
+            alone, _ = cpu_split(suite, runs, 1)
+            main_cpu, workers_cpu = cpu_split(suite, runs, 2)
+            bound = max(main_cpu, (main_cpu + workers_cpu) / 2)
+            print(
+                f"  CPU past start: --jobs 1 {alone:.2f} s; --jobs 2 main process {main_cpu:.2f}"
+                f" s, workers {workers_cpu:.2f} s: on two free cores at least {bound:.2f} s (half"
+                f" of all, or the main process if more), {alone / bound:.2f}x --jobs 1 at best"
+            )
 
 
 if __name__ == "__main__":
