@@ -130,13 +130,15 @@ def json_lines(
     *,
     max_line_bytes: int | None = None,
     max_depth: int | None = None,
+    start: int = 1,
 ) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value or ``InvalidInput``) for each non-blank line, in order.
 
-    ``lines`` is a binary stream or an iterable of lines, ``SkippedLine`` among them. A
+    ``lines`` is a binary stream or an iterable of lines, ``SkippedLine`` among them; its
+    first is line ``start`` of the file (a batch of a file's lines starts further on). A
     line longer than ``max_line_bytes``, or nested deeper than ``max_depth`` arrays and
     objects, is an ``InvalidInput`` saying so."""
-    for number, raw in enumerate(bounded_lines(lines, max_line_bytes), start=1):
+    for number, raw in enumerate(bounded_lines(lines, max_line_bytes), start=start):
         if type(raw) is SkippedLine:
             message = f"the line is {raw.size:,} bytes; the limit is {max_line_bytes:,}"
             yield number, InvalidInput([Problem("", message, number)])
@@ -249,13 +251,7 @@ def read_run_lines(
         yield from records.runs(items, ITEM)
         return
     bounded = bounded_lines(rest, max_line_bytes)
-    head = []  # the lines read to tell what the file is: blank ones, then the first other
-    for raw in bounded:
-        head.append(raw)
-        if type(raw) is SkippedLine or raw.strip():
-            break
-    first = head[-1] if head else b""
-    first = first.removeprefix(_BOM).strip() if type(first) is bytes else b""
+    head, first = _head(bounded)
     if first.startswith(_ZIP):
         archive = _seekable(lines, head, rest)
         try:
@@ -276,6 +272,57 @@ def read_run_lines(
     else:
         limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth}
         yield from records.runs(json_lines(chain(head, bounded), **limits), LINE)
+
+
+def line_batches(
+    stream: BinaryIO, *, max_line_bytes: int | None, batch_lines: int, batch_bytes: int
+) -> Iterator[tuple[int, list[bytes | SkippedLine]]] | None:
+    """A JSON-lines file (a binary stream) as batches of its raw lines, each with
+    the number of its first line (at most ``batch_lines`` lines, ending at the one that
+    takes it to ``batch_bytes``), for workers to read with ``json_lines(batch, start=…)``
+    and ``RecordReader``; lines past ``max_line_bytes`` come as ``SkippedLine``. None (the
+    stream sought back to where it was) when the file is one document of runs (an array, an
+    Inspect log), or a stream that cannot seek back (a named pipe): ``read_run_lines``
+    reads those in one process."""
+    if not stream.seekable():
+        return None
+    at = stream.tell()
+    if _starts_an_array(stream):
+        stream.seek(at)
+        return None
+    bounded = bounded_lines(stream, max_line_bytes)
+    head, first = _head(bounded)
+    if first.startswith((_ZIP, b"[")) or first == b"{":
+        stream.seek(at)
+        return None
+    return _batched(chain(head, bounded), batch_lines, batch_bytes)
+
+
+def _batched(lines: Iterator, max_lines: int, max_bytes: int) -> Iterator[tuple[int, list]]:
+    start = 1
+    batch: list = []
+    size = 0
+    for raw in lines:
+        batch.append(raw)
+        size += len(raw) if type(raw) is bytes else 0
+        if len(batch) == max_lines or size >= max_bytes:
+            yield start, batch
+            start += len(batch)
+            batch, size = [], 0
+    if batch:
+        yield start, batch
+
+
+def _head(bounded: Iterator[bytes | SkippedLine]) -> tuple[list, bytes]:
+    """The lines read to tell what a file is (blank ones, then the first other), and that
+    first other line stripped (empty when there is none, or it was too long)."""
+    head = []
+    for raw in bounded:
+        head.append(raw)
+        if type(raw) is SkippedLine or raw.strip():
+            break
+    first = head[-1] if head else b""
+    return head, first.removeprefix(_BOM).strip() if type(first) is bytes else b""
 
 
 def _starts_an_array(stream) -> bool:
@@ -301,10 +348,16 @@ class RecordReader:
     """Turns the records of a run file (lines, elements, samples) into runs, numbering the
     trials of each case across the whole file."""
 
-    def __init__(self, format_name: str | None, case_field: str | None):
+    def __init__(self, format_name: str | None, case_field: str | None, *, numbered=True):
         self.format_name = format_name
         self.case_field = case_field
-        self.numbering = TrialNumbering()
+        # Unnumbered, for a worker reading one batch of a file: the trials are numbered in
+        # file order by whoever puts the batches back together (``TrialNumbering.trial``).
+        self.numbering = TrialNumbering() if numbered else None
+
+    def _load(self, canonical: dict) -> Run:
+        run = load_run(canonical)
+        return run if self.numbering is None else self.numbering.number(run)
 
     def runs(self, records: Iterable[tuple[int, Any]], unit: str) -> Iterator[RunLine]:
         for number, value in records:
@@ -320,7 +373,7 @@ class RecordReader:
                 if name is None and isinstance(value, Mapping):
                     name = detect_format(value)
                 canonical = to_canonical(value, name)
-                run = self.numbering.number(load_run(canonical))
+                run = self._load(canonical)
             except InvalidInput as exc:
                 problems = tuple(_located(unit, number, p) for p in exc.problems)
                 yield RunLine(number, problems=problems, unit=unit, format=name)
@@ -345,7 +398,7 @@ class RecordReader:
                     if self.case_field:
                         sample = with_case_from(sample, self.case_field)
                     canonical = inspect_ai.convert(object_at(sample, ""), model=model)
-                    run = self.numbering.number(load_run(canonical))
+                    run = self._load(canonical)
                 except InvalidInput as exc:
                     problems = tuple(_located(SAMPLE, position, p) for p in exc.problems)
                     yield RunLine(position, problems=problems, unit=SAMPLE)

@@ -67,6 +67,14 @@ class SummaryWriter:
             self.out.write(f"  {len(gone)} case(s) of the baseline have no run now\n")
 
 
+def report_json(report: Report, baseline: str | None = None) -> bytes:
+    """A report as ``--json`` writes it, with its mark against the baseline if any."""
+    data = report.to_dict()
+    if baseline:
+        data["baseline"] = baseline
+    return orjson.dumps(data)
+
+
 class JsonArrayWriter:
     """One JSON array of reports, written as they come (never held in memory).
 
@@ -79,12 +87,10 @@ class JsonArrayWriter:
         self._write = binary.write if binary is not None else lambda data: out.write(data.decode())
         self.count = 0
 
-    def add_report(self, report: Report, baseline: str | None = None) -> None:
+    def add_report(self, report: Report | bytes, baseline: str | None = None) -> None:
+        """Write ``report``, or its ``report_json`` already made (by a worker process)."""
         self._write(b"[\n" if self.count == 0 else b",\n")
-        data = report.to_dict()
-        if baseline:
-            data["baseline"] = baseline
-        self._write(orjson.dumps(data))
+        self._write(report if type(report) is bytes else report_json(report, baseline))
         self.count += 1
 
     def finish(self, invalid_lines: int, comparison: Comparison | None = None) -> None:

@@ -280,21 +280,26 @@ class TrialNumbering:
         self._seen: dict[str, int] = {}
 
     def number(self, run: Run) -> Run:
-        taken = self._taken.get(run.case)
+        trial = self.trial(run.case, run.trial)
+        return run if trial == run.trial else run.with_trial(trial)
+
+    def trial(self, case: str, trial: int | None) -> int:
+        """The trial number of the next run of ``case`` in the file, whose own ``trial`` is
+        given (or None); raises ``InvalidInput`` when the case already has that trial."""
+        taken = self._taken.get(case)
         if taken is None:
-            taken = self._taken[run.case] = _TakenTrials()
-        if run.trial is None:
-            trial = self._seen.get(run.case, 0)
+            taken = self._taken[case] = _TakenTrials()
+        if trial is None:
+            trial = self._seen.get(case, 0)
             while trial in taken:
                 trial += 1
-            run = run.with_trial(trial)
-        elif run.trial in taken:
+        elif trial in taken:
             raise InvalidInput.single(
-                "trial", f"case {run.case!r} already has a run with trial {run.trial}"
+                "trial", f"case {case!r} already has a run with trial {trial}"
             )
-        taken.add(run.trial)
-        self._seen[run.case] = self._seen.get(run.case, 0) + 1
-        return run
+        taken.add(trial)
+        self._seen[case] = self._seen.get(case, 0) + 1
+        return trial
 
 
 class _TakenTrials:

@@ -1,16 +1,18 @@
 """``manage.py score SUITE_FILE RUN_FILE [--json] [--junit FILE] [--format NAME]
-[--case-field PATH]`` (DESIGN.md §7).
+[--case-field PATH] [--jobs N]`` (DESIGN.md §7).
 
-Scores offline, with no database, broker or server: each run line is parsed, scored and
-written before the next is read. Exit status: 0 all pass, 1 some fail or error, 2 invalid
+Scores offline, with no database, broker or server, streaming: a run line is parsed, scored
+and written before the file is read much further (on ``--jobs`` processes, a few batches of
+lines ahead; ``scoring.parallel``). Exit status: 0 all pass, 1 some fail or error, 2 invalid
 input (the valid lines are still scored and reported). A file that gives no valid run ends
 with one message saying what it looks like and what to change (``scoring.diagnosis``).
 """
 
+import argparse
 import io
 import os
 import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
@@ -26,10 +28,17 @@ from scoring.matcher import (
     InvalidInput,
     load_suite,
     parse_suite_document,
-    score,
     suite_warnings,
 )
-from scoring.runfile import read_run_lines
+from scoring.parallel import (
+    BATCH_BYTES,
+    BATCH_LINES,
+    Scored,
+    WorkerSettings,
+    score_batches,
+    score_records,
+)
+from scoring.runfile import line_batches, read_run_lines
 from scoring.writers import JsonArrayWriter, SummaryWriter
 
 EXIT_PASS, EXIT_FAIL, EXIT_INVALID = 0, 1, 2
@@ -85,6 +94,14 @@ class Command(BaseCommand):
             "(default: CASEBOOK_RUN_TIME_BUDGET_SECONDS, %(default)s)",
         )
         parser.add_argument(
+            "--jobs",
+            type=_positive,
+            metavar="N",
+            default=os.cpu_count() or 1,
+            help="score a JSON-lines file on N processes (default: every core, %(default)s);"
+            " standard input and whole-file documents are read in one",
+        )
+        parser.add_argument(
             "--case-field",
             metavar="PATH",
             help="where each run names its case, when not in `case`: a dotted path with [n]"
@@ -98,6 +115,7 @@ class Command(BaseCommand):
             raise SystemExit(EXIT_INVALID)
         self.max_line_bytes = options["max_line_bytes"]
         self.time_budget = options["time_budget"]
+        self.jobs = options["jobs"]
         try:
             comparison = self.read_baseline(options["baseline"])
             status = self.score_files(
@@ -157,22 +175,22 @@ class Command(BaseCommand):
         valid = 0
         first_problems = []
         all_passed = True
+        worker = WorkerSettings(
+            text,
+            suite_file,
+            format_name,
+            case_field,
+            self.max_line_bytes,
+            self.time_budget,
+            as_json=as_json and comparison is None and junit_writer is None,
+        )
         with runs:
-            lines = read_run_lines(
-                runs,
-                format_name=format_name,
-                case_field=case_field,
-                max_line_bytes=self.max_line_bytes,
-            )
-            for item in lines:
-                problems = item.problems
-                if not problems:
+            for scored in self.scored(runs, run_file == "-", suite, worker):
+                problems = scored.problems
+                if scored.read:
                     valid += 1
                 elif len(first_problems) < FIRST_PROBLEMS:
                     first_problems.append(str(problems[0]))
-                case = suite.case(item.run.case) if item.run else None
-                if item.run and case is None:
-                    problems = (item.problem("case", f"{item.run.case!r} is not in the suite"),)
                 if problems:
                     invalid += 1
                     for problem in problems:
@@ -181,15 +199,14 @@ class Command(BaseCommand):
                         field = f"{problem.path}: " if problem.path else ""
                         self.stderr.write(f"{at}: {field}{problem.message}")
                     if junit_writer:
-                        junit_writer.add_invalid(item.line, problems)
+                        junit_writer.add_invalid(scored.line, problems)
                     continue
-                started = time.perf_counter()
-                report = score(case, item.run, time_budget=self.time_budget)
+                report = scored.report
                 mark = comparison.add(report) if comparison is not None else None
                 out.add_report(report, mark)
                 if junit_writer:
-                    junit_writer.add_report(report, time.perf_counter() - started, mark)
-                all_passed &= report.verdict == PASS
+                    junit_writer.add_report(report, scored.seconds, mark)
+                all_passed &= scored.verdict == PASS
         out.finish(invalid, comparison)
         if not valid:
             head = runs.head if run_file == "-" else _head_of(run_file)
@@ -205,6 +222,32 @@ class Command(BaseCommand):
         if invalid or not valid:
             return EXIT_INVALID
         return EXIT_PASS if all_passed else EXIT_FAIL
+
+    def scored(self, runs, from_stdin: bool, suite, worker: WorkerSettings) -> Iterator[Scored]:
+        """The run file's records scored, in file order: a JSON-lines file on ``--jobs``
+        processes, anything else (standard input, one document of runs) in this one."""
+        if self.jobs > 1 and not from_stdin:
+            batches = line_batches(
+                runs,
+                max_line_bytes=self.max_line_bytes,
+                batch_lines=BATCH_LINES,
+                batch_bytes=BATCH_BYTES,
+            )
+            if batches is not None:
+                return score_batches(batches, self.jobs, worker)
+        lines = read_run_lines(
+            runs,
+            format_name=worker.format_name,
+            case_field=worker.case_field,
+            max_line_bytes=self.max_line_bytes,
+        )
+        return score_records(lines, suite, self.time_budget)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 1, not {text!r}")
+    return int(text)
 
 
 def _head_of(path: str) -> bytes:
