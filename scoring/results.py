@@ -160,7 +160,6 @@ ROW_FIELDS = (
     "run__line",
     "run__case_key",
     "run__trial",
-    "run__meta_values",
     "run__review__status",
     "run__review__assignee__username",
 )
@@ -235,9 +234,10 @@ def meta_text(meta: dict, name: str) -> str:
     return f"{float(value):.6g}" if isinstance(value, float | Decimal) and len(text) > 12 else text
 
 
-def table_rows(results: QuerySet[Result]) -> QuerySet:
-    """The results as the runs table reads them: plain values, nothing large."""
-    return results.values(*ROW_FIELDS)
+def table_rows(results: QuerySet[Result], *, meta: bool = False) -> QuerySet:
+    """The results as the runs table reads them: plain values, nothing large; with the
+    runs' meta values when ``meta`` (for columns: else they are not read)."""
+    return results.values(*ROW_FIELDS, *(["run__meta_values"] if meta else []))
 
 
 def run_rows(
@@ -257,7 +257,7 @@ def run_rows(
         failing[result_id].append(Failing(*fields_))
     rows = []
     for row in values:
-        meta = row["run__meta_values"] or {}
+        meta = row.get("run__meta_values") or {}
         rows.append(
             RunRow(
                 run_id=row["run_id"],
@@ -280,7 +280,8 @@ def iter_run_row_batches(
 ) -> Iterator[list[RunRow]]:
     """Every row of ``results``, in lists of ``batch``: for exports of 100,000 runs,
     without holding them."""
-    values = table_rows(results).iterator(chunk_size=batch)
+    columns = tuple(columns)
+    values = table_rows(results, meta=bool(columns)).iterator(chunk_size=batch)
     while chunk := list(islice(values, batch)):
         yield run_rows(chunk, tags, columns)
 

@@ -181,7 +181,11 @@ def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) ->
         "can_edit": can_edit,
         "filters": filters,
         "page": page,
-        "rows": run_rows(table_rows(page.object_list), case_tags(submission), filters.column_names),
+        "rows": run_rows(
+            table_rows(page.object_list, meta=bool(filters.columns)),
+            case_tags(submission),
+            filters.column_names,
+        ),
         "column_choices": column_choices(submission, filters),
         "tags": version_tags(submission),
         "verdicts": Verdict.choices,
