@@ -221,10 +221,11 @@ def test_the_table_with_columns_reads_no_documents_and_the_same_queries_at_any_s
     client = as_user(viewer)
     counts = []
     for count in (20, 200):
-        lines = many_runs(count)
-        for i, line in enumerate(lines):
-            if isinstance(line, dict) and line["case"] != "unknown":
-                line["meta"] = {"reward": i % 2, "model": "m"}
+        # Copies: the runs of ``many_runs`` are shared by other tests.
+        lines = [
+            {**line, "meta": {"reward": i % 2, "model": "m"}} if isinstance(line, dict) else line
+            for i, line in enumerate(many_runs(count))
+        ]
         submission = submit(suite, lines)
         query = {"columns": "reward,model", "verdict": "fail"}
         with django_assert_max_num_queries(14) as page:
