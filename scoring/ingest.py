@@ -34,6 +34,7 @@ from scoring.runfile import RunLine, read_run_lines
 from .bulk import insert_rows, relax_durability
 from .diagnosis import FIRST_PROBLEMS, HEAD_BYTES, diagnose
 from .models import InvalidLine, Run, Status, Submission
+from .runmeta import meta_values, note_seen, tool_names
 from .submissions import (
     clear_runs,
     enqueue_chunks,
@@ -44,7 +45,8 @@ from .submissions import (
 from .uploads import UploadRefused, open_upload
 
 RUN_FIELDS = (
-    "submission_id", "seq", "line", "case_key", "trial", "document", "final_text", "tools"
+    "submission_id", "seq", "line", "case_key", "trial", "document", "final_text", "tools",
+    "meta_values",
 )  # fmt: skip
 INVALID_FIELDS = ("submission_id", "line", "reason")
 INVALID_BATCH = 1000  # invalid lines stored per write
@@ -140,6 +142,8 @@ class _Batch:
         self.invalid_room = settings.CASEBOOK_MAX_STORED_INVALID_LINES
         self.unknown: list[tuple[str, int]] = []
         self.formats: set[str] = set()
+        self.tools_seen: set[str] = set()
+        self.meta_keys: set[str] = set()
         self.first_problems: list[str] = []  # for the diagnosis of a file with no valid run
 
     def add(self, item: RunLine) -> None:
@@ -166,9 +170,12 @@ class _Batch:
         else:
             self.known += 1
         self.seq += 1
+        tools, meta = tools_text(run), meta_values(run.meta)
+        note_seen(self.tools_seen, tool_names(tools))
+        note_seen(self.meta_keys, meta)
         self.runs.append(
             (self.submission_id, self.seq, item.line, run.case, run.trial,
-             canonical, run.final_text, tools_text(run))
+             canonical, run.final_text, tools, meta)
         )  # fmt: skip
         if len(self.runs) == self.chunk_runs:
             self.flush()
@@ -202,6 +209,8 @@ class _Batch:
             insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
             submission.invalid += self.invalid_read
             submission.formats_seen = sorted(self.formats)
+            submission.tools_seen = sorted(self.tools_seen)
+            submission.meta_keys = sorted(self.meta_keys)
             if final:
                 submission.ingest_finished = timezone.now()
                 if submission.stored_runs:

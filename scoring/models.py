@@ -37,6 +37,10 @@ class Submission(models.Model):
         max_length=40, blank=True, help_text="forced run format, or empty to detect"
     )
     formats_seen = models.JSONField(default=list, blank=True)
+    # What the runs table offers to show and filter by, gathered as the file is read (at
+    # most ``scoring.runmeta`` limits): the tools the runs called, and their meta keys.
+    tools_seen = models.JSONField(default=list, blank=True)
+    meta_keys = models.JSONField(default=list, blank=True)
     case_field = models.CharField(
         max_length=200, blank=True, help_text="where each run names its case, when not `case`"
     )
@@ -163,6 +167,9 @@ class Run(models.Model):
     # with a newline ("\nget_weather\nsend_email\n"), so that one portable ``contains``
     # finds the runs that called a tool.
     tools = models.TextField(default="", blank=True)
+    # The run's scalar ``meta`` values, bounded (``scoring.runmeta``): the runs table's
+    # chosen columns, read without the document.
+    meta_values = JSONTextField(default=dict, blank=True)
 
     class Meta:
         ordering = ["submission", "seq"]

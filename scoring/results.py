@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
+from decimal import Decimal
 from functools import cached_property
 from itertools import islice
 from urllib.parse import urlencode
@@ -11,7 +13,7 @@ from urllib.parse import urlencode
 from django.core.cache import cache
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
-from scoring.matcher import CAUSE_KINDS, CAUSE_WORDS
+from scoring.matcher import CAUSE_KINDS, CAUSE_WORDS, dump_json
 
 from .models import (
     LABEL_LIMIT,
@@ -26,6 +28,7 @@ from .models import (
 )
 from .passk import KFigures, pass_at_k, pass_hat_k, suite_figures
 from .reviews import with_status
+from .runmeta import META_KEY_LIMIT
 from .submissions import suite_of_version
 
 COMMON_FAILURES_SHOWN = 10
@@ -161,6 +164,44 @@ ROW_FIELDS = (
     "run__review__assignee__username",
 )
 
+# The matcher's reason for a call whose arguments differ starts by saying where the nearest
+# call was ("update_reservation_flights was called in batch 4: ", "2 calls of …; the
+# nearest, in batch 4: "); the differences after it are what a reviewer scans for.
+_WHERE_NEAREST = re.compile(
+    r"^(?:\d+ calls of .+?, none with these arguments; the nearest, in batch \d+"
+    r"|.+? was called in batch \d+): ",
+    re.DOTALL,
+)
+
+
+def short_reason(detail: str) -> str:
+    """A failed predicate's reason without where its nearest call was, when that is said."""
+    return _WHERE_NEAREST.sub("", detail, count=1)
+
+
+@dataclass(frozen=True)
+class Failing:
+    """A failed predicate as the runs table shows it."""
+
+    kind: str  # of predicate: expected_call, ...
+    index: int | None  # of the expected call, or expectation
+    label: str
+    detail: str  # the matcher's reason, in full
+    cause_kind: str
+    cause_tool: str
+    cause_argument: str
+
+    @property
+    def reason(self) -> str:
+        return short_reason(self.detail)
+
+    @property
+    def cause_words(self) -> str:
+        return CAUSE_WORDS.get(self.cause_kind, self.cause_kind)
+
+
+FAILING_FIELDS = ("kind", "index", "label", "detail", "cause_kind", "cause_tool", "cause_argument")
+
 
 @dataclass(frozen=True)
 class RunRow:
@@ -170,54 +211,79 @@ class RunRow:
     trial: int
     verdict: str
     tags: tuple[str, ...]
-    failing: list[str]  # labels of the failing predicates, in the report's order
+    failing: list[Failing]  # the failed predicates, in the report's order
     review: str  # a ReviewStatus value
     assignee: str  # username, or ""
+    columns: tuple[str, ...] = ()  # its meta values of the chosen columns ("" if none)
 
     @property
     def review_label(self) -> str:
         return ReviewStatus(self.review).label
 
 
-def table_rows(results: QuerySet[Result]) -> QuerySet:
-    """The results as the runs table reads them: plain values, nothing large."""
-    return results.values(*ROW_FIELDS)
+def meta_text(meta: dict, name: str) -> str:
+    """A meta value as a table cell: text as it is, other values as JSON writes them
+    (``1.0``, ``true``, ``null``), and "" for a key the run lacks. A fraction of many
+    digits (``0.0035475000000000003``, a float's sum) is cut to six significant ones."""
+    if name not in meta:
+        return ""
+    value = meta[name]
+    if isinstance(value, str):
+        return value
+    text = dump_json(value).decode()
+    return f"{float(value):.6g}" if isinstance(value, float | Decimal) and len(text) > 12 else text
 
 
-def run_rows(values: Iterable[dict], tags: dict[str, tuple[str, ...]]) -> list[RunRow]:
+def table_rows(results: QuerySet[Result], *, meta: bool = False) -> QuerySet:
+    """The results as the runs table reads them: plain values, nothing large; with the
+    runs' meta values when ``meta`` (for columns: else they are not read)."""
+    return results.values(*ROW_FIELDS, *(["run__meta_values"] if meta else []))
+
+
+def run_rows(
+    values: Iterable[dict], tags: dict[str, tuple[str, ...]], columns: Iterable[str] = ()
+) -> list[RunRow]:
     """Rows of the runs table for ``values`` (from ``table_rows``), with their failing
-    predicates read in one query."""
+    predicates read in one query, and the meta values of ``columns``."""
     values = list(values)
-    failing: dict[int, list[str]] = {row["run_id"]: [] for row in values}
+    columns = tuple(columns)
+    failing: dict[int, list[Failing]] = {row["run_id"]: [] for row in values}
     predicates = (
         PredicateResult.objects.filter(result_id__in=failing, passed=False)
         .order_by("pk")  # written in the report's order
-        .values_list("result_id", "label")
+        .values_list("result_id", *FAILING_FIELDS)
     )
-    for result_id, label in predicates:
-        failing[result_id].append(label)
-    return [
-        RunRow(
-            run_id=row["run_id"],
-            line=row["run__line"],
-            case_key=row["run__case_key"],
-            trial=row["run__trial"],
-            verdict=row["verdict"],
-            tags=tags.get(row["run__case_key"], ()),
-            failing=failing[row["run_id"]],
-            review=row["run__review__status"] or ReviewStatus.UNTRIAGED,
-            assignee=row["run__review__assignee__username"] or "",
+    for result_id, *fields_ in predicates:
+        failing[result_id].append(Failing(*fields_))
+    rows = []
+    for row in values:
+        meta = row.get("run__meta_values") or {}
+        rows.append(
+            RunRow(
+                run_id=row["run_id"],
+                line=row["run__line"],
+                case_key=row["run__case_key"],
+                trial=row["run__trial"],
+                verdict=row["verdict"],
+                tags=tags.get(row["run__case_key"], ()),
+                failing=failing[row["run_id"]],
+                review=row["run__review__status"] or ReviewStatus.UNTRIAGED,
+                assignee=row["run__review__assignee__username"] or "",
+                columns=tuple(meta_text(meta, name) for name in columns),
+            )
         )
-        for row in values
-    ]
+    return rows
 
 
-def iter_run_rows(results: QuerySet[Result], tags, batch: int = 2000) -> Iterator[RunRow]:
-    """Every row of ``results``, read ``batch`` at a time: for exports of 100,000 runs,
+def iter_run_row_batches(
+    results: QuerySet[Result], tags, batch: int = 2000, columns: Iterable[str] = ()
+) -> Iterator[list[RunRow]]:
+    """Every row of ``results``, in lists of ``batch``: for exports of 100,000 runs,
     without holding them."""
-    values = table_rows(results).iterator(chunk_size=batch)
+    columns = tuple(columns)
+    values = table_rows(results, meta=bool(columns)).iterator(chunk_size=batch)
     while chunk := list(islice(values, batch)):
-        yield from run_rows(chunk, tags)
+        yield run_rows(chunk, tags, columns)
 
 
 # Review statuses in the workflow's order (untriaged first), for sorting by review.
@@ -226,6 +292,9 @@ _REVIEW_ORDER = Case(
     default=Value(0),  # no review row: untriaged
     output_field=IntegerField(),
 )
+
+COLUMNS_SHOWN = 6  # meta columns at most
+VIEW_ONLY = ("sort", "columns")  # parameters that change how the table looks, not its runs
 
 # What the runs table may be sorted by: the query parameter, and the ordering it means.
 SORTS = {
@@ -265,12 +334,16 @@ class RunFilters:
     review: str = ""  # review status
     text: str = ""  # in the final answer, case-insensitive
     sort: str = "line"
+    columns: str = ""  # meta keys shown as columns, comma-separated (not a filter)
 
     @classmethod
     def from_query(cls, query) -> RunFilters:
         """From a request's GET parameters; unknown values are dropped, not errors (a
         shared link outlives a renamed option)."""
         values = {f.name: query.get(f.name, "").strip() for f in fields(cls)}
+        # Columns ticked in the form come as one parameter each; a link has them joined.
+        if hasattr(query, "getlist"):
+            values["columns"] = ",".join(query.getlist("columns"))
         if values["verdict"] not in Verdict.values:
             values["verdict"] = ""
         if values["review"] not in ReviewStatus.values:
@@ -283,7 +356,15 @@ class RunFilters:
         values["cause"] = values["cause"][:LABEL_LIMIT]
         values["argument"] = values["argument"][:LABEL_LIMIT] if values["cause"] else ""
         values["problem"] = values["problem"][:32]
+        names = (name.strip() for name in values["columns"].split(","))
+        names = [name for name in names if name and len(name) <= META_KEY_LIMIT]
+        values["columns"] = ",".join(dict.fromkeys(names[:COLUMNS_SHOWN]))
         return cls(**values)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """The meta keys shown as columns, in the chosen order."""
+        return tuple(self.columns.split(",")) if self.columns else ()
 
     @property
     def cause_words(self) -> str:
@@ -295,8 +376,8 @@ class RunFilters:
 
     @property
     def active(self) -> bool:
-        """Whether any filter (not the sort) narrows the table."""
-        return any(value for name, value in asdict(self).items() if name != "sort")
+        """Whether any filter (not the sort or the columns) narrows the table."""
+        return any(value for name, value in asdict(self).items() if name not in VIEW_ONLY)
 
     def as_query(self) -> dict[str, str]:
         """The parameters that are set, for links that keep the filters."""

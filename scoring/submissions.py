@@ -184,6 +184,8 @@ def clear_runs(submission: Submission) -> None:
     submission.stored_runs = submission.total = submission.invalid = 0
     submission.unknown_cases = {}
     submission.formats_seen = []
+    submission.tools_seen = []
+    submission.meta_keys = []
 
 
 def recount_cases(submission: Submission, suite: MatcherSuite) -> None:

@@ -3,6 +3,7 @@ matcher's public API):
 
 - ``scoring`` builds on ``cases``, never the reverse: ``cases`` imports nothing of ``scoring``
   but the two Django-free libraries, ``scoring.matcher`` and ``scoring.importers``.
+- No test module imports another (shared test data lives in modules that are not tests).
 - The matcher is used only through ``scoring/matcher/__init__.py``: outside
   ``scoring/matcher/`` (and the tests of its internals, ``tests/matcher/``), no module imports
   one of its submodules, or a name its ``__all__`` does not export.
@@ -95,3 +96,15 @@ def test_nothing_outside_the_matcher_reaches_past_its_public_api():
 @pytest.mark.parametrize("name", scoring.matcher.__all__)
 def test_every_name_of_the_public_api_exists(name):
     assert hasattr(scoring.matcher, name)
+
+
+def test_no_test_module_imports_another():
+    """Shared test data lives in modules that are not tests (``tests/builders.py`` and the
+    like), so that a test module can be read, moved or deleted on its own."""
+    wrong = []
+    for path in modules("tests"):
+        for line, module, name in imports(path):
+            target = f"{module}.{name}" if name else module
+            if any(part.startswith("test_") for part in target.split(".")[1:]):
+                wrong.append(f"{where(path, line)}: {target}")
+    assert wrong == []

@@ -12,7 +12,7 @@ from scoring import parallel
 from scoring.parallel import WorkerSettings, score_batches
 from scoring.runfile import line_batches
 from tests import tau_bench
-from tests.test_score_command import FAILING, PASSING, SUITE, run_score
+from tests.commands import FAILING, PASSING, SUITE, run_score
 
 BATCHES = 3 * parallel.BATCH_LINES  # enough lines for several batches per worker
 

@@ -5,8 +5,7 @@ import pytest
 
 from cases.tool_catalog import catalog_rows, tools_from_any
 from scoring.matcher import InvalidInput, load_suite, suite_warnings
-
-from .test_bfcl import imported_suite
+from tests.bfcl_data import imported_suite
 
 SCHEMA = {
     "type": "object",

@@ -184,12 +184,25 @@ def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) ->
         "can_edit": can_edit,
         "filters": filters,
         "page": page,
-        "rows": run_rows(table_rows(page.object_list), case_tags(submission)),
+        "rows": run_rows(
+            table_rows(page.object_list, meta=bool(filters.columns)),
+            case_tags(submission),
+            filters.column_names,
+        ),
+        "column_choices": column_choices(submission, filters),
         "tags": version_tags(submission),
         "verdicts": Verdict.choices,
         "review_statuses": ReviewStatus.choices,
         "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite)) if can_edit else None,
     }
+
+
+def column_choices(submission: Submission, filters: RunFilters) -> list[tuple[str, bool]]:
+    """The meta keys the table may show as columns, each with whether it is shown: those
+    the runs have, and any the address names besides (so that it can be unticked)."""
+    shown = filters.column_names
+    keys = [*submission.meta_keys, *(name for name in shown if name not in submission.meta_keys)]
+    return [(key, key in shown) for key in keys]
 
 
 @login_required

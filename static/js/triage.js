@@ -5,6 +5,9 @@
 //   j / k    next / previous failure        1–6  set a status       a  assign to me
 //   c        focus the comment box           Enter (or Ctrl+Enter) in it posts
 //   ?        show or hide the key list
+//
+// On the submission page, j / k move through the runs table's rows (data-run-row), giving
+// the focus to the row's link to its run (data-run-link): Enter opens it.
 
 const ADVANCE_KEY = "casebook.triage.advance";
 
@@ -19,6 +22,20 @@ function press(selector) {
   const element = document.querySelector(selector);
   if (!element) return false;
   element.click();
+  return true;
+}
+
+// The row holding the focus, else the highlighted one: where j and k move from.
+function moveInList(step) {
+  const rows = [...document.querySelectorAll("[data-run-row]")];
+  if (!rows.length) return false;
+  const from = rows.findIndex(
+    (row) => row.contains(document.activeElement) || row.classList.contains("current"),
+  );
+  const to = from < 0 ? 0 : Math.min(rows.length - 1, Math.max(0, from + step));
+  for (const row of rows) row.classList.toggle("current", row === rows[to]);
+  rows[to].querySelector("[data-run-link]")?.focus({ preventScroll: true });
+  rows[to].scrollIntoView({ block: "nearest" });
   return true;
 }
 
@@ -45,8 +62,8 @@ document.addEventListener("keydown", (event) => {
   }
   if (event.ctrlKey || typing(target)) return;
   let done = false;
-  if (event.key === "j") done = press('[data-triage="next"]');
-  else if (event.key === "k") done = press('[data-triage="previous"]');
+  if (event.key === "j") done = press('[data-triage="next"]') || moveInList(1);
+  else if (event.key === "k") done = press('[data-triage="previous"]') || moveInList(-1);
   else if (/^[1-6]$/.test(event.key)) done = press(`[data-triage-key="${event.key}"]`);
   else if (event.key === "a") done = press('[data-triage-key="a"]');
   else if (event.key === "c") {

@@ -72,7 +72,7 @@ def run_keys(html: str) -> list[tuple[str, str]]:
     """(case key, verdict) of each row of the runs table, in order."""
     rows = re.findall(
         r'<td><span class="verdict \w+">(\w+)</span></td>\s*'
-        r'<td><a href="[^"]*"><code class="key">([^<]+)</code></a></td>',
+        r'<td><a href="[^"]*"[^>]*><code class="key">([^<]+)</code></a></td>',
         html,
     )
     return [(key, verdict) for verdict, key in rows]
@@ -84,3 +84,10 @@ def many_runs(count: int) -> list[dict]:
     kinds = [GREETING_PASS, GREETING_FAIL, WEATHER_PASS, DELETE_FAIL, FULL_RUN]
     runs = [kinds[i % len(kinds)] for i in range(count)]
     return [*runs, "not json", {"case": "unknown", "batches": []}]
+
+
+def reads_documents(queries) -> bool:
+    """Whether any query read a stored run or a suite version's document: the large JSON
+    texts the submission pages have no use for."""
+    columns = ('"scoring_run"."document"', '"cases_suiteversion"."document"')
+    return any(column in query["sql"] for query in queries for column in columns)

@@ -169,7 +169,7 @@ def test_the_back_button_gets_the_whole_page_when_htmx_has_no_copy(as_user, view
     assert '<option value="pass" selected>' in html
     assert "HX-History-Restore-Request" in response["Vary"]
     # htmx keeps no copy of this page: its copy would hold the form as first loaded.
-    assert '<section id="runs-section" aria-label="Runs" hx-history="false">' in html
+    assert '<section id="runs-section" aria-label="Runs" hx-history="false"' in html
 
 
 def test_the_filter_form_works_without_javascript(as_user, viewer, scored):
@@ -254,7 +254,7 @@ def test_rows_show_tags_failing_predicates_and_reviews(as_user, viewer, editor, 
     reviews.set_status(weather, ReviewStatus.EXPECTATION_WRONG, editor)
     reviews.assign(weather, editor, editor)
     html = table(text(as_user(viewer).get(url(scored), {"tag": "weather", "verdict": "fail"})))
-    row = re.findall(r"<tr>(.*?)</tr>", html, re.S)[1]
+    row = re.findall(r"<tr data-run-row>(.*?)</tr>", html, re.S)[1]
     assert re.findall(r'<a class="tag"[^>]*>(\w+)</a>', row) == ["weather", "parallel"]
     assert '<code class="call">get_weather(city=&quot;Tokyo&quot;)</code>' in row
     assert '<span class="review expectation_wrong">expectation wrong</span>' in row
@@ -457,8 +457,14 @@ def test_csv_lists_the_filtered_runs_with_the_table_columns(as_user, viewer, edi
             "verdict": "fail",
             "tags": "weather parallel",
             "failing predicates": f'{TOKYO}\nfinal text contains "Tokyo"',
+            "reasons": 'get_weather was called in batch 0: city: expected "Tokyo", got "Paris"\n'
+            'the final text does not contain it: "Paris only"',
+            "cause kinds": "argument_value\nfinal_text",
+            "cause tools": "get_weather\n",
+            "cause arguments": "city\n",
             "review": "flaky",
             "assignee": "eddie-editor",
+            "comments": "",
             "url": f"http://testserver/submissions/{scored.pk}/runs/{run.pk}/",
         }
         for run in runs

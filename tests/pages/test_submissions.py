@@ -26,6 +26,7 @@ from .runs import (
     WEATHER_PASS,
     cells,
     many_runs,
+    reads_documents,
     run_keys,
     url,
 )
@@ -789,13 +790,6 @@ def test_upload_errors_escape_the_label_typed(as_user, editor, suite, payload):
 
 
 # --- queries ----------------------------------------------------------------------------------
-
-
-def reads_documents(queries) -> bool:
-    """Whether any query read a stored run or a suite version's document: the large JSON
-    texts the submission pages have no use for."""
-    columns = ('"scoring_run"."document"', '"cases_suiteversion"."document"')
-    return any(column in query["sql"] for query in queries for column in columns)
 
 
 @pytest.mark.parametrize("count", [20, 200])
