@@ -71,7 +71,7 @@ def runs_csv(submission: Submission, filters: RunFilters, base_url: str) -> Iter
     writer = csv.writer(_Echo())
     columns = filters.column_names
     yield writer.writerow([*CSV_HEADER[:META_AT], *columns, *CSV_HEADER[META_AT:]])
-    suite = suite_of_version(submission.version_id)
+    suite = suite_of_version(submission.version)
     # Reversed once, the run's id put in per row: reversing each row's address took as long
     # as the rest of the export.
     head, tail = (base_url + reverse("run", args=[submission.pk, 0])).rsplit("/0/", 1)

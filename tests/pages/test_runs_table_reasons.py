@@ -197,7 +197,7 @@ def test_the_stored_runs_get_their_meta_values_from_the_migration(suite, submit)
     Run.objects.filter(submission=submission).update(meta_values={})
     submission.meta_keys, submission.tools_seen = [], []
     submission.save()
-    migration = importlib.import_module("scoring.migrations.0009_run_meta_values_and_tools_seen")
+    migration = importlib.import_module("scoring.migrations.0010_run_meta_values_and_tools_seen")
     migration.fill(apps, None)
     submission.refresh_from_db()
     assert submission.meta_keys == ["flag", "model", "none", "reward", "user_cost"]
