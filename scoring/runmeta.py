@@ -22,7 +22,8 @@ def meta_values(meta: Mapping) -> dict:
     for key, value in meta.items():
         if len(kept) >= META_VALUES_KEPT:
             break
-        if not isinstance(key, str) or not key or len(key) > META_KEY_LIMIT:
+        # A NUL cannot be in PostgreSQL's JSON, where the submission lists the keys seen.
+        if not isinstance(key, str) or not key or len(key) > META_KEY_LIMIT or "\x00" in key:
             continue
         if isinstance(value, str):
             kept[key] = value[:META_TEXT_LIMIT]
@@ -32,12 +33,13 @@ def meta_values(meta: Mapping) -> dict:
 
 
 def note_seen(seen: set[str], names: Iterable[str]) -> None:
-    """Add ``names`` to ``seen``, up to ``SEEN_LIMIT`` of them."""
+    """Add ``names`` to ``seen``, up to ``SEEN_LIMIT`` of them. A NUL reads as U+FFFD, as in
+    the text columns (``scoring.bulk``): PostgreSQL's JSON cannot hold one."""
     for name in names:
         if len(seen) >= SEEN_LIMIT:
             return
         if len(name) <= NAME_LIMIT:
-            seen.add(name)
+            seen.add(name.replace("\x00", "\ufffd"))
 
 
 def tool_names(tools: str) -> list[str]:
