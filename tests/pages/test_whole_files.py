@@ -4,35 +4,18 @@ no valid run: failed with its diagnosis, never the suite's last result, and show
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from cases import services
 from scoring.models import Status, Submission
 from tests import tau_bench
+from tests.inspect_data import INSPECT, INSPECT_SUITE
 
 from .conftest import HX, escaped, jsonl, text, upload
 from .runs import GREETING_PASS, TRIALS
 
 pytestmark = pytest.mark.django_db
 
-INSPECT = Path(__file__).resolve().parent.parent / "fixtures" / "inspect"
-INSPECT_SUITE = {
-    "schema": "casebook.suite/1",
-    "name": "tools",
-    "cases": [
-        {
-            "key": "weather",
-            "expected_calls": [{"name": "get_weather", "required_args": {"city": "Paris"}}],
-        },
-        {
-            "key": "delete",
-            "expected_calls": [{"name": "delete_file", "required_args": {"path": "notes.txt"}}],
-        },
-        {"key": "crash", "expectations": [{"type": "no_error"}]},
-    ],
-}
 # The τ-bench results turned into lines, naming the case as task_id: what a user tried.
 TASK_LINES = [{"task_id": r["task_id"], "messages": r["traj"]} for r in tau_bench.RECORDS[:8]]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -19,28 +18,11 @@ from scoring.ingest import ingest
 from scoring.models import Status, Submission, UploadChunk
 from scoring.views.library import with_last_result
 from tests import tau_bench
+from tests.inspect_data import INSPECT, INSPECT_SUITE
 
 from .conftest import DEMO, assert_consistent, jsonl, upload
 
 pytestmark = pytest.mark.django_db
-
-
-INSPECT = Path(__file__).resolve().parent.parent / "fixtures" / "inspect"
-INSPECT_SUITE = {
-    "schema": "casebook.suite/1",
-    "name": "tools",
-    "cases": [
-        {
-            "key": "weather",
-            "expected_calls": [{"name": "get_weather", "required_args": {"city": "Paris"}}],
-        },
-        {
-            "key": "delete",
-            "expected_calls": [{"name": "delete_file", "required_args": {"path": "notes.txt"}}],
-        },
-        {"key": "crash", "expectations": [{"type": "no_error"}]},
-    ],
-}
 
 
 @pytest.fixture
