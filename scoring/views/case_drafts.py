@@ -1,0 +1,121 @@
+"""Cases from these runs (issue 15 §3): a draft case per case key of the runs table's
+filter's passing runs, listed for the author to review (which to keep, from which trial,
+into this suite or a new one); saving makes those kept, as one version. Nothing is saved
+before the author says so."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Max
+from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+from cases import services
+from cases.permissions import draft_targets
+from scoring import case_drafts
+from scoring.forms import CasesFromRunsForm
+from scoring.matcher import InvalidInput
+from scoring.results import RunFilters
+
+from .access import submission_for
+
+
+@login_required
+@vary_on_headers("HX-Request")
+def cases_from_runs(request, pk):
+    """GET: the drafts for the filters in the query string. POST: the same page after the
+    author changed where they go or which trial a draft comes from (``action=preview``),
+    or the drafts kept, saved (``action=save``)."""
+    submission = submission_for(request.user, pk)
+    suite = submission.suite
+    into_suite, teams = draft_targets(request.user, suite)
+    filters = RunFilters.from_query(request.GET)
+    latest = suite.versions.aggregate(last=Max("number"))["last"]
+    label = submission.label or f"submission #{submission.pk}"
+    form = CasesFromRunsForm(
+        request.POST if request.method == "POST" else None,
+        into_suite=into_suite,
+        teams=teams,
+        initial={
+            "seen_version": latest,
+            "name": f"{suite.name}: {label}"[:200],
+            "team": suite.team if teams.filter(pk=suite.team_id).exists() else None,
+        },
+    )
+    picks, kept = CasesFromRunsForm.picks(request.POST)
+    new_suite = form.chosen_target == CasesFromRunsForm.NEW_SUITE
+    drafts = case_drafts.draft_cases(
+        submission, filters, into=None if new_suite else suite, picks=picks
+    )
+    context = {
+        "submission": submission,
+        "suite": suite,
+        "filters": filters,
+        "self_url": request.get_full_path(),
+        "form": form,
+        "drafts": drafts,
+        "kept": kept,
+        "new_suite": new_suite,
+        "problems": [],
+    }
+    status = 200
+    if request.method == "POST" and request.POST.get("action") == "save":
+        chosen = [d for d in drafts.drafts if kept is None or d.key in kept]
+        if not chosen:
+            form.add_error(None, "Tick at least one draft to save.")
+        elif form.is_valid():
+            try:
+                target, notice = _save(request.user, submission, form.cleaned_data, chosen)
+            except services.SuiteChanged as exc:
+                form = _form_seeing(request.POST, exc.number, into_suite=into_suite, teams=teams)
+                form.add_error(
+                    None,
+                    f"Someone changed the suite meanwhile (now version {exc.number}): the "
+                    "drafts below are made again against it. Review them, then save.",
+                )
+                context["form"] = form
+            except InvalidInput as exc:
+                context["problems"] = exc.problems
+            else:
+                messages.success(request, notice)
+                return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+        status = 422
+    template = "scoring/cases_from_runs.html"
+    return render(
+        request, f"{template}#drafts" if request.htmx else template, context, status=status
+    )
+
+
+def _save(user, submission, data: dict, chosen: list[case_drafts.Draft]) -> tuple[str, str]:
+    """Save the chosen drafts where the form says; the page to go to, and what was done."""
+    count = f"{len(chosen)} case{pluralize(len(chosen))}"
+    source = f"passing runs of submission #{submission.pk}"
+    if data["target"] == CasesFromRunsForm.NEW_SUITE:
+        document = case_drafts.new_suite_document(data["name"].strip(), submission, chosen)
+        made = services.create_suite(data["team"], document, user, message=f"Made from {source}")
+        return made.get_absolute_url(), f"Made the suite {made.name} of {count} from {source}."
+    revised = sum(d.revises for d in chosen)
+    version = services.save_cases(
+        submission.suite,
+        [d.case for d in chosen],
+        user,
+        seen_version=data["seen_version"],
+        message=f"{count} from {source}",
+    )
+    notice = (
+        f"Saved {count} from {source} as version {version.number}: {revised} revised, "
+        f"{len(chosen) - revised} added."
+    )
+    return submission.suite.get_absolute_url(), notice
+
+
+def _form_seeing(posted, number: int, **options) -> CasesFromRunsForm:
+    """The posted form, now reviewing version ``number`` of the suite."""
+    data = posted.copy()
+    data["seen_version"] = str(number)
+    form = CasesFromRunsForm(data, **options)
+    form.is_valid()
+    return form
