@@ -82,13 +82,14 @@ def test_the_passing_runs_of_a_filter_are_drafted_as_revisions_and_saved_in_one_
     assert chosen_runs(preview) == [later.run_id]
     assert "get_weather(city=&quot;Paris&quot;) [ordered, after result of #0]" in preview
     response = client.post(url, save_form(preview))
-    assert response.status_code == 302 and response.url == suite.get_absolute_url()
+    assert response.status_code == 302
+    assert response.url == suite.get_absolute_url()
     assert SuiteVersion.objects.count() == versions + 1
     saved = services.case_document(suite.cases.get(key="weather-two-cities"))
     assert [c["required_args"]["city"] for c in saved["expected_calls"]] == ["Tokyo", "Paris"]
     assert saved["prompt"] == "What's the weather in Paris and Tokyo?"  # kept
     assert saved["tags"] == ["weather", "parallel"]
-    assert suite.latest_version.message == "1 case from passing runs of submission #%d" % demo.pk
+    assert suite.latest_version.message == f"1 case from passing runs of submission #{demo.pk}"
     notice = text(client.get(response.url))
     assert "Saved 1 case from passing runs of submission" in notice
     assert "1 revised, 0 added" in notice
@@ -112,13 +113,13 @@ def test_drafts_saved_as_a_new_suite_in_a_team_where_the_author_edits(as_user, e
     url = drafts_url(demo)
     shown = text(client.get(url))
     page = text(client.post(url, save_form(shown, target="new", action="preview"), headers=HX))
-    assert "new case" in page and "draft revision of the case" not in page
+    assert "new case" in page
+    assert "draft revision of the case" not in page
     assert 'name="name"' in page
     missing = client.post(url, save_form(page, target="new", name=" ", team=""))
     assert missing.status_code == 422
-    assert "Name the new suite." in text(missing) and "Choose the new suite&#x27;s team." in text(
-        missing
-    )
+    assert "Name the new suite." in text(missing)
+    assert "Choose the new suite&#x27;s team." in text(missing)
     response = client.post(url, save_form(page, target="new", name="Regressions", team=team.pk))
     made = Suite.objects.get(name="Regressions")
     assert response.url == made.get_absolute_url()
@@ -163,7 +164,8 @@ def test_who_may_draft_and_save(as_user, viewer, outsider, other_team, demo, mak
     # a viewer here who edits another team may make a new suite there, and only that
     elsewhere = make_team("Theirs", admin=viewer)
     page = text(as_user(viewer).get(url))
-    assert 'value="suite"' not in page and "new case" in page
+    assert 'value="suite"' not in page
+    assert "new case" in page
     refused = as_user(viewer).post(url, save_form(page, target="suite"))
     assert refused.status_code == 422
     assert demo.suite.versions.count() == 1
@@ -204,7 +206,8 @@ def test_a_new_suite_from_the_tau_bench_passes_passes_them_and_judges_the_other_
     page = text(client.get(drafts_url(tau)))
     assert f"{tau_bench.PASSED} runs of" in page
     keys = drafted_keys(page)
-    assert keys and len(keys) == len(set(keys))
+    assert keys
+    assert len(keys) == len(set(keys))
     sources = set(chosen_runs(page))
     response = client.post(
         drafts_url(tau), save_form(page, target="new", name="τ-bench regressions", team=team.pk)
