@@ -19,7 +19,7 @@ from django.db.models.functions import RowNumber
 from cases import services
 from cases.diff import predicate_labels
 from cases.drafts import draft_case, draft_revision
-from cases.models import Suite
+from cases.models import Suite, SuiteVersion, Team
 from scoring.matcher import SUITE_SCHEMA
 
 from .models import Run, Submission, Verdict
@@ -146,3 +146,41 @@ def new_suite_document(name: str, submission: Submission, drafts: list[Draft]) -
     catalog (the drafts' calls are calls of those tools)."""
     tools = services.suite_tools(submission.suite)
     return _suite_of([d.case for d in drafts], name=name, **({"tools": tools} if tools else {}))
+
+
+@dataclass(frozen=True)
+class Saved:
+    suite: Suite
+    version: SuiteVersion
+    revised: int  # drafts saved as revisions of the suite's cases
+    added: int  # drafts saved as new cases
+
+
+def save_drafts(
+    submission: Submission,
+    chosen: list[Draft],
+    user,
+    *,
+    new_suite: tuple[Team, str] | None = None,
+    seen_version: int | None = None,
+) -> Saved:
+    """Save the drafts the author kept, as one version: into the submission's suite (each
+    a revision of the case of its key, or a new case; ``services.SuiteChanged`` when the
+    suite has a newer version than ``seen_version``), or as the new suite ``new_suite``
+    names (its team and name). ``InvalidInput`` names a draft by its place."""
+    source = f"passing runs of submission #{submission.pk}"
+    if new_suite is not None:
+        team, name = new_suite
+        document = new_suite_document(name, submission, chosen)
+        made = services.create_suite(team, document, user, message=f"Made from {source}")
+        return Saved(made, made.latest_version, 0, len(chosen))
+    count = f"{len(chosen)} case{'' if len(chosen) == 1 else 's'}"
+    version = services.save_cases(
+        submission.suite,
+        [d.case for d in chosen],
+        user,
+        seen_version=seen_version,
+        message=f"{count} from {source}",
+    )
+    revised = sum(d.revises for d in chosen)
+    return Saved(submission.suite, version, revised, len(chosen) - revised)

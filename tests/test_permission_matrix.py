@@ -222,6 +222,7 @@ API = [
     ("api:submission-detail", "get", {"pk": "submission"}, None, API_READ),
     ("api:submission-results", "get", {"pk": "submission"}, None, API_READ),
     ("api:submission-failures", "get", {"pk": "submission"}, None, API_READ),
+    ("api:submission-case-drafts", "get", {"pk": "submission"}, None, (401, 404, 403, 200, 200)),
     (
         "api:submission-rescore",
         "post",
@@ -354,6 +355,10 @@ def test_a_suite_visible_to_everyone_is_read_by_outsiders_but_changed_only_by_it
         # page sends the outsider back (agents is not theirs), the API answers 404 for it.
         assert response.status_code == (404 if api else 302)
         assert not world.team.suites.exclude(pk=world.suite.pk).exists()
+        return
+    if route == "api:submission-case-drafts":
+        # Drafts for a new suite of the outsider's own team, never revisions of this one.
+        assert response.status_code == 403
         return
     if route == "submission_case_drafts":
         # Cases drafted from its runs may go into a new suite of the outsider's own team

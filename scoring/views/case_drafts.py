@@ -91,25 +91,26 @@ def cases_from_runs(request, pk):
 
 def _save(user, submission, data: dict, chosen: list[case_drafts.Draft]) -> tuple[str, str]:
     """Save the chosen drafts where the form says; the page to go to, and what was done."""
+    new_suite = data["target"] == CasesFromRunsForm.NEW_SUITE
+    saved = case_drafts.save_drafts(
+        submission,
+        chosen,
+        user,
+        new_suite=(data["team"], data["name"].strip()) if new_suite else None,
+        seen_version=data["seen_version"],
+    )
     count = f"{len(chosen)} case{pluralize(len(chosen))}"
     source = f"passing runs of submission #{submission.pk}"
-    if data["target"] == CasesFromRunsForm.NEW_SUITE:
-        document = case_drafts.new_suite_document(data["name"].strip(), submission, chosen)
-        made = services.create_suite(data["team"], document, user, message=f"Made from {source}")
-        return made.get_absolute_url(), f"Made the suite {made.name} of {count} from {source}."
-    revised = sum(d.revises for d in chosen)
-    version = services.save_cases(
-        submission.suite,
-        [d.case for d in chosen],
-        user,
-        seen_version=data["seen_version"],
-        message=f"{count} from {source}",
-    )
+    if new_suite:
+        return (
+            saved.suite.get_absolute_url(),
+            f"Made the suite {saved.suite.name} of {count} from {source}.",
+        )
     notice = (
-        f"Saved {count} from {source} as version {version.number}: {revised} revised, "
-        f"{len(chosen) - revised} added."
+        f"Saved {count} from {source} as version {saved.version.number}: "
+        f"{saved.revised} revised, {saved.added} added."
     )
-    return submission.suite.get_absolute_url(), notice
+    return saved.suite.get_absolute_url(), notice
 
 
 def _form_seeing(posted, number: int, **options) -> CasesFromRunsForm:

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from cases import services
 from cases.models import Suite, SuiteVersion
@@ -184,6 +185,41 @@ def test_case_keys_and_prompts_are_escaped(as_user, editor, team, admin, submit)
     page = text(as_user(editor).get(drafts_url(submission)))
     assert EVIL not in page
     assert escaped(f"weather{EVIL}") in page
+
+
+def test_the_api_gives_the_same_drafts_and_saves_nothing(editor, viewer, demo):
+    api = APIClient()
+    api.force_login(editor)
+    url = f"/api/submissions/{demo.pk}/case-drafts/"
+    first, later = Result.objects.filter(submission=demo, verdict="pass").order_by("run__seq")
+    versions = SuiteVersion.objects.count()
+    answer = api.get(url, {"tag": "weather"})
+    assert answer.status_code == 200
+    data = answer.json()
+    assert (data["runs"], data["keys"], data["left_out"]) == (2, 1, 0)
+    (drafted,) = data["drafts"]
+    assert drafted["key"] == "weather-two-cities"
+    assert drafted["revises"] is True
+    assert (drafted["run"], drafted["trials"]) == (first.run_id, [first.run_id, later.run_id])
+    assert drafted["labels"][0] == 'get_weather(city="Paris")'
+    picked = api.get(url, {"tag": "weather", "run": later.run_id, "into": "new"}).json()
+    (other,) = picked["drafts"]
+    assert other["revises"] is False
+    assert [c["required_args"] for c in other["case"]["expected_calls"]] == [
+        {"city": "Tokyo"},
+        {"city": "Paris"},
+    ]
+    assert SuiteVersion.objects.count() == versions
+    # the author saves what they keep through the cases endpoint
+    saved = api.put(
+        f"/api/suites/{demo.suite_id}/cases/weather-two-cities/", drafted["case"], format="json"
+    )
+    assert saved.status_code == 200
+    assert (
+        services.case_document(demo.suite.cases.get(key="weather-two-cities")) == (drafted["case"])
+    )
+    api.force_login(viewer)
+    assert api.get(url).status_code == 403
 
 
 # --- τ-bench --------------------------------------------------------------------------------
