@@ -143,7 +143,9 @@ class Editor:
         return self.case_form["revision"].value()
 
 
-def _render(request, suite: Suite, editor: Editor, case: Case | None, *, status: int = 200):
+def _render(
+    request, suite: Suite, editor: Editor, case: Case | None, *, status: int = 200, template=None
+):
     context = {
         "suite": suite,
         "case": case,
@@ -154,7 +156,8 @@ def _render(request, suite: Suite, editor: Editor, case: Case | None, *, status:
         if case
         else reverse("case_new", args=[suite.pk]),
     }
-    template = "cases/case_editor.html#editor" if request.htmx else "cases/case_editor.html"
+    if template is None:
+        template = "cases/case_editor.html#editor" if request.htmx else "cases/case_editor.html"
     return render(request, template, context, status=status)
 
 
@@ -215,7 +218,7 @@ def _draft_from_pasted_run(request, suite: Suite, case: Case | None):
         f"{count} expected call{'s' if count != 1 else ''} drafted from the pasted run "
         f"({detect_format(line)}): trim them, then save. Nothing is saved until then."
     )
-    return _render(request, suite, editor, case)
+    return _render(request, suite, editor, case, template="cases/_editor_drafted.html")
 
 
 def render_draft(request, suite: Suite, document: dict):

@@ -35,15 +35,21 @@ def cases_from_runs(request, pk):
     filters = RunFilters.from_query(request.GET)
     latest = suite.versions.aggregate(last=Max("number"))["last"]
     label = submission.label or f"submission #{submission.pk}"
+    initial = {
+        "seen_version": latest,
+        "name": f"{suite.name}: {label}"[:200],
+        "team": suite.team_id if teams.filter(pk=suite.team_id).exists() else None,
+    }
+    saving = request.method == "POST" and request.POST.get("action") == "save"
+    if request.method == "POST" and not saving:
+        # A preview shows the choices as they were made, checked only when saving (and
+        # against the suite as it is now: the drafts are made again from it).
+        chosen = {
+            name: request.POST[name] for name in ("target", "name", "team") if name in request.POST
+        }
+        initial |= chosen
     form = CasesFromRunsForm(
-        request.POST if request.method == "POST" else None,
-        into_suite=into_suite,
-        teams=teams,
-        initial={
-            "seen_version": latest,
-            "name": f"{suite.name}: {label}"[:200],
-            "team": suite.team if teams.filter(pk=suite.team_id).exists() else None,
-        },
+        request.POST if saving else None, into_suite=into_suite, teams=teams, initial=initial
     )
     picks, kept = CasesFromRunsForm.picks(request.POST)
     new_suite = form.chosen_target == CasesFromRunsForm.NEW_SUITE
@@ -62,7 +68,7 @@ def cases_from_runs(request, pk):
         "problems": [],
     }
     status = 200
-    if request.method == "POST" and request.POST.get("action") == "save":
+    if saving:
         chosen = [d for d in drafts.drafts if kept is None or d.key in kept]
         if not chosen:
             form.add_error(None, "Tick at least one draft to save.")

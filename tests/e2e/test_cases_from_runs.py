@@ -137,6 +137,7 @@ def test_a_pasted_run_drafts_the_expected_calls_which_then_pass_it(
         f"{calls} expected calls drafted from the pasted run (openai_chat)"
     )
     expect(page.locator("#editor .rowcard[id^='call-']")).to_have_count(calls)
+    expect(page.locator("#try-result")).to_be_empty()  # the earlier complaint is gone
     first_user = next(m["content"] for m in record["traj"] if m["role"] == "user")
     expect(page.get_by_label("Prompt")).to_have_value(first_user)
     expect(page.locator("input[name='call-1-depends_on_result']")).to_be_checked()

@@ -116,7 +116,8 @@ def test_drafts_saved_as_a_new_suite_in_a_team_where_the_author_edits(as_user, e
     page = text(client.post(url, save_form(shown, target="new", action="preview"), headers=HX))
     assert "new case" in page
     assert "draft revision of the case" not in page
-    assert 'name="name"' in page
+    assert 'name="name" value="assistant-basics: monday"' in page  # a name to start from
+    assert "Name the new suite." not in page  # a preview is checked only when saving
     missing = client.post(url, save_form(page, target="new", name=" ", team=""))
     assert missing.status_code == 422
     assert "Name the new suite." in text(missing)

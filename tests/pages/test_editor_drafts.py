@@ -106,6 +106,7 @@ def test_an_anthropic_run_fills_the_expected_calls_as_drafts(as_user, editor, su
     assert "toolu_" not in page  # ids dropped
     assert "Weather in New York, then Paris?</textarea>" in page  # the prompt
     assert SuiteVersion.objects.count() == versions  # nothing saved
+    assert '<div id="try-result" aria-live="polite" hx-swap-oob="true"></div>' in page
 
 
 def test_a_tau_bench_trajectory_is_drafted_keeping_what_was_typed(as_user, editor, suite):
