@@ -98,6 +98,47 @@ def test_a_suite_made_from_a_picked_passing_trial_passes_it_and_fails_the_failed
             assert judged[number] == "fail"
 
 
+def test_new_case_from_a_tau_bench_run_passes_it_and_fails_the_failed_trials(
+    page, live_server, user, password, team
+):
+    """The single flow's done-when in the browser: "New case from this run" on a passing
+    trial's page, saved as it is drafted."""
+    suite = services.create_suite(team, tau_bench.suite_document(), user)
+    lines = [tau_bench.run_line(record) for record in tau_bench.RECORDS]
+    submission = submit(suite, user, lines, "gpt-4o")
+    failed_keys = set(
+        Result.objects.filter(submission=submission, verdict="fail").values_list(
+            "run__case_key", flat=True
+        )
+    )
+    source = (
+        Result.objects.filter(submission=submission, verdict="pass", run__case_key__in=failed_keys)
+        .select_related("run")
+        .order_by("run__seq")
+        .first()
+        .run
+    )
+    sign_in(page, live_server, user.username, password)
+    page.goto(f"{live_server.url}/submissions/{submission.pk}/runs/{source.pk}/")
+    page.get_by_role("link", name="New case from this run").click()
+    key = f"{source.case_key}-run-{source.pk}"
+    expect(page.get_by_label("Key")).to_have_value(key)
+    page.get_by_role("button", name="Add case").click()
+    expect(page.get_by_text(f"Saved case {key} as version 2.")).to_be_visible()
+    task = [{**line, "case": key} for line in lines if line["case"] == source.case_key]
+    judged = verdicts(submit(suite, user, task, "again"))
+    assert judged[source.trial] == "pass"
+    before = dict(
+        Result.objects.filter(submission=submission, run__case_key=source.case_key).values_list(
+            "run__trial", "verdict"
+        )
+    )
+    assert "fail" in before.values()
+    for number, verdict in before.items():
+        if verdict == "fail":
+            assert judged[number] == "fail"
+
+
 def _run_id(submission, key: str, trial: int) -> int:
     return submission.runs.get(case_key=key, trial=trial).pk
 
