@@ -14,8 +14,9 @@ through Django's test client, signed in as an editor, and prints the median and 
 server time and the number of queries of each: the results page, a filtered page
 (``verdict=fail&tool=…``), the table swapped by htmx for that filter, a failure group
 (``predicate=label``), the list of failure groups, the CSV export's first rows, a run
-page, and the drafts of "Cases from these runs" (a case per key of the passing runs). Target: p95 under 300 ms for each page, with a number of queries that does not grow
-with the runs.
+page, and the drafts of "Cases from these runs" (a case per key of the passing runs).
+Target: p95 under 300 ms for each page, with a number of queries that does not grow with
+the runs.
 
 ``--proposed-indexes`` adds indexes the schema does not have (``PROPOSED_INDEXES``): a
 covering index that lets a filter by tool read only an index, where it otherwise reads the

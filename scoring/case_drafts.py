@@ -84,7 +84,10 @@ def draft_cases(
     case. None: a new suite, every draft a new case."""
     results = passing(filters).matching(submission)
     keys = results.values_list("run__case_key", flat=True).distinct().order_by("run__case_key")
-    chosen_keys = list(keys[:DRAFTS_PER_REQUEST])
+    # One key beyond the cap says whether there are more; only then are they counted.
+    chosen_keys = list(keys[: DRAFTS_PER_REQUEST + 1])
+    key_count = keys.count() if len(chosen_keys) > DRAFTS_PER_REQUEST else len(chosen_keys)
+    chosen_keys = chosen_keys[:DRAFTS_PER_REQUEST]
     trials = _trials_offered(results, chosen_keys)
     picks = set(picks)
     runs = {
@@ -107,7 +110,7 @@ def draft_cases(
         case = draft_revision(current[key], drafted) if key in current else drafted
         drafts.append(Draft(key, runs[key], trials[key], case, current.get(key)))
     _label(drafts)
-    return Drafts(drafts, keys=keys.count(), runs=results.count())
+    return Drafts(drafts, keys=key_count, runs=results.count())
 
 
 def _trials_offered(results, keys: list[str]) -> dict[str, list[Trial]]:

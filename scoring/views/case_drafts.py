@@ -44,10 +44,9 @@ def cases_from_runs(request, pk):
     if request.method == "POST" and not saving:
         # A preview shows the choices as they were made, checked only when saving (and
         # against the suite as it is now: the drafts are made again from it).
-        chosen = {
+        initial |= {
             name: request.POST[name] for name in ("target", "name", "team") if name in request.POST
         }
-        initial |= chosen
     form = CasesFromRunsForm(
         request.POST if saving else None, into_suite=into_suite, teams=teams, initial=initial
     )
