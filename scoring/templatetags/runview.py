@@ -1,9 +1,9 @@
 """Filters for showing recorded runs and their results."""
 
 from collections.abc import Mapping
+from html import escape  # Django's adds a lazy-string wrapper per call: slow on a long run
 
 from django import template
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from scoring.matcher import InvalidInput, dump_json, parse_json, pretty_json
