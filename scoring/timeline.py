@@ -137,6 +137,10 @@ class Timeline:
         """This timeline with a "make this an expectation" action on each recorded call."""
         return replace(self, promote_url=url)
 
+    def calls_only(self) -> Timeline:
+        """This timeline without its conversation: the batches alone."""
+        return replace(self, conversation=())
+
 
 def build_timeline(
     case: MatcherCase | None, run: MatcherRun, report: Mapping | None, *, anchor: str = ""
