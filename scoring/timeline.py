@@ -208,7 +208,8 @@ def build_timeline(
 def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, ...]:
     """The transcript's turns with each batch at the assistant turn that emitted it. A batch
     no turn names comes just before the next one named (or at the end), so every batch is
-    shown once and in order; a tool turn is left out when its calls hold their results."""
+    shown once and in order; a tool turn is left out when its calls hold their results, and
+    a turn with no text and no calls."""
     if not run.transcript:
         return ()
     turns: list[Turn] = []
@@ -222,7 +223,7 @@ def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, 
         elif role == "tool" and b is not None:
             if any(call.result is None for call in run.batches[b]):
                 turns.append(Turn(role, text, result_of=b))
-        else:
+        elif text:  # a turn with nothing to read (an empty message) is left out
             turns.append(Turn(role, text))
     turns.extend(Turn("assistant", None, batch) for batch in batches[placed:])
     return tuple(turns)

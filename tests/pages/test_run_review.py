@@ -604,7 +604,7 @@ def test_every_batch_of_every_tau_bench_run_sits_once_at_the_turn_that_emitted_i
                 assert turn.role == "assistant"
                 assert turn.text == emitted[turn.batch.index]["text"]
         # The user's messages all there, in order; tool turns left to the calls' results.
-        users = [t["text"] for t in run.transcript if t["role"] == "user"]
+        users = [t["text"] for t in run.transcript if t["role"] == "user" and t["text"]]
         assert [turn.text for turn in turns if turn.role == "user"] == users
         assert not [turn for turn in turns if turn.role == "tool"]
 
@@ -623,6 +623,7 @@ def test_a_batch_no_turn_names_comes_before_the_next_named_one_and_tool_turns_wi
                 {"role": "assistant", "text": "And Tokyo.", "batch": 2},
                 {"role": "tool", "text": "25°C", "batch": 2},
                 {"role": "assistant", "text": "Done."},
+                {"role": "user", "text": ""},
             ],
         }
     )
