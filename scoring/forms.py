@@ -1,5 +1,7 @@
 """Forms of the submission pages."""
 
+from collections.abc import Mapping
+
 from django import forms
 from django.utils.text import Truncator
 
@@ -7,7 +9,7 @@ from cases.models import Team
 from scoring.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
 from scoring.casefield import parse_case_field
 from scoring.importers import FORMAT_NAMES
-from scoring.matcher import InvalidInput, parse_json, render_value
+from scoring.matcher import InvalidInput, describe_arguments, parse_json
 from scoring.models import ReviewStatus
 
 
@@ -168,9 +170,10 @@ class PromoteForm(forms.Form):
 
 
 def describe_call(call: dict) -> str:
-    """An expected call of a suite file in one line: ``get_weather(city="Paris")``."""
-    arguments = call.get("required_args") or {}
-    shown = ", ".join(f"{name}={render_value(value)}" for name, value in arguments.items())
+    """An expected call of a suite file in one line, its arguments in words as the run page
+    says them: ``get_weather(city ≈ "paris" (ignoring case))``."""
+    arguments = call.get("required_args")
+    shown = ", ".join(describe_arguments(arguments)) if isinstance(arguments, Mapping) else ""
     return f"{call.get('name', '')}({shown})"
 
 
