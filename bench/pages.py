@@ -5,18 +5,19 @@
     python bench/pages.py --requests 50
     python bench/pages.py --reuse --proposed-indexes   # with the indexes proposed below
 
-Seeds a database of its own, ``casebook_benchpages`` (dropped and made again): a suite of 50
-realistic cases and one submission of 100,000 runs made by ``bench.datagen`` (5-20 calls in
-2-6 batches, about 60% passing), read and scored by the real ingest and scoring code in this
-process (Celery eager), then a share of the runs reviewed. Then requests each page N times
-through Django's test client, signed in as an editor, and prints the median and p95 of the
-server time and the number of queries of each: the results page, a filtered page
-(``verdict=fail&tool=…``), the table swapped by htmx for that filter, a failure group
-(``predicate=label``), the list of failure groups, the CSV export's first rows, a run
-page, and the run page of a 300-turn conversation (``bench.datagen.long_conversation``: 300
-messages, about 60 batches of 120 calls with their results, in a submission of its own).
-Target: p95 under 300 ms for each page, with a number of queries that does not grow with
-the runs.
+Seeds a database of its own, ``casebook_benchpages`` or ``$BENCH_PAGES_DATABASE`` (dropped
+and made again): a suite of 50 realistic cases and one submission of 100,000 runs made by
+``bench.datagen`` (5-20 calls in 2-6 batches, about 60% passing), read and scored by the
+real ingest and scoring code in this process (Celery eager), then a share of the runs
+reviewed. Then requests each page N times through Django's test client, signed in as an
+editor, and prints the median and p95 of the server time and the number of queries of each:
+the results page, a filtered page (``verdict=fail&tool=…``), the table swapped by htmx for
+that filter, a failure group (``predicate=label``), the list of failure groups, the CSV
+export's first rows, a run page, the run page of a 300-turn conversation
+(``bench.datagen.long_conversation``: 300 messages, about 60 batches of 120 calls with their
+results, in a submission of its own), and the drafts of "Cases from these runs" (a case per
+key of the passing runs). Target: p95 under 300 ms for each page, with a number of queries
+that does not grow with the runs.
 
 ``--proposed-indexes`` adds indexes the schema does not have (``PROPOSED_INDEXES``): a
 covering index that lets a filter by tool read only an index, where it otherwise reads the
@@ -174,6 +175,7 @@ def pages(submission) -> dict[str, tuple[str, dict, dict]]:
         "text search (htmx)": (base, {"text": "seats, total $7"}, HX_TABLE),
         "run page": (run.get_absolute_url(), {"verdict": "fail"}, {}),
         f"run page, {LONG_TURNS} turns": (long_run.get_absolute_url(), {}, {}),
+        "cases from passing runs": (f"{base}cases-from-runs/", {}, {}),
     }
 
 
