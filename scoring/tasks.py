@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from . import chunks, ingest, submissions
+from . import chunks, ingest, submissions, traces
 
 RETRIED = (OperationalError, InterfaceError)
 RETRY = {
@@ -54,3 +54,15 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
 def sweep() -> list[int]:
     """Resume submissions that stalled (run every minute by Celery beat)."""
     return submissions.resume_stalled()
+
+
+@shared_task(**RETRY)
+def assemble_trace(trace_id: int) -> None:
+    """Make a trace into its run once it is due (sent when its grace period ends)."""
+    traces.assemble(trace_id)
+
+
+@shared_task(acks_late=True)
+def assemble_due_traces() -> int:
+    """Assemble the traces whose own task was lost (run every few seconds by Celery beat)."""
+    return traces.assemble_due()
