@@ -15,6 +15,8 @@ from django.urls import reverse
 from cases.fields import JSONTextField
 from cases.models import Suite, SuiteVersion
 
+from .runmeta import tool_names
+
 
 class Status(models.TextChoices):
     # From the upload until every line is read (it may wait for a worker, or the broker).
@@ -195,6 +197,10 @@ class Run(models.Model):
 
     def get_absolute_url(self):
         return reverse("run", args=[self.submission_id, self.pk])
+
+    @property
+    def tool_names(self) -> list[str]:
+        return tool_names(self.tools)
 
 
 LABEL_LIMIT = 1000
