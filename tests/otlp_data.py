@@ -109,4 +109,5 @@ def run_agent(
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Failed to export" not in done.stderr, done.stderr
+    assert "export failed" not in done.stderr, done.stderr
     return done
