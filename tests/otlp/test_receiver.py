@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import base64
 import gzip
+import io
 import json
 
 import pytest
+from django.core.management import call_command
 from django.test import TestCase
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.rpc.status_pb2 import Status
@@ -314,3 +316,16 @@ def test_a_json_export_is_answered_in_json(sender, suite):
     request.resource_spans.extend(export(None, trace=2).resource_spans)
     answer = json.loads(post(sender, request, as_json=True).content)
     assert answer["partialSuccess"]["rejectedSpans"] == str(len(FIXTURE_SPANS))
+
+
+def test_the_command_assembles_what_is_due(sender, suite):
+    post(sender, export(suite.pk))
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assert call_command_output("assemble_traces") == "1 trace(s) made into runs\n"
+    assert live_submission(suite).scored == 1
+
+
+def call_command_output(*arguments) -> str:
+    out = io.StringIO()
+    call_command(*arguments, stdout=out)
+    return out.getvalue()
