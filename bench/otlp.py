@@ -5,8 +5,8 @@ On the production-like stack (bench/stack.py: gunicorn, one Celery worker, Postg
 Redis database 11): ``--traces`` traces of the weather agent (the SDK's own spans from
 tests/fixtures/otel/otlp.jsonl, five spans each, every trace its own id) are sent as
 protobuf exports of up to 512 spans (the SDK's batch size) by ``--clients`` threads at
-once, as fast as they are answered. Then ``--paced`` traces are sent one at a time, half a
-second apart, as an agent finishing runs would.
+once, as fast as they are answered; once their runs are scored, ``--paced`` traces are sent
+one at a time, half a second apart, as an agent finishing runs would.
 
 Printed: spans accepted per second (from the first export sent to the last answered), and
 whether every span and every trace was kept (the rows counted afterwards); the delay from a
@@ -14,7 +14,7 @@ trace's last span (its ``received`` time) to its result (``scored_at``), for the
 traces (target: within 5 s of the grace period) and for the burst (where the worker works
 through a backlog).
 
-    .venv/bin/python bench/otlp.py [--traces 2000] [--clients 4] [--paced 20] [--grace 2]
+    .venv/bin/python bench/otlp.py [--traces 1000] [--clients 4] [--paced 20] [--grace 2]
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def summary(delays: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--traces", type=int, default=2000)
+    parser.add_argument("--traces", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--paced", type=int, default=20)
     parser.add_argument("--grace", type=float, default=2.0)
@@ -190,38 +190,47 @@ def main() -> None:
             bodies = exports(1, options.traces, ids["suite"])
             sent = sum(count for _, count in bodies)
             elapsed = burst(port, ids["token"], bodies, options.clients)
-            print(
+            say(
                 f"accepted {sent:,} spans ({options.traces:,} traces) in {len(bodies)} exports "
                 f"from {options.clients} clients in {elapsed:.2f} s: {sent / elapsed:,.0f} spans/s"
+            )
+            started = time.perf_counter()
+            scored = wait_scored(env, "00000001", options.traces)
+            say(
+                f"their {scored:,} runs scored by one worker {time.perf_counter() - started:.0f} s "
+                f"after the last export"
             )
             sender = Sender(port, ids["token"])
             for number in range(options.paced):
                 sender.send(spans_of_trace(2, number, ids["suite"]).SerializeToString())
                 time.sleep(0.5)
-            total = options.traces + options.paced
-            scored = (
-                run_script(env, WAIT_SCORED, PREFIX="0000000", EXPECTED=total, TIMEOUT=600)
-                .strip()
-                .splitlines()[-1]
-            )
-            print(f"scored {scored} of {total} traces' runs")
-            burst_counts = json.loads(
-                run_script(env, COUNTS, PREFIX="00000001").strip().splitlines()[-1]
-            )
-            paced_counts = json.loads(
-                run_script(env, COUNTS, PREFIX="00000002").strip().splitlines()[-1]
-            )
+            wait_scored(env, "00000002", options.paced)
+            burst_counts = counts(env, "00000001")
+            paced_counts = counts(env, "00000002")
         lost = sent - burst_counts["spans"]
-        print(
+        say(
             f"kept {burst_counts['spans']:,} of {sent:,} spans ({lost} lost), "
             f"{burst_counts['traces']:,} traces, {burst_counts['runs']:,} runs"
         )
-        print(
+        say(
             f"last span to result, paced traces (grace {options.grace:g} s): "
             f"{summary(paced_counts['delays'])}"
         )
-        print(f"last span to result, burst (backlog of {options.traces:,}): "
-              f"{summary(burst_counts['delays'])}")  # fmt: skip
+        say(f"last span to result, burst (a backlog of {options.traces:,}): "
+            f"{summary(burst_counts['delays'])}")  # fmt: skip
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def wait_scored(env: dict, prefix: str, expected: int) -> int:
+    output = run_script(env, WAIT_SCORED, PREFIX=prefix, EXPECTED=expected, TIMEOUT=1200)
+    return int(output.strip().splitlines()[-1])
+
+
+def counts(env: dict, prefix: str) -> dict:
+    return json.loads(run_script(env, COUNTS, PREFIX=prefix).strip().splitlines()[-1])
 
 
 if __name__ == "__main__":
