@@ -510,19 +510,21 @@ class Trace(models.Model):
 
 
 class TraceSpan(models.Model):
-    """One span of a trace, as OTLP/JSON writes it (what ``scoring.importers.otel`` reads)."""
+    """One span of a trace, as it was sent: the OTLP ``Span`` message (protobuf). It is
+    written as OTLP/JSON, which ``scoring.importers.otel`` reads, only when its trace is
+    assembled: accepting an export stays cheap."""
 
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="spans", db_index=False)
-    span_id = models.CharField(max_length=16)
+    span_hex = models.CharField(max_length=16, help_text="its spanId, hex")
     start = models.BigIntegerField(help_text="startTimeUnixNano")
     case_key = models.TextField(blank=True, help_text="casebook.case, on the span or resource")
-    document = JSONTextField()
+    data = models.BinaryField()
 
     class Meta:
         constraints = [
             # An export sent again (the exporter retries) stores each span once.
-            models.UniqueConstraint(fields=["trace", "span_id"], name="one_span_per_id")
+            models.UniqueConstraint(fields=["trace", "span_hex"], name="one_span_per_id")
         ]
 
     def __str__(self):
-        return f"span {self.span_id}"
+        return f"span {self.span_hex}"

@@ -57,9 +57,11 @@ def sweep() -> list[int]:
 
 
 @shared_task(**RETRY)
-def assemble_trace(trace_id: int) -> None:
-    """Make a trace into its run once it is due (sent when its grace period ends)."""
-    traces.assemble(trace_id)
+def assemble_traces(trace_ids: list[int]) -> None:
+    """Make the traces of an export into their runs once due (sent for when the grace period
+    ends); a trace a later span made pending again waits for that span's task."""
+    for trace_id in trace_ids:
+        traces.assemble(trace_id)
 
 
 @shared_task(acks_late=True)

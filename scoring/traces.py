@@ -20,8 +20,8 @@ and each trace made into a run of its suite's live submission once it is complet
   make the trace pending again: its run is made again, in place, and scored again.
 - A trace that names no case is an unassigned run of the live submission (``case_key``
   empty, never scored): listed on its suite's page, and a new case can be drafted from it.
-- When: each export sends, per trace it touched, a task due when the grace period ends
-  (a later span's task supersedes it); a periodic sweep (Celery beat) picks up whatever a
+- When: each export sends a task due when the grace period ends, for the traces it
+  touched (a trace with a later span waits for that span's task); a periodic sweep (Celery beat) picks up whatever a
   lost message left pending. In the embedded default (no broker) a timer thread of the web
   process does both (``EmbeddedTimer``).
 
@@ -43,12 +43,14 @@ from django.conf import settings
 from django.db import IntegrityError, connections, transaction
 from django.db.models import Min, Q
 from django.utils import timezone
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from cases import permissions
 from cases.models import Suite
 from scoring.importers import otel, to_canonical
 from scoring.matcher import InvalidInput, load_run
 
+from .bulk import insert_rows
 from .ingest import describe, tools_text
 from .models import (
     InvalidLine,
@@ -80,6 +82,7 @@ CASE = "casebook.case"
 LABEL_LIMIT = Trace._meta.get_field("label").max_length
 SWEEP_LIMIT = 1000  # traces assembled per sweep; the next sweep takes the rest
 REASONS_KEPT = 5  # reasons in a partial-success message
+SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "data")
 
 # Why spans were rejected, by kind: the answer's status when every span was rejected alike.
 NOT_FOUND, FORBIDDEN, INVALID = 404, 403, 400
@@ -115,7 +118,7 @@ def accept(user, export) -> Outcome:
     """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user``."""
     outcome = Outcome()
     suites: dict[object, tuple[Suite | None, tuple[int, str] | None]] = {}
-    rows = []  # (suite id, label, trace id, span id, is root, start, case key, document)
+    rows = []  # (suite id, label, trace id, span id, is root, start, case key, span's bytes)
     for resource_spans in export.resource_spans:
         resource = attributes(resource_spans.resource.attributes)
         count = sum(len(scope.spans) for scope in resource_spans.scope_spans)
@@ -136,10 +139,9 @@ def accept(user, export) -> Outcome:
                     continue
                 case = _text(attributes(span.attributes).get(CASE)) or resource_case
                 root = not any(span.parent_span_id)
-                document = span_document(span)
                 rows.append(
                     (suite.pk, label, trace_id, span_id, root, span.start_time_unix_nano, case,
-                     document)
+                     span.SerializeToString())
                 )  # fmt: skip
     if rows:
         _store(rows, user)
@@ -185,19 +187,11 @@ def _store(rows: list[tuple], user) -> None:
             trace_id__in={trace_id for _, trace_id in first_label},
         ).values_list("suite_id", "trace_id", "pk")
         pks = {(suite_id, trace_id): pk for suite_id, trace_id, pk in found}
-        TraceSpan.objects.bulk_create(
+        _insert_spans(
             [
-                TraceSpan(
-                    trace_id=pks[suite_id, trace_id],
-                    span_id=span_id,
-                    start=start,
-                    case_key=case,
-                    document=document,
-                )
-                for suite_id, _, trace_id, span_id, _, start, case, document in rows
-            ],
-            ignore_conflicts=True,
-            batch_size=500,
+                (pks[suite_id, trace_id], span_id, start, case, data)
+                for suite_id, _, trace_id, span_id, _, start, case, data in rows
+            ]
         )
         touched = sorted(set(pks.values()))
         roots = sorted({pks[row[0], row[2]] for row in rows if row[4]})
@@ -205,6 +199,27 @@ def _store(rows: list[tuple], user) -> None:
         if roots:
             Trace.objects.filter(pk__in=roots).update(has_root=True)
         transaction.on_commit(lambda: schedule(touched))
+
+
+def _insert_spans(rows: list[tuple]) -> None:
+    """Insert the spans not stored yet, by COPY where the database has it. A span stored
+    by an export racing this one fails the COPY; the rows then go in one by one, each kept
+    only if new."""
+    existing = set(
+        TraceSpan.objects.filter(trace_id__in={row[0] for row in rows}).values_list(
+            "trace_id", "span_hex"
+        )
+    )
+    new = {}
+    for row in rows:
+        if row[:2] not in existing:
+            new.setdefault(row[:2], row)  # and once, if the export holds it twice
+    try:
+        with transaction.atomic():
+            insert_rows(TraceSpan, SPAN_FIELDS, new.values())
+    except IntegrityError:
+        spans = [TraceSpan(**dict(zip(SPAN_FIELDS, row, strict=True))) for row in new.values()]
+        TraceSpan.objects.bulk_create(spans, ignore_conflicts=True)
 
 
 # --- when traces are assembled ---------------------------------------------------------------
@@ -216,11 +231,10 @@ def schedule(trace_pks: list[int]) -> None:
     if current_app.conf.task_always_eager:
         embedded_timer.wake_in(grace)
         return
-    from .tasks import assemble_trace  # the tasks call this module
+    from .tasks import assemble_traces  # the tasks call this module
 
     try:
-        for pk in trace_pks:
-            assemble_trace.apply_async((pk,), countdown=grace)
+        assemble_traces.apply_async((trace_pks,), countdown=grace)
     except Exception:
         # The spans are stored: the periodic sweep assembles them once the broker is back.
         log.exception("could not schedule the assembly of traces %s; the sweep will", trace_pks)
@@ -308,14 +322,14 @@ def assemble(trace_pk: int) -> bool:
         trace = Trace.objects.select_for_update().filter(due_pending(), pk=trace_pk).first()
         if trace is None:
             return False
-        spans = trace.spans.order_by("start", "span_id").values_list("case_key", "document")
-        spans = list(spans)
+        spans = list(trace.spans.order_by("start", "span_hex").values_list("case_key", "data"))
         case_key = next((key for key, _ in spans if key), "")
         submission = _live_submission(trace)
         if submission is None:
             trace.problem = "the suite has no version to score against"
         else:
-            trace.problem = _place(trace, submission, case_key, [doc for _, doc in spans])
+            documents = [span_document(Span.FromString(bytes(data))) for _, data in spans]
+            trace.problem = _place(trace, submission, case_key, documents)
         trace.pending = False
         trace.save(update_fields=["pending", "problem", "run"])
     return trace.problem == ""

@@ -18,6 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from scoring import traces
 from scoring.models import Run, Submission, Trace, TraceSpan
@@ -106,12 +107,17 @@ def test_otlp_json_gzipped_stores_the_same_spans_as_protobuf(sender, suite, hex_
     assert response["Content-Type"] == "application/json"
     assert json.loads(response.content) == {}
     by_trace = [
-        list(trace.spans.order_by("span_id").values_list("span_id", "start", "document"))
+        [
+            (span_id, start, Span.FromString(bytes(data)))
+            for span_id, start, data in trace.spans.order_by("span_hex").values_list(
+                "span_hex", "start", "data"
+            )
+        ]
         for trace in Trace.objects.order_by("trace_id")
     ]
     for spans in by_trace:
-        for _, _, document in spans:
-            document.pop("traceId")
+        for _, _, span in spans:
+            span.ClearField("trace_id")
     assert by_trace[0] == by_trace[1]
 
 
