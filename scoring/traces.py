@@ -21,9 +21,9 @@ and each trace made into a run of its suite's live submission once it is complet
 - A trace that names no case is an unassigned run of the live submission (``case_key``
   empty, never scored): listed on its suite's page, and a new case can be drafted from it.
 - When: each export sends a task due when the grace period ends, for the traces it
-  touched (a trace with a later span waits for that span's task); a periodic sweep (Celery beat) picks up whatever a
-  lost message left pending. In the embedded default (no broker) a timer thread of the web
-  process does both (``EmbeddedTimer``).
+  touched (a trace with a later span waits for that span's task); a periodic sweep (Celery
+  beat) picks up whatever a lost message left pending. In the embedded default (no
+  broker) a timer thread of the web process does both (``EmbeddedTimer``).
 
 Locks: accepting updates the trace rows it touches; assembling holds its trace's row and
 then the submission's. A span accepted while its trace is being assembled either is read
