@@ -205,11 +205,7 @@ def _insert_spans(rows: list[tuple]) -> None:
     """Insert the spans not stored yet, by COPY where the database has it. A span stored
     by an export racing this one fails the COPY; the rows then go in one by one, each kept
     only if new."""
-    existing = set(
-        TraceSpan.objects.filter(trace_id__in={row[0] for row in rows}).values_list(
-            "trace_id", "span_hex"
-        )
-    )
+    existing = stored_spans({row[0] for row in rows})
     new = {}
     for row in rows:
         if row[:2] not in existing:
@@ -220,6 +216,12 @@ def _insert_spans(rows: list[tuple]) -> None:
     except IntegrityError:
         spans = [TraceSpan(**dict(zip(SPAN_FIELDS, row, strict=True))) for row in new.values()]
         TraceSpan.objects.bulk_create(spans, ignore_conflicts=True)
+
+
+def stored_spans(trace_pks: set[int]) -> set[tuple[int, str]]:
+    """(trace, span id) of every span of these traces already stored."""
+    spans = TraceSpan.objects.filter(trace_id__in=trace_pks)
+    return set(spans.values_list("trace_id", "span_hex"))
 
 
 # --- when traces are assembled ---------------------------------------------------------------
