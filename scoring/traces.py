@@ -3,7 +3,9 @@ and each trace made into a run of its suite's live submission once it is complet
 
 - Routing: the resource attribute ``casebook.suite`` (the suite's id) names the suite; the
   sender must be one of its editors. ``casebook.label`` (on the resource) names the
-  submission, ``casebook.case`` (on any span, else on the resource) the case. Spans that
+  submission, ``casebook.case`` (on any span, else on the resource) the case, or else the
+  span attribute the suite's settings name (``Suite.trace_case_attribute``, such as
+  ``gen_ai.conversation.id``), whose value is then the case key. Spans that
   cannot be routed are rejected, and the answer says how many and why (OTLP's partial
   success); the others are kept.
 - Accepting: the spans of an export are written in one transaction, before the answer, so
@@ -131,13 +133,14 @@ def accept(user, export) -> Outcome:
             continue
         label = _text(resource.get(LABEL))[:LABEL_LIMIT]
         resource_case = _text(resource.get(CASE))
+        case_keys = (CASE, suite.trace_case_attribute) if suite.trace_case_attribute else (CASE,)
         for scope in resource_spans.scope_spans:
             for span in scope.spans:
                 trace_id, span_id = hex_id(span.trace_id, 16), hex_id(span.span_id, 8)
                 if trace_id is None or span_id is None:
                     outcome.rejected[INVALID, "a span without a valid traceId and spanId"] += 1
                     continue
-                case = _text(attributes(span.attributes).get(CASE)) or resource_case
+                case = _case_of(attributes(span.attributes), case_keys) or resource_case
                 root = not any(span.parent_span_id)
                 rows.append(
                     (suite.pk, label, trace_id, span_id, root, span.start_time_unix_nano, case,
@@ -163,6 +166,11 @@ def _suite(user, reference) -> tuple[Suite | None, tuple[int, str] | None]:
     if not permissions.can_edit_suite(user, suite):
         return None, (FORBIDDEN, f"{SUITE} {pk}: only the suite's editors and admins send runs")
     return suite, None
+
+
+def _case_of(span_attributes: dict, keys: tuple[str, ...]) -> str:
+    """The case key a span names: ``casebook.case``, else the suite's case attribute."""
+    return next((_text(span_attributes[key]) for key in keys if key in span_attributes), "")
 
 
 def _text(value) -> str:

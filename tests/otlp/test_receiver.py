@@ -343,3 +343,27 @@ def call_command_output(*arguments) -> str:
     out = io.StringIO()
     call_command(*arguments, stdout=out)
     return out.getvalue()
+
+
+def test_the_suite_can_name_the_span_attribute_that_holds_the_case(sender, suite):
+    suite.trace_case_attribute = "gen_ai.conversation.id"
+    suite.save()
+    request = export(suite.pk, case=None)
+    chat = request.resource_spans[0].scope_spans[0].spans[1]
+    chat.attributes.append(string_attribute("gen_ai.conversation.id", "weather"))
+    post(sender, request)
+    assemble_due()
+    run = Run.objects.get()
+    assert (run.case_key, run.result.verdict) == ("weather", "pass")
+
+
+def test_the_case_attribute_is_a_setting_of_the_suite_page(client, suite, admin, password):
+    client.login(username=admin.username, password=password)
+    form = {"name": suite.name, "visibility": "team", "match_preset": ""}
+    response = client.post(
+        f"/suites/{suite.pk}/settings/", form | {"trace_case_attribute": "gen_ai.conversation.id"}
+    )
+    assert response.status_code == 302
+    suite.refresh_from_db()
+    assert suite.trace_case_attribute == "gen_ai.conversation.id"
+    assert suite.versions.count() == 1  # the suite file did not change
