@@ -23,13 +23,13 @@ PG = "postgres://postgres@127.0.0.1:5432"
 REDIS_DB = 15
 
 
-def stack_environment(tmp: Path, database: str) -> dict:
+def stack_environment(tmp: Path, database: str, redis_db: int = REDIS_DB) -> dict:
     """The environment of every process of the stack: production settings (DEBUG off) on
-    ``database`` and Redis database 15, connections kept between requests."""
+    ``database`` and Redis database ``redis_db``, connections kept between requests."""
     return {
         **os.environ,
         "DATABASE_URL": f"{PG}/{database}",
-        "REDIS_URL": f"redis://127.0.0.1:6379/{REDIS_DB}",
+        "REDIS_URL": f"redis://127.0.0.1:6379/{redis_db}",
         "DEBUG": "0",
         "SECRET_KEY": "bench-only-secret-key",
         "ALLOWED_HOSTS": "127.0.0.1",
@@ -41,7 +41,7 @@ def stack_environment(tmp: Path, database: str) -> dict:
 
 def fresh_database(env: dict) -> None:
     """Drop and make again the environment's database, migrated, with the static files
-    collected; and empty the benchmark's Redis database."""
+    collected; and empty the environment's Redis database."""
     import psycopg
 
     database = env["DATABASE_URL"].rsplit("/", 1)[1]
@@ -50,7 +50,8 @@ def fresh_database(env: dict) -> None:
         conn.execute(f"CREATE DATABASE {database}")
     manage("migrate", "--noinput", "-v0", env=env)
     manage("collectstatic", "--noinput", "-v0", env=env)
-    subprocess.run(["redis-cli", "-n", str(REDIS_DB), "flushdb"], check=True, capture_output=True)
+    redis_db = env["REDIS_URL"].rsplit("/", 1)[1]
+    subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=True, capture_output=True)
 
 
 def manage(*arguments: str, env: dict) -> str:

@@ -88,6 +88,18 @@ class SuiteForm(MatchFormMixin):
         return split_tags(self.cleaned_data["tags"])
 
 
+class SuiteSettingsForm(SuiteForm):
+    trace_case_attribute = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Case attribute of live traces",
+        help_text=(
+            "A span attribute whose value is the case key of a trace sent to /otlp/v1/traces "
+            "that has no casebook.case (e.g. gen_ai.conversation.id)."
+        ),
+    )
+
+
 class NewSuiteForm(SuiteForm):
     team = forms.ModelChoiceField(queryset=Team.objects.none())
 

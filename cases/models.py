@@ -120,6 +120,9 @@ class Suite(models.Model):
     match = models.JSONField(null=True, blank=True)
     # Fields of the suite file Casebook does not know, kept for export (§3: preserved).
     extra = JSONTextField(default=dict, blank=True)
+    # Live traces (DESIGN.md §8): a span attribute whose value names a trace's case when no
+    # span has ``casebook.case`` (``gen_ai.conversation.id``, say). Not part of the suite file.
+    trace_case_attribute = models.CharField(max_length=200, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -405,7 +405,8 @@ def replace_contents(
 
 @transaction.atomic
 def update_settings(suite: Suite, user, *, message: str = "", **fields) -> SuiteVersion:
-    """Change the suite's own fields (name, description, tags, visibility, match)."""
+    """Change the suite's own fields (name, description, tags, visibility, match, and the
+    case attribute of live traces); a new version only when the suite file changed."""
     suite = _locked(suite)
     document = suite_document(suite)
     for key in ("name", "description", "tags", "match"):
@@ -421,7 +422,7 @@ def update_settings(suite: Suite, user, *, message: str = "", **fields) -> Suite
     suite.save()
     latest = suite.latest_version
     if latest is not None and latest.document == suite_document(suite):
-        return latest  # only the visibility changed: the suite file did not
+        return latest  # only the visibility (or the like) changed: the suite file did not
     return record_version(suite, user, message or "Changed the suite's settings")
 
 

@@ -231,6 +231,14 @@ CASEBOOK_STALL_SECONDS = env.int("CASEBOOK_STALL_SECONDS", default=120)
 # How long a review queue's item stays with the reviewer who opened it before another
 # reviewer may be given it.
 CASEBOOK_REVIEW_RESERVATION_SECONDS = env.int("CASEBOOK_REVIEW_RESERVATION_SECONDS", default=300)
+# OpenTelemetry traces sent to /otlp/v1/traces (scoring/traces.py). An export body may be
+# this large, compressed or not; a trace becomes a run once its root span has arrived and no
+# span came for the grace period (a trace whose root never comes, after the rootless wait);
+# the sweep that assembles such traces runs every CASEBOOK_TRACE_SWEEP_SECONDS (Celery beat).
+CASEBOOK_OTLP_MAX_BYTES = env.int("CASEBOOK_OTLP_MAX_BYTES", default=16 << 20)
+CASEBOOK_TRACE_GRACE_SECONDS = env.float("CASEBOOK_TRACE_GRACE_SECONDS", default=10.0)
+CASEBOOK_TRACE_ROOTLESS_SECONDS = env.float("CASEBOOK_TRACE_ROOTLESS_SECONDS", default=600.0)
+CASEBOOK_TRACE_SWEEP_SECONDS = env.float("CASEBOOK_TRACE_SWEEP_SECONDS", default=5.0)
 # Django reads a request body into memory up to this size; run files are streamed past it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
 
@@ -284,6 +292,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE = {
     "resume-stalled-submissions": {"task": "scoring.tasks.sweep", "schedule": 60.0},
+    "assemble-due-traces": {
+        "task": "scoring.tasks.assemble_due_traces",
+        "schedule": CASEBOOK_TRACE_SWEEP_SECONDS,
+    },
 }
 
 # Workers keep the logging configured here (one format for web and workers) rather than

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from cases.throttling import AdminSignInForm, SignInForm
 from cases.views.account import SignInView, mail_required
+from scoring.api.otlp import TraceExportView
 
 from . import csp, health
 
@@ -51,6 +52,8 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("api/", include("evalsite.api_urls")),
+    # OTLP/HTTP's own path, where OpenTelemetry exporters send traces (DESIGN.md §8).
+    path("otlp/v1/traces", TraceExportView.as_view(), name="otlp_traces"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp.api_docs, name="swagger-ui"),
 ]

@@ -15,6 +15,8 @@ from django.urls import reverse
 from cases.fields import JSONTextField
 from cases.models import Suite, SuiteVersion
 
+from .runmeta import tool_names
+
 
 class Status(models.TextChoices):
     # From the upload until every line is read (it may wait for a worker, or the broker).
@@ -55,6 +57,9 @@ class Submission(models.Model):
     # SQLite gives a rolled-back row's id out again, to a submission with other runs.
     uuid = models.UUIDField(default=uuid.uuid4, editable=False)
     chunk_runs = models.PositiveIntegerField(help_text="runs per scoring task")
+    # Set on a live submission: the runs of a suite's OpenTelemetry traces with one label,
+    # that UTC day (``scoring.traces``); null on an uploaded file's.
+    live_day = models.DateField(null=True, blank=True)
     # Counts. ``scored`` and the verdicts are the sums of the ScoredChunk rows, so a chunk
     # scored twice never counts twice.
     stored_runs = models.PositiveIntegerField(default=0, help_text="valid runs kept")
@@ -79,6 +84,13 @@ class Submission(models.Model):
     class Meta:
         ordering = ["-created"]
         indexes = [models.Index(fields=["suite", "-created"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["suite", "label", "live_day"],
+                condition=models.Q(live_day__isnull=False),
+                name="one_live_submission_a_day",
+            )
+        ]
 
     def __str__(self):
         return f"{self.suite} #{self.pk} {self.label}".strip()
@@ -185,6 +197,10 @@ class Run(models.Model):
 
     def get_absolute_url(self):
         return reverse("run", args=[self.submission_id, self.pk])
+
+    @property
+    def tool_names(self) -> list[str]:
+        return tool_names(self.tools)
 
 
 LABEL_LIMIT = 1000
@@ -457,3 +473,58 @@ class Problem(models.Model):
 
     def __str__(self):
         return f"{self.case_key}: {self.get_status_display()}"
+
+
+class Trace(models.Model):
+    """An OpenTelemetry trace sent to ``/otlp/v1/traces``: its spans are kept as they come,
+    and it is made into a run of its suite's live submission once it is complete
+    (``scoring.traces``); spans that come later make the same run again."""
+
+    suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="traces")
+    trace_id = models.CharField(max_length=32, help_text="hex, as OpenTelemetry writes it")
+    label = models.CharField(max_length=200, blank=True, help_text="casebook.label")
+    sender = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    received = models.DateTimeField(help_text="when its latest span arrived")
+    has_root = models.BooleanField(default=False)
+    # Spans arrived since it was last made into a run (or it never was).
+    pending = models.BooleanField(default=True)
+    run = models.OneToOneField(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="trace"
+    )
+    problem = models.TextField(blank=True, help_text="why its spans make no valid run")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["suite", "trace_id"], name="one_trace_per_id")
+        ]
+        indexes = [
+            models.Index(
+                fields=["received"], condition=models.Q(pending=True), name="pending_traces"
+            )
+        ]
+
+    def __str__(self):
+        return f"trace {self.trace_id}"
+
+
+class TraceSpan(models.Model):
+    """One span of a trace, as it was sent: the OTLP ``Span`` message (protobuf). It is
+    written as OTLP/JSON, which ``scoring.importers.otel`` reads, only when its trace is
+    assembled: accepting an export stays cheap."""
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="spans", db_index=False)
+    span_hex = models.CharField(max_length=16, help_text="its spanId, hex")
+    start = models.BigIntegerField(help_text="startTimeUnixNano")
+    case_key = models.TextField(blank=True, help_text="casebook.case, on the span or resource")
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            # An export sent again (the exporter retries) stores each span once.
+            models.UniqueConstraint(fields=["trace", "span_hex"], name="one_span_per_id")
+        ]
+
+    def __str__(self):
+        return f"span {self.span_hex}"

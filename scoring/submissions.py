@@ -196,7 +196,7 @@ def recount_cases(submission: Submission, suite: MatcherSuite) -> None:
     for case_key, line in runs.iterator(chunk_size=5000):
         if suite.case(case_key) is not None:
             submission.total += 1
-        else:
+        elif case_key:  # a live trace's run that names no case is unassigned, not unknown
             note_unknown_case(submission.unknown_cases, case_key, line)
 
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from . import chunks, ingest, submissions
+from . import chunks, ingest, submissions, traces
 
 RETRIED = (OperationalError, InterfaceError)
 RETRY = {
@@ -54,3 +54,17 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
 def sweep() -> list[int]:
     """Resume submissions that stalled (run every minute by Celery beat)."""
     return submissions.resume_stalled()
+
+
+@shared_task(**RETRY)
+def assemble_traces(trace_ids: list[int]) -> None:
+    """Make the traces of an export into their runs once due (sent for when the grace period
+    ends); a trace a later span made pending again waits for that span's task."""
+    for trace_id in trace_ids:
+        traces.assemble(trace_id)
+
+
+@shared_task(acks_late=True)
+def assemble_due_traces() -> int:
+    """Assemble the traces whose own task was lost (run every few seconds by Celery beat)."""
+    return traces.assemble_due()

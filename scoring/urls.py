@@ -36,6 +36,7 @@ urlpatterns = [
     path("compare/runs/<int:a>/<int:b>/", compare.runs, name="compare_runs"),
     path("suites/<int:pk>/flaky/", compare.flaky_cases, name="suite_flaky"),
     path("suites/<int:pk>/problems/", suite.open_problems, name="suite_problems"),
+    path("suites/<int:pk>/unassigned/", suite.unassigned_runs, name="suite_unassigned"),
     path("submissions/<int:pk>/queues/", queues.queue_list, name="queues"),
     path("submissions/<int:pk>/queues/new/", queues.queue_new, name="queue_new"),
     path("queues/<int:pk>/", queues.queue_detail, name="queue"),

@@ -128,6 +128,7 @@ PAGES = [
     ("submission_review", "post", {"pk": "submission"}, {"status": "flaky"}, EDIT_POST),
     ("submission_apply_decisions", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("suite_problems", "get", {"pk": "suite"}, None, READ),
+    ("suite_unassigned", "get", {"pk": "suite"}, None, READ),
     ("submission_tools", "get", {"pk": "submission"}, None, EDIT_PAGE),
     # Needs an editor: of the suite, or of a team to make a new suite in (the viewer is none).
     ("submission_case_drafts", "get", {"pk": "submission"}, None, EDIT_PAGE),
@@ -153,6 +154,8 @@ PAGES = [
     ("queue_next", "post", {"pk": "queue"}, {}, EDIT_POST),
 ]
 API = [
+    # Spans for the suite: accepted from its editors (DESIGN.md §8, ``/otlp/v1/traces``).
+    ("otlp_traces", "post", {}, "otlp-export", (401, 404, 403, 200, 200)),
     ("api:team-list", "get", {}, None, API_SIGNED_IN),
     ("api:team-list", "post", {}, {"name": "New team"}, (401, 201, 201, 201, 201)),
     ("api:team-detail", "get", {"slug": "team"}, None, API_READ),
@@ -269,6 +272,8 @@ def _request(client, world, route, method, kwargs, body, api):
     url = reverse(route, kwargs=resolved)
     if body == "case-document":
         body = _case_document(world)
+    elif body == "otlp-export":
+        body = _otlp_export(ids["suite"])
     elif isinstance(body, dict) and body.get("team") == "team-id":
         body = {"team": world.team.pk}
     if body == "run-file":
@@ -281,6 +286,15 @@ def _request(client, world, route, method, kwargs, body, api):
         data = body if isinstance(body, str) else json.dumps(body) if body is not None else None
         return getattr(client, method)(url, data=data, content_type="application/json")
     return getattr(client, method)(url, data=body or {})
+
+
+def _otlp_export(suite_id) -> str:
+    """An OTLP/JSON export of one span, for the suite."""
+    span = {"traceId": "01" * 16, "spanId": "02" * 8, "name": "agent", "startTimeUnixNano": "1"}
+    resource = {"attributes": [{"key": "casebook.suite", "value": {"stringValue": str(suite_id)}}]}
+    return json.dumps(
+        {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [span]}]}]}
+    )
 
 
 def _client_for(client, world, role, *, api):

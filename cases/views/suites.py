@@ -23,7 +23,7 @@ from scoring.matcher import (
 )
 
 from .. import services
-from ..forms import CopyForm, ImportForm, NewSuiteForm, SuiteForm, ToolsForm, match_from
+from ..forms import CopyForm, ImportForm, NewSuiteForm, SuiteSettingsForm, ToolsForm, match_from
 from ..models import Role
 from ..permissions import can_edit_suite, suite_for, teams_of
 from ..tool_catalog import catalog_rows, tools_from_any
@@ -169,9 +169,10 @@ def suite_settings(request, pk):
         "description": suite.description,
         "tags": ", ".join(suite.tags),
         "visibility": suite.visibility,
-        **SuiteForm.initial_for(suite.match),
+        "trace_case_attribute": suite.trace_case_attribute,
+        **SuiteSettingsForm.initial_for(suite.match),
     }
-    form = SuiteForm(request.POST or None, initial=initial)
+    form = SuiteSettingsForm(request.POST or None, initial=initial)
     problems = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -184,6 +185,7 @@ def suite_settings(request, pk):
                 tags=data["tags"],
                 match=match_from(data),
                 visibility=data["visibility"],
+                trace_case_attribute=data["trace_case_attribute"],
             )
         except InvalidInput as exc:
             problems = exc.problems

@@ -219,6 +219,6 @@ def draft(request, pk, run_id):
     trim and save (nothing is saved until then)."""
     run = run_for(request.user, pk, run_id, edit=True)
     suite = run.submission.suite
-    key = f"{run.case_key[:150]}-run-{run.pk}"
+    key = f"{run.case_key[:150] or 'trace'}-run-{run.pk}"  # an unassigned trace's has none
     document = draft_case(run.document, key, services.suite_tools(suite))
     return render_draft(request, suite, document)

@@ -3,15 +3,24 @@ submissions and their pass-rate trend. Served here because it shows scoring's re
 ``cases`` never imports ``scoring``."""
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.shortcuts import render
 
-from cases.permissions import suite_for
+from cases.permissions import can_edit_suite, suite_for
 from cases.views.suites import suite_page_context
-from scoring.models import Status
+from scoring.models import Run, Status
 from scoring.problems import PROBLEM_SUBMISSIONS, suite_problems
 from scoring.trends import suite_trend
 
 SUBMISSIONS_SHOWN = 20
+UNASSIGNED_PER_PAGE = 50
+
+
+def unassigned(suite):
+    """The runs of the suite's live traces that named no case (``scoring.traces``)."""
+    return Run.objects.filter(
+        submission__suite=suite, submission__live_day__isnull=False, case_key=""
+    )
 
 
 @login_required
@@ -22,8 +31,28 @@ def suite_detail(request, pk):
             "version__document"
         )[:SUBMISSIONS_SHOWN],
         "trend": suite_trend(suite),
+        "unassigned": unassigned(suite).count(),
     }
     return render(request, "cases/suite_detail.html", context)
+
+
+@login_required
+def unassigned_runs(request, pk):
+    """The runs of traces that named no case (production traffic, say), newest first: each
+    can be reviewed, and made a case of ("new case from this run")."""
+    suite = suite_for(request.user, pk)
+    runs = (
+        unassigned(suite)
+        .select_related("submission")
+        .defer("document")
+        .order_by("-submission__live_day", "-seq")
+    )
+    context = {
+        "suite": suite,
+        "page": Paginator(runs, UNASSIGNED_PER_PAGE).get_page(request.GET.get("page")),
+        "can_edit": can_edit_suite(request.user, suite),
+    }
+    return render(request, "scoring/unassigned.html", context)
 
 
 @login_required

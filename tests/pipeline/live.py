@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 from django.db import connection
+from kombu import pools
 
 from evalsite.celery import app as celery_app
 
@@ -143,6 +144,9 @@ def use_broker(**conf) -> None:
     connections it holds to the one before."""
     if celery_app._pool is not None:
         celery_app._pool.force_close_all()
+    # kombu keeps its pools by connection, process-wide: the closed one would be handed out
+    # again for the same broker (the in-memory one of eager mode, which still publishes).
+    pools.reset()
     celery_app.conf.update(conf)
     celery_app._pool = None  # connections are made again, to the broker now configured
     celery_app.amqp._producer_pool = None

@@ -1,0 +1,369 @@
+"""``POST /otlp/v1/traces`` in this process (scoring/api/otlp.py, scoring/traces.py): what is
+accepted and answered, and how the stored spans become runs of the live submission. The
+assembly runs when the test says (the grace period and the timer are the live tests')."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.test import TestCase
+from google.protobuf.json_format import MessageToDict, ParseDict
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from scoring import traces
+from scoring.models import Run, Submission, Trace, TraceSpan
+from scoring.models import Status as SubmissionStatus
+from tests.otlp_data import (
+    ENDPOINT,
+    FIXTURE_SPANS,
+    ROOT_SPAN,
+    SPANS_LINE,
+    TOKYO_SPAN,
+    export,
+    live_reports,
+    string_attribute,
+    uploaded_reports,
+)
+
+pytestmark = pytest.mark.django_db
+
+PROTOBUF = "application/x-protobuf"
+
+
+@pytest.fixture(autouse=True)
+def assembled_when_told(settings, monkeypatch):
+    """No grace period, and no timer thread: ``assemble_due()`` is called by the test."""
+    settings.CASEBOOK_TRACE_GRACE_SECONDS = 0
+    monkeypatch.setattr(traces.embedded_timer, "wake_in", lambda seconds: None)
+
+
+def assemble_due() -> int:
+    """Assemble what is due, and run the scoring it enqueues (in this process)."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return traces.assemble_due()
+
+
+def post(client, request: ExportTraceServiceRequest, *, as_json=False, hex_ids=True, **headers):
+    if as_json:
+        document = MessageToDict(request)
+        if hex_ids:
+            for resource in document.get("resourceSpans", []):
+                for scope in resource["scopeSpans"]:
+                    for span in scope["spans"]:
+                        for key in ("traceId", "spanId", "parentSpanId"):
+                            if key in span:
+                                span[key] = base64.b64decode(span[key]).hex()
+        body, content_type = json.dumps(document).encode(), "application/json"
+    else:
+        body, content_type = request.SerializeToString(), PROTOBUF
+    if headers.pop("gzipped", False):
+        body = gzip.compress(body)
+        headers["HTTP_CONTENT_ENCODING"] = "gzip"
+    return client.post(ENDPOINT, data=body, content_type=content_type, **headers)
+
+
+def answer_of(response) -> ExportTraceServiceResponse:
+    assert response["Content-Type"] == PROTOBUF
+    return ExportTraceServiceResponse.FromString(response.content)
+
+
+def status_of(response) -> Status:
+    if response["Content-Type"] == "application/json":
+        return ParseDict(json.loads(response.content), Status())
+    return Status.FromString(response.content)
+
+
+def live_submission(suite, label="") -> Submission:
+    return Submission.objects.get(suite=suite, label=label, live_day__isnull=False)
+
+
+# --- the receiver -------------------------------------------------------------------------------
+
+
+def test_a_protobuf_export_is_stored_at_once_and_answered_with_full_success(sender, suite):
+    response = post(sender, export(suite.pk))
+    assert response.status_code == 200
+    assert not answer_of(response).HasField("partial_success")
+    trace = Trace.objects.get()
+    assert (trace.suite, trace.has_root, trace.pending, trace.run) == (suite, True, True, None)
+    assert trace.spans.count() == len(FIXTURE_SPANS)
+
+
+@pytest.mark.parametrize("hex_ids", [True, False], ids=["otlp-json", "base64-ids"])
+def test_otlp_json_gzipped_stores_the_same_spans_as_protobuf(sender, suite, hex_ids):
+    post(sender, export(suite.pk, trace=1))
+    response = post(sender, export(suite.pk, trace=2), as_json=True, hex_ids=hex_ids, gzipped=True)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"] == "application/json"
+    assert json.loads(response.content) == {}
+    by_trace = [
+        [
+            (span_id, start, Span.FromString(bytes(data)))
+            for span_id, start, data in trace.spans.order_by("span_hex").values_list(
+                "span_hex", "start", "data"
+            )
+        ]
+        for trace in Trace.objects.order_by("trace_id")
+    ]
+    for spans in by_trace:
+        for _, _, span in spans:
+            span.ClearField("trace_id")
+    assert by_trace[0] == by_trace[1]
+
+
+def test_an_export_sent_twice_keeps_each_span_once(sender, suite):
+    post(sender, export(suite.pk))
+    assert post(sender, export(suite.pk)).status_code == 200
+    assert TraceSpan.objects.count() == len(FIXTURE_SPANS)
+
+
+def test_a_span_an_export_racing_this_one_stored_first_is_kept_once(sender, suite, monkeypatch):
+    post(sender, export(suite.pk, spans={0}))
+    # The other export's spans were stored after this one looked: its COPY fails on them.
+    monkeypatch.setattr(traces, "stored_spans", lambda trace_pks: set())
+    assert post(sender, export(suite.pk)).status_code == 200
+    assert TraceSpan.objects.count() == len(FIXTURE_SPANS)
+
+
+def test_without_a_token_401_with_a_status_body(client, suite):
+    response = post(client, export(suite.pk))
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Token")
+    assert status_of(response).code == 16  # UNAUTHENTICATED
+    assert not TraceSpan.objects.exists()
+
+
+def test_a_suite_the_sender_may_not_see_404_and_only_see_403(client_of, suite, outsider, viewer):
+    response = post(client_of(outsider), export(suite.pk))
+    assert response.status_code == 404
+    assert "no such suite" in status_of(response).message
+    as_viewer = client_of(viewer)
+    response = post(as_viewer, export(suite.pk))
+    assert response.status_code == 403
+    assert "editors" in status_of(response).message
+    response = post(as_viewer, export(suite.pk), as_json=True)
+    assert response.status_code == 403
+    assert json.loads(response.content)["code"] == 7  # PERMISSION_DENIED, as OTLP/JSON
+    assert not TraceSpan.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "expected"),
+    [
+        (b"\xff\xff\xff", {}, "not an OTLP protobuf trace export"),
+        (b'{"resourceSpans": 3}', {"content_type": "application/json"}, "OTLP/JSON"),
+        (b"not gzip", {"HTTP_CONTENT_ENCODING": "gzip"}, "gzip data is broken"),
+        (b"x", {"content_type": "text/plain"}, "Content-Type must be"),
+    ],
+    ids=["protobuf", "json", "gzip", "content-type"],
+)
+def test_a_body_that_cannot_be_read_400_saying_why(sender, suite, body, headers, expected):
+    headers.setdefault("content_type", PROTOBUF)
+    response = sender.post(ENDPOINT, data=body, **headers)
+    assert response.status_code == 400
+    assert expected in status_of(response).message
+
+
+def test_a_body_over_the_limit_413_compressed_or_expanded(sender, suite, settings):
+    body = export(suite.pk).SerializeToString()
+    settings.CASEBOOK_OTLP_MAX_BYTES = len(body) - 1
+    response = sender.post(ENDPOINT, data=body, content_type=PROTOBUF)
+    assert response.status_code == 413
+    small = gzip.compress(body)
+    assert len(small) < settings.CASEBOOK_OTLP_MAX_BYTES
+    response = sender.post(
+        ENDPOINT, data=small, content_type=PROTOBUF, HTTP_CONTENT_ENCODING="gzip"
+    )
+    assert response.status_code == 413
+    assert "expands past" in status_of(response).message
+
+
+def test_spans_that_name_no_suite_are_rejected_and_the_rest_kept(sender, suite):
+    request = export(suite.pk, trace=1)
+    request.resource_spans.extend(export(None, trace=2).resource_spans)
+    response = post(sender, request)
+    assert response.status_code == 200
+    partial = answer_of(response).partial_success
+    assert partial.rejected_spans == len(FIXTURE_SPANS)
+    assert "no casebook.suite resource attribute" in partial.error_message
+    assert TraceSpan.objects.count() == len(FIXTURE_SPANS)
+    # Nothing routed at all: the whole export is refused.
+    assert post(sender, export(None)).status_code == 400
+    assert post(sender, export("twelve")).status_code == 400
+
+
+# --- traces become runs -------------------------------------------------------------------------
+
+
+def test_a_trace_becomes_a_run_scored_as_the_same_spans_uploaded_as_a_file(sender, suite, editor):
+    post(sender, export(suite.pk, label="gpt-4o"))
+    assert assemble_due() == 1
+    live = live_submission(suite, "gpt-4o")
+    assert live.status == SubmissionStatus.DONE
+    assert (live.stored_runs, live.scored, live.passed) == (1, 1, 1)
+    assert live.formats_seen == ["otel"]
+    assert live_reports(live) == uploaded_reports(suite, editor, [SPANS_LINE])
+    run = Run.objects.get(submission=live)
+    assert (run.case_key, run.trial) == ("weather", 0)
+    assert run.meta_values == {"trace_id": Trace.objects.get().trace_id}
+    assert assemble_due() == 0  # done once
+
+
+def test_spans_split_across_exports_and_out_of_order_make_the_same_run(sender, suite, editor):
+    for position in reversed(range(len(FIXTURE_SPANS))):  # the root first, then the rest
+        post(sender, export(suite.pk, spans={position}))
+    assert Trace.objects.get().spans.count() == len(FIXTURE_SPANS)
+    assert assemble_due() == 1
+    assert live_reports(live_submission(suite)) == uploaded_reports(suite, editor, [SPANS_LINE])
+
+
+def test_no_run_before_the_root_and_the_grace_period(sender, suite, settings):
+    without_root = set(range(len(FIXTURE_SPANS))) - {ROOT_SPAN}
+    post(sender, export(suite.pk, spans=without_root))
+    assert assemble_due() == 0
+    settings.CASEBOOK_TRACE_GRACE_SECONDS = 60
+    post(sender, export(suite.pk, spans={ROOT_SPAN}))
+    assert assemble_due() == 0
+    settings.CASEBOOK_TRACE_GRACE_SECONDS = 0
+    assert assemble_due() == 1
+
+
+def test_a_trace_whose_root_never_comes_is_a_run_after_the_rootless_wait(sender, suite, settings):
+    post(sender, export(suite.pk, spans=set(range(len(FIXTURE_SPANS))) - {ROOT_SPAN}, case=None))
+    assert assemble_due() == 0
+    settings.CASEBOOK_TRACE_ROOTLESS_SECONDS = 0
+    assert assemble_due() == 1
+
+
+def test_runs_of_a_label_collect_in_one_live_submission_trials_in_arrival_order(sender, suite):
+    for trace, (case, label) in enumerate(
+        [("weather", "a"), ("weather-answer", "a"), ("weather", "a"), ("weather", "b")], start=1
+    ):
+        post(sender, export(suite.pk, case=case, label=label, trace=trace))
+        assemble_due()
+    first = live_submission(suite, "a")
+    runs = first.runs.order_by("seq").values_list("case_key", "trial")
+    assert list(runs) == [("weather", 0), ("weather-answer", 0), ("weather", 1)]
+    assert (first.scored, first.passed, first.failed) == (3, 2, 1)
+    assert live_submission(suite, "b").stored_runs == 1
+
+
+def test_a_late_span_makes_the_run_again_and_scores_it_again(sender, suite):
+    post(sender, export(suite.pk, spans=set(range(len(FIXTURE_SPANS))) - {TOKYO_SPAN}))
+    assemble_due()
+    live = live_submission(suite)
+    run = Run.objects.get(submission=live)
+    assert run.result.verdict == "pass"  # Tokyo's call is in the chat span's message
+    assert "is_error" not in json.dumps(run.document["batches"])
+    post(sender, export(suite.pk, spans={TOKYO_SPAN}))
+    assert Trace.objects.get().pending
+    assert assemble_due() == 1
+    run = Run.objects.get(submission=live)  # the same run, remade
+    assert run.document["batches"][0][1]["is_error"] is True
+    live.refresh_from_db()
+    assert (live.stored_runs, live.scored, live.passed, live.status) == (1, 1, 1, "done")
+
+
+def test_a_trace_naming_no_case_is_an_unassigned_run_a_case_can_be_drafted_from(
+    sender, suite, client, editor, password
+):
+    post(sender, export(suite.pk, case=None))
+    assert assemble_due() == 1
+    live = live_submission(suite)
+    run = Run.objects.get(submission=live)
+    assert (run.case_key, live.total, live.unknown_cases, live.status) == ("", 0, {}, "done")
+    assert not hasattr(run, "result")
+    client.login(username=editor.username, password=password)
+    page = client.get(f"/suites/{suite.pk}/unassigned/")
+    assert page.status_code == 200
+    assert f"/submissions/{live.pk}/runs/{run.pk}/".encode() in page.content
+    draft = client.get(f"/submissions/{live.pk}/runs/{run.pk}/draft/")
+    assert draft.status_code == 200
+    assert b"get_weather" in draft.content
+
+
+def test_a_late_span_naming_the_case_assigns_the_run(sender, suite):
+    post(sender, export(suite.pk, case=None, spans={ROOT_SPAN}))
+    assemble_due()
+    request = export(suite.pk, case=None, spans={0})
+    request.resource_spans[0].scope_spans[0].spans[0].attributes.append(
+        string_attribute("casebook.case", "weather")
+    )
+    post(sender, request)
+    assemble_due()
+    live = live_submission(suite)
+    run = Run.objects.get(submission=live)
+    assert (run.case_key, run.trial, live.total, live.scored) == ("weather", 0, 1, 1)
+
+
+def test_spans_that_make_no_valid_run_are_listed_as_an_invalid_trace(sender, suite):
+    request = export(suite.pk)
+    tool = request.resource_spans[0].scope_spans[1].spans[0]
+    for item in tool.attributes:
+        if item.key == "gen_ai.tool.name":
+            item.value.int_value = 7
+    post(sender, request)
+    assert assemble_due() == 0
+    trace = Trace.objects.get()
+    assert "attributes[1].value: must be a string, not number" in trace.problem
+    live = live_submission(suite)
+    assert live.invalid == 1
+    assert trace.trace_id in live.invalid_lines.get().reason
+
+
+def test_a_json_export_is_answered_in_json(sender, suite):
+    response = post(sender, export(None), as_json=True)
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert json.loads(response.content)["message"].startswith("no casebook.suite")
+    request = export(suite.pk, trace=1)
+    request.resource_spans.extend(export(None, trace=2).resource_spans)
+    answer = json.loads(post(sender, request, as_json=True).content)
+    assert answer["partialSuccess"]["rejectedSpans"] == str(len(FIXTURE_SPANS))
+
+
+def test_the_command_assembles_what_is_due(sender, suite):
+    post(sender, export(suite.pk))
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assert call_command_output("assemble_traces") == "1 trace(s) made into runs\n"
+    assert live_submission(suite).scored == 1
+
+
+def call_command_output(*arguments) -> str:
+    out = io.StringIO()
+    call_command(*arguments, stdout=out)
+    return out.getvalue()
+
+
+def test_the_suite_can_name_the_span_attribute_that_holds_the_case(sender, suite):
+    suite.trace_case_attribute = "gen_ai.conversation.id"
+    suite.save()
+    request = export(suite.pk, case=None)
+    chat = request.resource_spans[0].scope_spans[0].spans[1]
+    chat.attributes.append(string_attribute("gen_ai.conversation.id", "weather"))
+    post(sender, request)
+    assemble_due()
+    run = Run.objects.get()
+    assert (run.case_key, run.result.verdict) == ("weather", "pass")
+
+
+def test_the_case_attribute_is_a_setting_of_the_suite_page(client, suite, admin, password):
+    client.login(username=admin.username, password=password)
+    form = {"name": suite.name, "visibility": "team", "match_preset": ""}
+    response = client.post(
+        f"/suites/{suite.pk}/settings/", form | {"trace_case_attribute": "gen_ai.conversation.id"}
+    )
+    assert response.status_code == 302
+    suite.refresh_from_db()
+    assert suite.trace_case_attribute == "gen_ai.conversation.id"
+    assert suite.versions.count() == 1  # the suite file did not change
