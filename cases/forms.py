@@ -3,7 +3,15 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
-from .models import RESERVED_LABEL_KEYS, Membership, ReviewLabel, Role, Team, Visibility
+from .models import (
+    RESERVED_LABEL_KEYS,
+    LabelColour,
+    Membership,
+    ReviewLabel,
+    Role,
+    Team,
+    Visibility,
+)
 
 MATCH_PRESETS = [
     ("", "defaults (exact names, null must be sent)"),
@@ -51,6 +59,10 @@ class LabelForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.instance.team = team
         self.others = ReviewLabel.objects.filter(team=team).exclude(pk=self.instance.pk)
+        self.fields["colour"].required = False
+
+    def clean_colour(self):
+        return self.cleaned_data["colour"] or LabelColour.GREY
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

@@ -147,6 +147,10 @@ class ReviewForm(forms.Form):
         self.fields["assignee"].empty_label = "nobody"
         self.fields["label"].queryset = labels
 
+    def sent(self, name: str) -> bool:
+        """Whether the post carried the field (so it is a change to make)."""
+        return self.is_bound and name in self.data
+
 
 class BlindDecisionForm(forms.Form):
     """A reviewer's decision on an item of a double-blind queue, or the final one on a
@@ -158,10 +162,6 @@ class BlindDecisionForm(forms.Form):
     def __init__(self, *args, labels, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["labels"].queryset = labels
-
-    def sent(self, name: str) -> bool:
-        """Whether the post carried the field (so it is a change to make)."""
-        return self.is_bound and name in self.data
 
 
 class PromoteForm(forms.Form):
