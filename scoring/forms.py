@@ -94,8 +94,9 @@ class BulkReviewForm(forms.Form):
         choices=[("", "keep each run's status"), *ReviewStatus.choices], required=False
     )
     assignee = forms.ChoiceField(required=False)
-    # "+<id>" puts the team's label on every run, "-<id>" takes it off.
-    label = forms.ChoiceField(required=False)
+    # "+<id>" puts the team's label on every run, "-<id>" takes it off. Not ``label``: that
+    # is the runs table's filter, which travels in the same POST.
+    set_label = forms.ChoiceField(required=False)
 
     def __init__(self, *args, assignees, labels=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -106,7 +107,7 @@ class BulkReviewForm(forms.Form):
             *((pk, user.get_username()) for pk, user in self.assignees.items()),
         ]
         self.labels = {str(label.pk): label for label in labels}
-        self.fields["label"].choices = [
+        self.fields["set_label"].choices = [
             ("", "keep each run's labels"),
             *((f"+{pk}", f"add “{label.name}”") for pk, label in self.labels.items()),
             *((f"-{pk}", f"remove “{label.name}”") for pk, label in self.labels.items()),
@@ -114,14 +115,14 @@ class BulkReviewForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if not data.get("status") and not data.get("assignee") and not data.get("label"):
+        if not data.get("status") and not data.get("assignee") and not data.get("set_label"):
             raise forms.ValidationError("Choose a status, an assignee or a label to set.")
         return data
 
     @property
     def label_change(self):
         """(the label, True to add it / False to remove it), or None."""
-        value = self.cleaned_data.get("label")
+        value = self.cleaned_data.get("set_label")
         return (self.labels[value[1:]], value[0] == "+") if value else None
 
     @property

@@ -63,7 +63,9 @@ def shown_decision(html: str) -> str | None:
             return status
         if re.search(rf'value="{status}"[^>]*aria-pressed="true"', html):
             return status
-    if ' checked data-label-key' in html or re.search(r'data-label-key="\w" aria-pressed="true"', html):
+    if " checked data-label-key" in html or re.search(
+        r'data-label-key="\w" aria-pressed="true"', html
+    ):
         return "a label"
     return None
 
@@ -125,7 +127,8 @@ def test_the_new_queue_page_makes_a_double_blind_queue(submission, admin, editor
         {"name": "blind", "reviewers": [admin.pk, editor.pk], "double_blind": "on"},
     )
     made = submission.queues.get()
-    assert response.status_code == 302 and made.double_blind
+    assert response.status_code == 302
+    assert made.double_blind
     assert BlindDecision.objects.filter(item__queue=made).count() == 2 * FAILED
 
 
@@ -150,7 +153,8 @@ def test_a_decision_stays_hidden_from_the_other_reviewer_until_resolved(
     ):
         assert shown_decision(text(client.get(page))) is None, page
     blind_panel = text(client.get(f"{run_page}?queue={queue.pk}"))
-    assert "Blind review" in blind_panel and "Choosing a status records your decision" in blind_panel
+    assert "Blind review" in blind_panel
+    assert "Choosing a status records your decision" in blind_panel
     for query in ("review=expectation_wrong", "label=wrong+tool"):
         table = text(client.get(f"/submissions/{submission.pk}/?{query}"))
         assert f"/runs/{first.run_id}/" not in table
@@ -170,7 +174,8 @@ def test_agreeing_decisions_become_the_runs_review(queue, admin, editor, wrong_t
     blind.decide(first, admin, ReviewStatus.FLAKY, [wrong_tool])
     blind.decide(first, editor, ReviewStatus.FLAKY, [wrong_tool])
     first.refresh_from_db()
-    assert first.resolved_at is not None and first.resolved_by is None
+    assert first.resolved_at is not None
+    assert first.resolved_by is None
     review = Review.objects.get(run_id=first.run_id)
     assert review.status == ReviewStatus.FLAKY
     assert list(review.labels.values_list("name", flat=True)) == ["wrong tool"]
@@ -227,7 +232,9 @@ def test_disagreements_go_to_a_third_person_who_picks_the_final_decision(
     assert refused.status_code == 403
 
     page = text(as_user(third).get(queue.get_absolute_url()))
-    assert 'id="resolve"' in page and "regression" in page and "flaky" in page
+    assert 'id="resolve"' in page
+    assert "regression" in page
+    assert "flaky" in page
     response = as_user(third).post(
         f"/queues/{queue.pk}/items/{first.pk}/resolve/",
         {f"item{first.pk}-status": "regression", f"item{first.pk}-labels": [wrong_tool.pk]},
@@ -256,7 +263,7 @@ def test_kappa_is_shown_once_both_reviewers_have_finished(
     queue, admin, editor, wrong_tool, as_user, client
 ):
     first, *rest = items(queue)
-    # admin: flaky ×5, labels on the first two; editor: flaky ×4 and one regression.
+    # admin: flaky 5 times, labels on the first two; editor: flaky 4 times and one regression.
     for n, item in enumerate(items(queue)):
         blind.decide(item, admin, ReviewStatus.FLAKY, [wrong_tool] if n < 2 else [])
     for item in rest:
@@ -278,7 +285,8 @@ def test_kappa_is_shown_once_both_reviewers_have_finished(
     assert 'data-kappa="status">0.00<' in page
     assert f'data-kappa="wrong tool">{label.kappa:.2f}<' in page
     api = client.get(f"/api/queues/{queue.pk}/").json()
-    assert api["double_blind"] and api["agreement"]["items"] == FAILED
+    assert api["double_blind"]
+    assert api["agreement"]["items"] == FAILED
     assert api["agreement"]["labels"][0]["kappa"] == pytest.approx(label.kappa)
 
 
@@ -286,5 +294,6 @@ def test_the_queue_list_counts_resolved_items_as_done(queue, submission, admin, 
     decide_all(queue, admin, ReviewStatus.FLAKY)
     decide_all(queue, editor, ReviewStatus.FLAKY)
     page = text(as_user(admin).get(f"/submissions/{submission.pk}/queues/"))
-    assert f"{FAILED} / {FAILED}" in page and "double-blind" in page
+    assert f"{FAILED} / {FAILED}" in page
+    assert "double-blind" in page
     assert blind.progress(queue).finished

@@ -463,6 +463,7 @@ def test_csv_lists_the_filtered_runs_with_the_table_columns(as_user, viewer, edi
             "cause tools": "get_weather\n",
             "cause arguments": "city\n",
             "review": "flaky",
+            "labels": "",
             "assignee": "eddie-editor",
             "comments": "",
             "url": f"http://testserver/submissions/{scored.pk}/runs/{run.pk}/",
