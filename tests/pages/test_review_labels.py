@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -130,7 +131,7 @@ def test_the_runs_table_shows_and_filters_by_label(viewer, editor, as_user, subm
     reviews.add_label(Run.objects.filter(pk__in=[r.pk for r in labelled]), wrong_tool, editor)
     client = as_user(viewer)
     page = text(client.get(url(submission), {"label": "wrong tool"}))
-    shown = {int(pk) for pk in __import__("re").findall(r"/runs/(\d+)/", page)}
+    shown = {int(pk) for pk in re.findall(r"/runs/(\d+)/", page)}
     assert shown == {run.pk for run in labelled}
     assert '<span class="label-chip red">wrong tool</span>' in page
     assert '<option value="wrong tool" selected>' in page
