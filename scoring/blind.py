@@ -290,8 +290,10 @@ def decided_counts(items) -> dict[int, int]:
 
 
 def decisions_of(item: QueueItem) -> list[BlindDecision]:
-    """Both decisions on an item, with their labels, for the resolve step."""
-    return list(item.decisions.select_related("reviewer").prefetch_related("labels").order_by("pk"))
+    """Both decisions on an item, with their labels, for the resolve step: in the order of
+    their reviewers, as ``agreement`` pairs them, so that a column is one person's."""
+    decisions = item.decisions.select_related("reviewer").prefetch_related("labels")
+    return list(decisions.order_by("reviewer_id"))
 
 
 def labels_for(queue: ReviewQueue) -> QuerySet[ReviewLabel]:

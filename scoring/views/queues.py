@@ -23,6 +23,7 @@ from scoring.results import RunFilters
 from .access import submission_for
 
 ITEMS_PER_PAGE = 50
+DISPUTES_SHOWN = 25  # at once: the next come up as these are resolved
 
 
 class ReviewersField(forms.ModelMultipleChoiceField):
@@ -199,7 +200,7 @@ def blind_context(queue: ReviewQueue, user, *, can_edit: bool) -> dict:
     disputes = []
     if can_edit and progress.disputed:
         labels = blind.labels_for(queue)
-        for item in blind.to_resolve(queue):
+        for item in blind.to_resolve(queue)[:DISPUTES_SHOWN]:
             decisions = blind.decisions_of(item)
             reviewer_ids = [d.reviewer_id for d in decisions]
             if user.pk in reviewer_ids and own_left:
