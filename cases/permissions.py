@@ -79,8 +79,14 @@ def can_manage_labels(user, team: Team | int) -> bool:
 def can_resolve(user, suite: Suite, *, reviewer_ids, maker_id: int | None) -> bool:
     """Whether the user may pick the final decision of a double-blind item decided by
     ``reviewer_ids``, in a queue made by ``maker_id``."""
-    if not can_edit_suite(user, suite):
-        return False
+    return can_edit_suite(user, suite) and resolves_as_editor(
+        user, reviewer_ids=reviewer_ids, maker_id=maker_id
+    )
+
+
+def resolves_as_editor(user, *, reviewer_ids, maker_id: int | None) -> bool:
+    """``can_resolve`` for a user already known to edit the suite (no query: a page
+    listing many items asks it of each)."""
     return user.pk == maker_id or user.pk not in set(reviewer_ids)
 
 

@@ -13,22 +13,28 @@ with p_o the share of items they agree on and p_e the sum of those products.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Mapping
+
+Table = Mapping[tuple[Hashable, Hashable], int]  # (first's, second's) decision → items
 
 
-def cohen_kappa(pairs: Iterable[tuple[Hashable, Hashable]]) -> float | None:
-    """Cohen's κ of two reviewers' decisions, one ``(first's, second's)`` pair per item.
+def cohen_kappa(table: Table) -> float | None:
+    """Cohen's κ of two reviewers' decisions, given as a contingency table: how many items
+    got each ``(first's, second's)`` pair of decisions (``Counter(pairs)`` makes one from a
+    list of pairs).
 
     None where κ is not defined: no items, or both reviewers gave one and the same category
     to every item (chance agreement is then total, and so is theirs: 0/0)."""
     firsts: Counter = Counter()
     seconds: Counter = Counter()
     agreed = total = 0
-    for first, second in pairs:
-        firsts[first] += 1
-        seconds[second] += 1
-        agreed += first == second
-        total += 1
+    for (first, second), n in table.items():
+        if n < 0:
+            raise ValueError(f"a negative count of items: {n} for {(first, second)!r}")
+        firsts[first] += n
+        seconds[second] += n
+        agreed += n if first == second else 0
+        total += n
     if total == 0:
         return None
     observed = agreed / total
@@ -38,9 +44,9 @@ def cohen_kappa(pairs: Iterable[tuple[Hashable, Hashable]]) -> float | None:
     return (observed - chance) / (1 - chance)
 
 
-def observed_agreement(pairs: Iterable[tuple[Hashable, Hashable]]) -> float | None:
+def observed_agreement(table: Table) -> float | None:
     """The share of items the two reviewers agree on (None with no items)."""
-    pairs = list(pairs)
-    if not pairs:
+    total = sum(table.values())
+    if not total:
         return None
-    return sum(first == second for first, second in pairs) / len(pairs)
+    return sum(n for (first, second), n in table.items() if first == second) / total

@@ -17,14 +17,14 @@ the team's labels) without seeing each other's decision; their agreement is meas
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db import connection, transaction
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from cases.models import ReviewLabel
+from cases.models import ReviewLabel, User
 
 from .agreement import cohen_kappa, observed_agreement
 from .models import BlindDecision, QueueItem, ReviewQueue, ReviewStatus, Run
@@ -133,13 +133,29 @@ def disputed(item: QueueItem) -> bool:
 
 def to_resolve(queue: ReviewQueue) -> QuerySet[QueueItem]:
     """The items both reviewers decided, not resolved (so: they disagree), by position."""
+    undecided = BlindDecision.objects.filter(item=OuterRef("pk"), status="")
     return (
         queue.items.filter(resolved_at__isnull=True)
-        .annotate(decided=Count("decisions", filter=~Q(decisions__status="")))
-        .filter(decided=2)
+        .filter(~Exists(undecided))
         .select_related("run")
         .order_by("position")
     )
+
+
+def with_decisions(items) -> list[tuple[QueueItem, list[BlindDecision]]]:
+    """Each item with its decisions in the order of their reviewers (as ``agreement``
+    pairs them, so that a column is one person's), and their labels: in two queries."""
+    items = list(items)
+    decisions = (
+        BlindDecision.objects.filter(item__in=items)
+        .select_related("reviewer")
+        .prefetch_related("labels")
+        .order_by("item_id", "reviewer_id")
+    )
+    by_item: dict[int, list[BlindDecision]] = defaultdict(list)
+    for decision in decisions:
+        by_item[decision.item_id].append(decision)
+    return [(item, by_item[item.pk]) for item in items]
 
 
 @dataclass(frozen=True)
@@ -192,7 +208,7 @@ def progress(queue: ReviewQueue) -> BlindProgress:
         shares=[Share(row["reviewer__username"], row["total"], row["done"]) for row in rows],
         items=counts["items"],
         resolved=counts["resolved"],
-        disputed=to_resolve(queue).count(),
+        disputed=to_resolve(queue).order_by().count(),
     )
 
 
@@ -218,58 +234,94 @@ class Agreement:
 
 def agreement(queue: ReviewQueue) -> Agreement:
     """How far the two reviewers agree, over the items both decided: on the status (κ over
-    the statuses), and on each status and each label used (κ of "given it" or not). Reads
-    the decisions in two queries."""
-    decisions = (
-        BlindDecision.objects.filter(item__queue=queue)
-        .exclude(status="")
-        # Each pair in the same order of its reviewers, so that with two reviewers the
-        # first of every pair is the same person's (Cohen's κ compares two raters).
-        .order_by("item_id", "reviewer_id")
-        .values_list("pk", "item_id", "status", "reviewer_id", "reviewer__username")
+    the statuses), and on each status and each label used (κ of "given it" or not).
+
+    Counted in the database, a pair of decisions being an item's decision and the decision
+    of its other reviewer with a greater id (so that with two reviewers the first of every
+    pair is the same person's, as Cohen's κ compares two raters): what comes back is the
+    contingency tables, not the decisions."""
+    by_status = _pairs("a.status, b.status, COUNT(*)") + " GROUP BY a.status, b.status"
+    sides: dict[str, dict[int, list[bool]]] = defaultdict(
+        lambda: defaultdict(lambda: [False, False])
     )
-    by_item: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    names: dict[int, str] = {}
-    for pk, item_id, status, reviewer_id, username in decisions:
-        by_item[item_id].append((pk, status))
-        names[reviewer_id] = username
-    links = BlindDecision.labels.through.objects.filter(blinddecision__item__queue=queue)
-    labelled: dict[int, set[str]] = defaultdict(set)
-    for decision_id, name in links.values_list("blinddecision_id", "reviewlabel__name"):
-        labelled[decision_id].add(name)
-    pairs = [pair for pair in by_item.values() if len(pair) == 2]
-    statuses = [(a[1], b[1]) for a, b in pairs]
-    label_sets = [(labelled[a[0]], labelled[b[0]]) for a, b in pairs]
-    used_statuses = [value for value, _ in DECISION_STATUSES if any(value in p for p in statuses)]
-    used_labels = sorted({name for a, b in label_sets for name in a | b})
+    with connection.cursor() as cursor:
+        cursor.execute(by_status, [queue.pk])
+        statuses = {(first, second): n for first, second, n in cursor.fetchall()}
+        # The labels on the first decisions of the pairs, then on the second ones.
+        for index, side in enumerate("ab"):
+            cursor.execute(_pairs("l.name, a.item_id", labels_of=side), [queue.pk])
+            for name, item_id in cursor.fetchall():
+                sides[name][item_id][index] = True
+    items = sum(statuses.values())
+    reviewer_ids = BlindDecision.objects.filter(item__queue=queue).order_by().values("reviewer")
+    names = (
+        User.objects.filter(pk__in=reviewer_ids).order_by("pk").values_list("username", flat=True)
+    )
     return Agreement(
-        items=len(pairs),
-        reviewers=tuple(name for _, name in sorted(names.items())),
-        status=Kappa(
-            "status",
-            cohen_kappa(statuses),
-            observed_agreement(statuses),
-            len(statuses),
-            len(statuses),
-        ),
+        items=items,
+        reviewers=tuple(names),
+        status=Kappa("status", cohen_kappa(statuses), observed_agreement(statuses), items, items),
         statuses=[
-            _binary(ReviewStatus(value).label, [(a == value, b == value) for a, b in statuses])
-            for value in used_statuses
+            _binary(ReviewStatus(value).label, _given(statuses, value))
+            for value, _ in DECISION_STATUSES
+            if any(value in pair for pair in statuses)
         ],
-        labels=[
-            _binary(name, [(name in a, name in b) for a, b in label_sets]) for name in used_labels
-        ],
+        labels=[_binary(name, _label_table(sides[name], items)) for name in sorted(sides)],
     )
 
 
-def _binary(name: str, pairs: list[tuple[bool, bool]]) -> Kappa:
-    return Kappa(
-        name,
-        cohen_kappa(pairs),
-        observed_agreement(pairs),
-        sum(a for a, _ in pairs),
-        sum(b for _, b in pairs),
+# An item's two decisions as a pair, the first the one of the reviewer with the smaller id,
+# both decided: a self-join (each pair once), where correlated subqueries cost a lookup per
+# decision (and PostgreSQL, finding that dear, compiled them first).
+_PAIRS = """
+    SELECT {columns} FROM {decision} a
+    JOIN {decision} b ON b.item_id = a.item_id AND b.reviewer_id > a.reviewer_id
+    JOIN {item} i ON i.id = a.item_id
+    {join}
+    WHERE i.queue_id = %s AND a.status <> '' AND b.status <> ''
+"""
+
+
+def _pairs(columns: str, *, labels_of: str = "") -> str:
+    """``_PAIRS`` selecting ``columns``, with the labels (``l``) of decision ``labels_of``
+    (``a`` or ``b``) if asked."""
+    quote = connection.ops.quote_name
+    join = ""
+    if labels_of:
+        link = quote(BlindDecision.labels.through._meta.db_table)
+        label = quote(ReviewLabel._meta.db_table)
+        join = (
+            f"JOIN {link} dl ON dl.blinddecision_id = {labels_of}.id "
+            f"JOIN {label} l ON l.id = dl.reviewlabel_id"
+        )
+    return _PAIRS.format(
+        columns=columns,
+        decision=quote(BlindDecision._meta.db_table),
+        item=quote(QueueItem._meta.db_table),
+        join=join,
     )
+
+
+def _given(statuses: dict, value: str) -> Counter:
+    """The status table as "gave ``value``" or not, by each reviewer."""
+    table: Counter = Counter()
+    for (first, second), n in statuses.items():
+        table[first == value, second == value] += n
+    return table
+
+
+def _label_table(sides: dict[int, list[bool]], items: int) -> Counter:
+    """Whether each reviewer gave the label, over the ``items`` pairs (those not listed in
+    ``sides``: neither did)."""
+    table = Counter(tuple(pair) for pair in sides.values())
+    table[False, False] += items - len(sides)
+    return table
+
+
+def _binary(name: str, table: Counter) -> Kappa:
+    first = sum(n for (a, _), n in table.items() if a)
+    second = sum(n for (_, b), n in table.items() if b)
+    return Kappa(name, cohen_kappa(table), observed_agreement(table), first, second)
 
 
 def own_decisions(items, user) -> dict[int, BlindDecision]:
@@ -290,10 +342,8 @@ def decided_counts(items) -> dict[int, int]:
 
 
 def decisions_of(item: QueueItem) -> list[BlindDecision]:
-    """Both decisions on an item, with their labels, for the resolve step: in the order of
-    their reviewers, as ``agreement`` pairs them, so that a column is one person's."""
-    decisions = item.decisions.select_related("reviewer").prefetch_related("labels")
-    return list(decisions.order_by("reviewer_id"))
+    """Both decisions on an item, with their labels, in the order of their reviewers."""
+    return with_decisions([item])[0][1]
 
 
 def labels_for(queue: ReviewQueue) -> QuerySet[ReviewLabel]:

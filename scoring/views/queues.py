@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from cases.permissions import can_edit_suite, can_resolve, reviewers
+from cases.permissions import can_edit_suite, can_resolve, resolves_as_editor, reviewers
 from scoring import blind, queues
 from scoring.forms import BlindDecisionForm
 from scoring.models import LABEL_LIMIT, QueueItem, ReviewQueue, Submission
@@ -196,16 +196,15 @@ def blind_context(queue: ReviewQueue, user, *, can_edit: bool) -> dict:
     them (the queue's maker only once their own share is decided)."""
     progress = blind.progress(queue)
     own_left = blind.next_item(queue, user) is not None
-    suite = queue.submission.suite
     disputes = []
     if can_edit and progress.disputed:
         labels = blind.labels_for(queue)
-        for item in blind.to_resolve(queue)[:DISPUTES_SHOWN]:
-            decisions = blind.decisions_of(item)
+        shown = blind.to_resolve(queue)[:DISPUTES_SHOWN]
+        for item, decisions in blind.with_decisions(shown):
             reviewer_ids = [d.reviewer_id for d in decisions]
             if user.pk in reviewer_ids and own_left:
                 continue
-            if can_resolve(user, suite, reviewer_ids=reviewer_ids, maker_id=queue.created_by_id):
+            if resolves_as_editor(user, reviewer_ids=reviewer_ids, maker_id=queue.created_by_id):
                 form = BlindDecisionForm(
                     labels=labels, initial={"status": decisions[0].status}, prefix=f"item{item.pk}"
                 )
@@ -277,7 +276,12 @@ def queue_assign(request, pk):
     """Share the queue's unreviewed runs out again, among the reviewers chosen."""
     queue = queue_for(request.user, pk, edit=True)
     form = AssignForm(request.POST, submission=queue.submission)
-    if form.is_valid():
+    if queue.double_blind:
+        # Its pairs of reviewers are fixed when made: κ compares the same two people.
+        messages.error(
+            request, "A double-blind queue's runs stay with the reviewers it was made for."
+        )
+    elif form.is_valid():
         chosen = form.cleaned_data["reviewers"]
         queues.deal_out(queue, chosen)
         names = ", ".join(r.get_username() for r in chosen) or "whoever starts reviewing"

@@ -297,3 +297,13 @@ def test_the_queue_list_counts_resolved_items_as_done(queue, submission, admin, 
     assert f"{FAILED} / {FAILED}" in page
     assert "double-blind" in page
     assert blind.progress(queue).finished
+
+
+def test_a_double_blind_queues_reviewers_are_not_dealt_out_again(queue, admin, third, as_user):
+    before = sorted(BlindDecision.objects.values_list("item", "reviewer"))
+    response = as_user(admin).post(
+        f"/queues/{queue.pk}/assign/", {"reviewers": [third.pk]}, follow=True
+    )
+    assert "stay with the reviewers it was made for" in text(response)
+    assert sorted(BlindDecision.objects.values_list("item", "reviewer")) == before
+    assert not queue.items.filter(assignee__isnull=False).exists()

@@ -197,3 +197,15 @@ def test_the_labels_api_lists_adds_changes_and_deletes(team, editor, viewer, as_
     assert changed.json()["key"] == "t"
     assert client.delete(f"{base}{wrong_tool.pk}/").status_code == 204
     assert [label.name for label in team.review_labels.all()] == ["simulator error"]
+
+
+def test_a_labels_name_is_shown_as_text(team, editor, as_user, submission):
+    payload = '<img src=x onerror="alert(1)">'
+    label = ReviewLabel.objects.create(team=team, name=payload)
+    run = submission.runs.first()
+    reviews.toggle_label(run, label, editor)
+    client = as_user(editor)
+    for page in (f"/teams/{team.slug}/", url(submission, f"runs/{run.pk}/"), url(submission)):
+        html = text(client.get(page))
+        assert payload not in html
+        assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
