@@ -9,6 +9,9 @@
   (those who review its runs).
 - In a double-blind review queue, an item the two reviewers disagree on is resolved by
   someone who may review the suite's runs and is neither of them, or by the queue's maker.
+- Cases drafted from a suite's runs are saved into the suite by its editors, or as a new
+  suite by anyone who may see the runs into a team where they are an editor
+  (``draft_targets``).
 - Something a user may not see is answered with 404, never its content; something they
   may see but not change, with 403.
 """
@@ -97,6 +100,19 @@ def teams_of(user, *, at_least: str = Role.VIEWER) -> QuerySet[Team]:
     return Team.objects.filter(
         memberships__user=user, memberships__role__in=_roles(at_least=at_least)
     ).distinct()
+
+
+def draft_targets(user, suite: Suite) -> tuple[bool, QuerySet[Team]]:
+    """Where the user may save cases drafted from the runs of ``suite`` (which they may
+    see): into the suite itself (True for its editors), and the teams where a new suite of
+    them may go. ``PermissionDenied`` when neither."""
+    into_suite = can_edit_suite(user, suite)
+    teams = teams_of(user, at_least=Role.EDITOR).order_by("name", "pk")
+    if not into_suite and not teams.exists():
+        raise PermissionDenied(
+            "Only editors save cases: of this suite, or of a team to make a new suite in."
+        )
+    return into_suite, teams
 
 
 def _roles(*, at_least: str) -> list[str]:
