@@ -3,7 +3,15 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
-from .models import Membership, Role, Team, Visibility
+from .models import (
+    RESERVED_LABEL_KEYS,
+    LabelColour,
+    Membership,
+    ReviewLabel,
+    Role,
+    Team,
+    Visibility,
+)
 
 MATCH_PRESETS = [
     ("", "defaults (exact names, null must be sent)"),
@@ -38,6 +46,43 @@ class MemberForm(forms.Form):
             raise forms.ValidationError(f"{username} is already a member; change their role below.")
         self.user = user
         return username
+
+
+class LabelForm(forms.ModelForm):
+    """A team's new review label; its key, if any, a letter the run page does not use."""
+
+    class Meta:
+        model = ReviewLabel
+        fields = ["name", "key", "colour"]
+
+    def __init__(self, *args, team: Team, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.instance.team = team
+        self.others = ReviewLabel.objects.filter(team=team).exclude(pk=self.instance.pk)
+        self.fields["colour"].required = False
+
+    def clean_colour(self):
+        return self.cleaned_data["colour"] or LabelColour.GREY
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if self.others.filter(name__iexact=name).exists():
+            raise forms.ValidationError(f"The team has a label {name!r} already.")
+        return name
+
+    def clean_key(self):
+        key = self.cleaned_data["key"].strip().lower()
+        if not key:
+            return key
+        if not ("a" <= key <= "z") or key in RESERVED_LABEL_KEYS:
+            taken = ", ".join(sorted(RESERVED_LABEL_KEYS))
+            raise forms.ValidationError(
+                f"Choose a letter other than {taken} (the run page's keys)."
+            )
+        other = self.others.filter(key=key).first()
+        if other is not None:
+            raise forms.ValidationError(f"The key {key} already applies “{other.name}”.")
+        return key
 
 
 class RoleForm(forms.Form):

@@ -232,3 +232,43 @@ class SuiteVersion(models.Model):
 
     def get_absolute_url(self):
         return reverse("suite_version", args=[self.suite_id, self.number])
+
+
+class LabelColour(models.TextChoices):
+    GREY = "grey", "grey"
+    RED = "red", "red"
+    ORANGE = "orange", "orange"
+    GREEN = "green", "green"
+    BLUE = "blue", "blue"
+    PURPLE = "purple", "purple"
+
+
+# Keys the run page already gives a meaning to (j/k move, a assigns, c comments), which a
+# label may not take.
+RESERVED_LABEL_KEYS = frozenset("jkac")
+
+
+class ReviewLabel(models.Model):
+    """A team's own review label ("hallucinated argument", "wrong tool"), applied to runs
+    beside their review status; a run may carry several."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="review_labels")
+    name = models.CharField(max_length=60)
+    key = models.CharField(
+        max_length=1, blank=True, help_text="a letter that applies it on the run page"
+    )
+    colour = models.CharField(max_length=10, choices=LabelColour.choices, default=LabelColour.GREY)
+
+    class Meta:
+        ordering = ["team", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="label_name_unique_in_team"),
+            models.UniqueConstraint(
+                fields=["team", "key"],
+                condition=~models.Q(key=""),
+                name="label_key_unique_in_team",
+            ),
+        ]
+
+    def __str__(self):
+        return self.name

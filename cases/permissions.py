@@ -5,6 +5,10 @@
 - A team is seen by its members; its members are managed by its admins.
 - A suite's runs are reviewed by those who may change the suite, so only they are offered,
   and accepted, as the assignee of a run or a review queue (``reviewers``).
+- A team's review labels are seen by its members and managed by its editors and admins
+  (those who review its runs).
+- In a double-blind review queue, an item the two reviewers disagree on is resolved by
+  someone who may review the suite's runs and is neither of them, or by the queue's maker.
 - Cases drafted from a suite's runs are saved into the suite by its editors, or as a new
   suite by anyone who may see the runs into a team where they are an editor
   (``draft_targets``).
@@ -68,6 +72,27 @@ def can_manage_team(user, team: Team) -> bool:
     return has_role(user, team, Role.ADMIN)
 
 
+LABELS_MANAGED_BY = Role.EDITOR  # and the roles above it
+
+
+def can_manage_labels(user, team: Team | int) -> bool:
+    return has_role(user, team, LABELS_MANAGED_BY)
+
+
+def can_resolve(user, suite: Suite, *, reviewer_ids, maker_id: int | None) -> bool:
+    """Whether the user may pick the final decision of a double-blind item decided by
+    ``reviewer_ids``, in a queue made by ``maker_id``."""
+    return can_edit_suite(user, suite) and resolves_as_editor(
+        user, reviewer_ids=reviewer_ids, maker_id=maker_id
+    )
+
+
+def resolves_as_editor(user, *, reviewer_ids, maker_id: int | None) -> bool:
+    """``can_resolve`` for a user already known to edit the suite (no query: a page
+    listing many items asks it of each)."""
+    return user.pk == maker_id or user.pk not in set(reviewer_ids)
+
+
 def teams_of(user, *, at_least: str = Role.VIEWER) -> QuerySet[Team]:
     """The teams where the user holds at least that role."""
     if not user.is_authenticated:
@@ -114,5 +139,5 @@ def team_for(user, slug: str, *, at_least: str = Role.VIEWER) -> Team:
     if _RANK[role] < _RANK[at_least]:
         if at_least == Role.ADMIN:
             raise PermissionDenied("Only the team's admins manage its members.")
-        raise PermissionDenied("Only the team's editors and admins add suites to it.")
+        raise PermissionDenied("Only the team's editors and admins add suites and labels to it.")
     return team

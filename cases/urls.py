@@ -11,6 +11,12 @@ urlpatterns = [
     path("teams/<slug:slug>/", teams.team_detail, name="team"),
     path("teams/<slug:slug>/members/", teams.member_add, name="team_member_add"),
     path("teams/<slug:slug>/members/<int:membership_id>/", teams.member_change, name="team_member"),
+    path("teams/<slug:slug>/labels/", teams.label_add, name="team_label_add"),
+    path(
+        "teams/<slug:slug>/labels/<int:label_id>/delete/",
+        teams.label_delete,
+        name="team_label_delete",
+    ),
     path("suites/new/", suites.suite_new, name="suite_new"),
     path("suites/import/", suites.suite_import, name="suite_import"),
     path("suites/<int:pk>/settings/", suites.suite_settings, name="suite_settings"),

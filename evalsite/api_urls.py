@@ -18,6 +18,9 @@ class Router(DefaultRouter):
 router = Router()
 router.register("teams", views.TeamViewSet, basename="team")
 router.register(r"teams/(?P<team_slug>[-\w]+)/members", views.MemberViewSet, basename="member")
+router.register(
+    r"teams/(?P<team_slug>[-\w]+)/labels", views.ReviewLabelViewSet, basename="team-label"
+)
 router.register("suites", views.SuiteViewSet, basename="suite")
 router.register(r"suites/(?P<suite_pk>[0-9]+)/cases", views.CaseViewSet, basename="case")
 router.register(r"suites/(?P<suite_pk>[0-9]+)/versions", views.VersionViewSet, basename="version")
@@ -27,5 +30,6 @@ router.register(
     basename="suite-submission",
 )
 router.register("submissions", scoring_views.SubmissionViewSet, basename="submission")
+router.register("queues", scoring_views.QueueViewSet, basename="queue")
 
 urlpatterns = router.urls

@@ -211,6 +211,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A run's review status and a submission's status are both ``status``: named apart.
+    "ENUM_NAME_OVERRIDES": {
+        "ReviewStatusEnum": "scoring.models.ReviewStatus",
+        "SubmissionStatusEnum": "scoring.models.Status",
+    },
 }
 
 # Uploads of run files (limits give clear errors, by line where they apply).

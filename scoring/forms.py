@@ -6,6 +6,7 @@ from django import forms
 from django.utils.text import Truncator
 
 from cases.models import Team
+from scoring.blind import DECISION_STATUSES
 from scoring.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
 from scoring.casefield import parse_case_field
 from scoring.importers import FORMAT_NAMES
@@ -95,8 +96,11 @@ class BulkReviewForm(forms.Form):
         choices=[("", "keep each run's status"), *ReviewStatus.choices], required=False
     )
     assignee = forms.ChoiceField(required=False)
+    # "+<id>" puts the team's label on every run, "-<id>" takes it off. Not ``label``: that
+    # is the runs table's filter, which travels in the same POST.
+    set_label = forms.ChoiceField(required=False)
 
-    def __init__(self, *args, assignees, **kwargs):
+    def __init__(self, *args, assignees, labels=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.assignees = {str(user.pk): user for user in assignees}
         self.fields["assignee"].choices = [
@@ -104,12 +108,24 @@ class BulkReviewForm(forms.Form):
             (self.NOBODY, "nobody"),
             *((pk, user.get_username()) for pk, user in self.assignees.items()),
         ]
+        self.labels = {str(label.pk): label for label in labels}
+        self.fields["set_label"].choices = [
+            ("", "keep each run's labels"),
+            *((f"+{pk}", f"add “{label.name}”") for pk, label in self.labels.items()),
+            *((f"-{pk}", f"remove “{label.name}”") for pk, label in self.labels.items()),
+        ]
 
     def clean(self):
         data = super().clean()
-        if not data.get("status") and not data.get("assignee"):
-            raise forms.ValidationError("Choose a status or an assignee to set.")
+        if not data.get("status") and not data.get("assignee") and not data.get("set_label"):
+            raise forms.ValidationError("Choose a status, an assignee or a label to set.")
         return data
+
+    @property
+    def label_change(self):
+        """(the label, True to add it / False to remove it), or None."""
+        value = self.cleaned_data.get("set_label")
+        return (self.labels[value[1:]], value[0] == "+") if value else None
 
     @property
     def chosen_assignee(self):
@@ -124,17 +140,31 @@ class ReviewForm(forms.Form):
 
     status = forms.ChoiceField(choices=ReviewStatus.choices, required=False)
     assignee = forms.ModelChoiceField(queryset=None, required=False)
+    label = forms.ModelChoiceField(queryset=None, required=False)  # put on, or taken off
     comment = forms.CharField(max_length=10_000, required=False, strip=True)
     advance = forms.BooleanField(required=False, help_text="then open the next failure")
 
-    def __init__(self, *args, members, **kwargs):
+    def __init__(self, *args, members, labels, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["assignee"].queryset = members
         self.fields["assignee"].empty_label = "nobody"
+        self.fields["label"].queryset = labels
 
     def sent(self, name: str) -> bool:
         """Whether the post carried the field (so it is a change to make)."""
         return self.is_bound and name in self.data
+
+
+class BlindDecisionForm(forms.Form):
+    """A reviewer's decision on an item of a double-blind queue, or the final one on a
+    disputed item: a status and any of the team's labels."""
+
+    status = forms.ChoiceField(choices=DECISION_STATUSES)
+    labels = forms.ModelMultipleChoiceField(queryset=None, required=False)
+
+    def __init__(self, *args, labels, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["labels"].queryset = labels
 
 
 class PromoteForm(forms.Form):

@@ -13,7 +13,7 @@ from django.db import models
 from django.urls import reverse
 
 from cases.fields import JSONTextField
-from cases.models import Suite, SuiteVersion
+from cases.models import ReviewLabel, Suite, SuiteVersion
 
 from .runmeta import tool_names
 
@@ -348,6 +348,7 @@ class Review(models.Model):
         blank=True,
         related_name="assigned_reviews",
     )
+    labels = models.ManyToManyField(ReviewLabel, blank=True, related_name="reviews")
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -358,11 +359,14 @@ class Review(models.Model):
 
 
 class ReviewEvent(models.Model):
-    """One entry of a run's review history: a status set, an assignment, or a comment."""
+    """One entry of a run's review history: a status set, an assignment, a label put on or
+    taken off (its name in ``text``, which outlives the label), or a comment."""
 
     class Kind(models.TextChoices):
         STATUS = "status", "status"
         ASSIGNEE = "assignee", "assignee"
+        LABELLED = "labelled", "labelled"
+        UNLABELLED = "unlabelled", "unlabelled"
         COMMENT = "comment", "comment"
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="review_events")
@@ -389,12 +393,17 @@ class ReviewQueue(models.Model):
 
     Made from the runs table's filters as they stood (``filter_query``) or from one failure
     group (``group``, a failing predicate's label): the items are fixed when it is made, so
-    a run scored or triaged later does not move other reviewers' places."""
+    a run scored or triaged later does not move other reviewers' places.
+
+    A double-blind queue (``scoring.blind``) gives each item to two reviewers, who decide
+    without seeing each other's decision; the run's review is written only when the item
+    is resolved."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="queues")
     name = models.CharField(max_length=200)
     filter_query = models.TextField(blank=True, help_text="the runs table's query string")
     group = models.TextField(blank=True, help_text="the failing predicate's label")
+    double_blind = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
@@ -436,6 +445,12 @@ class QueueItem(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     reserved_until = models.DateTimeField(null=True, blank=True)
+    # In a double-blind queue: when the run's review was written from the two decisions
+    # (``resolved_by`` None: they agreed; else who chose between them).
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["queue", "position"]
@@ -446,6 +461,29 @@ class QueueItem(models.Model):
 
     def __str__(self):
         return f"{self.queue} #{self.position}"
+
+
+class BlindDecision(models.Model):
+    """One reviewer's decision on an item of a double-blind queue, hidden from the other
+    reviewer until the item is resolved. Made, undecided (``status`` blank), when the item
+    is dealt out, so that each reviewer's share and progress are rows to count."""
+
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="decisions")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="blind_decisions"
+    )
+    status = models.CharField(max_length=20, choices=ReviewStatus.choices, blank=True)
+    labels = models.ManyToManyField(ReviewLabel, blank=True, related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["item", "reviewer"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "reviewer"], name="one_decision_per_reviewer")
+        ]
+
+    def __str__(self):
+        return f"{self.reviewer} on {self.item}: {self.status or 'undecided'}"
 
 
 class Problem(models.Model):

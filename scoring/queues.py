@@ -14,6 +14,8 @@
   claim itself is a conditional update, which is what keeps SQLite (no row locks) safe.
 - An item is done when its run's review status is not untriaged: nothing to keep in sync
   when the status is set from the run page, or for a whole failure group at once.
+- A double-blind queue (``scoring.blind``) deals each item to two reviewers instead; its
+  items are done when resolved.
 """
 
 from __future__ import annotations
@@ -29,7 +31,15 @@ from django.db.models.functions import Cast, Mod, RowNumber
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
-from .models import QueueItem, Result, Review, ReviewQueue, ReviewStatus, Submission
+from .models import (
+    BlindDecision,
+    QueueItem,
+    Result,
+    Review,
+    ReviewQueue,
+    ReviewStatus,
+    Submission,
+)
 from .results import RunFilters
 
 # A claim fails only when another reviewer took the same item between our read and our
@@ -63,23 +73,50 @@ def build_queue(
     filters: RunFilters | None = None,
     group: str = "",
     reviewers=(),
+    double_blind: bool = False,
 ) -> ReviewQueue:
     """A queue of the runs that pass ``filters``, in the runs table's order, or of the
     failure group ``group`` (the runs failing that predicate); dealt out to ``reviewers``
-    (none: a shared pool). Raises ``NothingToReview`` when no run qualifies."""
+    (none: a shared pool), or with ``double_blind`` each to two of them (at least two).
+    Raises ``NothingToReview`` when no run qualifies."""
     filters = RunFilters(predicate=group) if group else filters or RunFilters()
     group = group_of(filters)
+    reviewers = list(reviewers)
+    if double_blind and len(reviewers) < 2:
+        raise ValueError("a double-blind queue needs at least two reviewers")
     with transaction.atomic():
         queue = ReviewQueue.objects.create(
             submission=submission,
             name=name,
             filter_query="" if group else urlencode(filters.as_query()),
             group=group,
+            double_blind=double_blind,
             created_by=created_by,
         )
-        if not _insert_items(queue, filters.results(submission), list(reviewers)):
+        # A blind item's reviewers are its two decisions, not the one assignee.
+        if not _insert_items(queue, filters.results(submission), [] if double_blind else reviewers):
             raise NothingToReview("no scored run matches")  # and the queue is rolled back
+        if double_blind:
+            _deal_out_pairs(queue, reviewers)
     return queue
+
+
+def _deal_out_pairs(queue: ReviewQueue, reviewers: list) -> None:
+    """Make each item's two undecided blind decisions, for the reviewers at its position
+    and the next (round-robin): an ``INSERT ... SELECT`` per side, as ``_insert_items``."""
+    quote = connection.ops.quote_name
+    fields = map(BlindDecision._meta.get_field, ["item", "reviewer", "status"])
+    columns = ", ".join(quote(field.column) for field in fields)
+    table = quote(BlindDecision._meta.db_table)
+    for offset in (0, 1):
+        rows = (
+            queue.items.order_by()
+            .annotate(who=_share(F("position") + offset, reviewers), undecided=Value(""))
+            .values_list("pk", "who", "undecided")
+        )
+        select, params = rows.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO {table} ({columns}) {select}", params)
 
 
 def _insert_items(queue: ReviewQueue, results: QuerySet[Result], reviewers: list) -> int:
@@ -227,10 +264,14 @@ def progress(queue: ReviewQueue) -> Progress:
 
 def progress_of_queues(queues: QuerySet[ReviewQueue]) -> dict[int, Progress]:
     """Each queue's progress as a whole (one share), in one aggregate query."""
+    # A blind queue's item is done when resolved, another's when its run is reviewed.
+    done = Q(queue__double_blind=True, resolved_at__isnull=False) | Q(
+        Q(reviewed()), queue__double_blind=False
+    )
     rows = (
         QueueItem.objects.filter(queue__in=queues)
         .values("queue_id")
-        .annotate(total=Count("pk"), done=Count("pk", filter=reviewed()))
+        .annotate(total=Count("pk"), done=Count("pk", filter=done))
         .order_by()
     )
     return {row["queue_id"]: Progress([Share(None, row["total"], row["done"])]) for row in rows}

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from django.core.cache import cache
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
+from cases.models import ReviewLabel
 from scoring.matcher import CAUSE_KINDS, CAUSE_WORDS, dump_json
 
 from .models import (
@@ -27,11 +28,12 @@ from .models import (
     Verdict,
 )
 from .passk import KFigures, pass_at_k, pass_hat_k, suite_figures
-from .reviews import with_status
+from .reviews import LabelLink, with_status
 from .runmeta import META_KEY_LIMIT
 from .submissions import suite_of_version
 
 COMMON_FAILURES_SHOWN = 10
+LABEL_NAME_LIMIT = ReviewLabel._meta.get_field("name").max_length
 SUMMARY_CACHE_SECONDS = 24 * 3600
 
 
@@ -215,6 +217,7 @@ class RunRow:
     review: str  # a ReviewStatus value
     assignee: str  # username, or ""
     columns: tuple[str, ...] = ()  # its meta values of the chosen columns ("" if none)
+    labels: tuple[ReviewLabel, ...] = ()  # the team's review labels on it, by name
 
     @property
     def review_label(self) -> str:
@@ -255,6 +258,10 @@ def run_rows(
     )
     for result_id, *fields_ in predicates:
         failing[result_id].append(Failing(*fields_))
+    labels: dict[int, list[ReviewLabel]] = {}
+    links = LabelLink.objects.filter(review_id__in=failing).select_related("reviewlabel")
+    for link in links.order_by("reviewlabel__name"):
+        labels.setdefault(link.review_id, []).append(link.reviewlabel)
     rows = []
     for row in values:
         meta = row.get("run__meta_values") or {}
@@ -270,6 +277,7 @@ def run_rows(
                 review=row["run__review__status"] or ReviewStatus.UNTRIAGED,
                 assignee=row["run__review__assignee__username"] or "",
                 columns=tuple(meta_text(meta, name) for name in columns),
+                labels=tuple(labels.get(row["run_id"], ())),
             )
         )
     return rows
@@ -332,6 +340,7 @@ class RunFilters:
     problem: str = ""  # a failure signature (scoring.problems): the runs failing that way
     tool: str = ""  # a tool the run called
     review: str = ""  # review status
+    label: str = ""  # the name of one of the team's review labels on the run
     text: str = ""  # in the final answer, case-insensitive
     sort: str = "line"
     columns: str = ""  # meta keys shown as columns, comma-separated (not a filter)
@@ -356,6 +365,7 @@ class RunFilters:
         values["cause"] = values["cause"][:LABEL_LIMIT]
         values["argument"] = values["argument"][:LABEL_LIMIT] if values["cause"] else ""
         values["problem"] = values["problem"][:32]
+        values["label"] = values["label"][:LABEL_NAME_LIMIT]
         names = (name.strip() for name in values["columns"].split(","))
         names = [name for name in names if name and len(name) <= META_KEY_LIMIT]
         values["columns"] = ",".join(dict.fromkeys(names[:COLUMNS_SHOWN]))
@@ -452,6 +462,11 @@ class RunFilters:
         if self.review:
             runs = with_status(Run.objects.filter(submission=submission), self.review)
             results = results.filter(pk__in=runs.values("pk"))
+        if self.label:
+            labelled = LabelLink.objects.filter(
+                reviewlabel__team_id=submission.suite.team_id, reviewlabel__name=self.label
+            )
+            results = results.filter(pk__in=labelled.values("review_id"))
         if self.text:
             results = results.filter(run__final_text__icontains=self.text)
         return results

@@ -43,4 +43,8 @@ urlpatterns = [
     path("queues/<int:pk>/assign/", queues.queue_assign, name="queue_assign"),
     path("queues/<int:pk>/next/", queues.queue_next, name="queue_next"),
     path("queues/<int:pk>/delete/", queues.queue_delete, name="queue_delete"),
+    path("queues/<int:pk>/items/<int:item_id>/decide/", queues.queue_decide, name="queue_decide"),
+    path(
+        "queues/<int:pk>/items/<int:item_id>/resolve/", queues.queue_resolve, name="queue_resolve"
+    ),
 ]

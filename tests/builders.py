@@ -7,7 +7,7 @@ from pathlib import Path
 from django.test import TestCase
 
 from cases import services
-from cases.models import Membership, Role, Team, User
+from cases.models import Membership, ReviewLabel, Role, Team, User
 from scoring.queues import build_queue
 from scoring.submissions import create_submission
 
@@ -51,6 +51,11 @@ class World:
             self.submission = create_submission(self.suite, admin, io.BytesIO(RUN_FILE))
         self.run = self.submission.runs.get()
         self.queue = build_queue(self.submission, "all runs", admin)
+        self.label = ReviewLabel.objects.create(team=self.team, name="wrong tool", key="w")
+        reviewers = [self.users["editor"], admin]
+        self.blind_queue = build_queue(
+            self.submission, "blind", admin, reviewers=reviewers, double_blind=True
+        )
 
     def ids(self):
         return {
@@ -62,4 +67,7 @@ class World:
             "submission": self.submission.pk,
             "run": self.run.pk,
             "queue": self.queue.pk,
+            "label": self.label.pk,
+            "blind_queue": self.blind_queue.pk,
+            "blind_item": self.blind_queue.items.get().pk,
         }

@@ -72,6 +72,8 @@ PAGES = [
         {"role": "editor"},
         MANAGE_POST,
     ),
+    ("team_label_add", "post", {"slug": "team"}, {"name": "simulator error"}, EDIT_POST),
+    ("team_label_delete", "post", {"slug": "team", "label_id": "label"}, {}, EDIT_POST),
     ("suite", "get", {"pk": "suite"}, None, READ),
     ("suite_export", "get", {"pk": "suite"}, None, READ),
     ("suite_settings", "get", {"pk": "suite"}, None, EDIT_PAGE),
@@ -152,6 +154,22 @@ PAGES = [
     # nothing and opens the queue's page, to whoever may read it.
     ("queue_next", "get", {"pk": "queue"}, None, (302, 404, 302, 302, 302)),
     ("queue_next", "post", {"pk": "queue"}, {}, EDIT_POST),
+    # A blind decision, by one of the item's reviewers (the editor and the admin here).
+    (
+        "queue_decide",
+        "post",
+        {"pk": "blind_queue", "item_id": "blind_item"},
+        {"status": "flaky"},
+        EDIT_POST,
+    ),
+    # Resolved by someone other than the item's reviewers, or the queue's maker (the admin).
+    (
+        "queue_resolve",
+        "post",
+        {"pk": "blind_queue", "item_id": "blind_item"},
+        {"status": "flaky"},
+        (302, 404, 403, 403, 302),
+    ),
 ]
 API = [
     # Spans for the suite: accepted from its editors (DESIGN.md §8, ``/otlp/v1/traces``).
@@ -173,6 +191,29 @@ API = [
         {"team_slug": "team", "username": "viewer"},
         None,
         (401, 404, 403, 403, 204),
+    ),
+    ("api:team-label-list", "get", {"team_slug": "team"}, None, API_READ),
+    (
+        "api:team-label-list",
+        "post",
+        {"team_slug": "team"},
+        {"name": "simulator error", "key": "s"},
+        (401, 404, 403, 201, 201),
+    ),
+    ("api:team-label-detail", "get", {"team_slug": "team", "pk": "label"}, None, API_READ),
+    (
+        "api:team-label-detail",
+        "patch",
+        {"team_slug": "team", "pk": "label"},
+        {"colour": "red"},
+        (401, 404, 403, 200, 200),
+    ),
+    (
+        "api:team-label-detail",
+        "delete",
+        {"team_slug": "team", "pk": "label"},
+        None,
+        (401, 404, 403, 204, 204),
     ),
     ("api:suite-list", "get", {}, None, API_SIGNED_IN),
     ("api:suite-import-suite", "post", {}, DEMO, (401, 404, 403, 201, 201)),
@@ -234,6 +275,8 @@ API = [
         (401, 404, 403, 202, 202),
     ),
     ("api:submission-detail", "delete", {"pk": "submission"}, None, (401, 404, 403, 204, 204)),
+    ("api:queue-detail", "get", {"pk": "queue"}, None, API_READ),
+    ("api:queue-detail", "get", {"pk": "blind_queue"}, None, API_READ),
 ]
 # Routes of the framework or of sign-in, not of teams, suites or cases.
 NOT_OURS = {"api:api-root", "schema", "swagger-ui", "login", "logout"}
@@ -348,7 +391,12 @@ def test_an_outsider_never_sees_a_private_suites_content(client, world):
             assert DEMO["name"].encode() not in response.content
 
 
-SUITE_ROUTES = [route for route in PAGES + API if {"pk", "suite_pk"} & set(route[2])]
+# Routes of a suite or of what is under it (a team's own routes, its labels', are not).
+SUITE_ROUTES = [
+    route
+    for route in PAGES + API
+    if {"pk", "suite_pk"} & set(route[2]) and "team_slug" not in route[2]
+]
 
 
 @pytest.mark.parametrize(

@@ -90,6 +90,20 @@ class TeamMembersAccess(IsAuthenticated):
         return True
 
 
+class TeamLabelsAccess(IsAuthenticated):
+    """For ``/teams/{team_slug}/labels/``: members read them, editors and admins change
+    them (``rules.LABELS_MANAGED_BY``). Outsiders get 404. The team is left as
+    ``view.team``."""
+
+    def has_permission(self, request, view):
+        if not super().has_permission(request, view):
+            return False
+        with _as_api_errors():
+            at_least = rules.LABELS_MANAGED_BY if _writes(request) else Role.VIEWER
+            view.team = rules.team_for(request.user, view.kwargs["team_slug"], at_least=at_least)
+        return True
+
+
 def team_to_author_in(user, slug: str) -> Team:
     """The team, if the user may add suites to it: 404 unless a member, 403 unless an editor
     or admin (the role ``can_edit_suite`` asks of a suite's team)."""

@@ -17,7 +17,8 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from cases import services
-from cases.models import Membership, Role, Suite, SuiteVersion, Team, Visibility
+from cases.forms import LabelForm
+from cases.models import Membership, ReviewLabel, Role, Suite, SuiteVersion, Team, Visibility
 from scoring.matcher import InvalidInput, parse_suite_document
 
 from .parsers import MAX_SUITE_FILE_BYTES
@@ -114,6 +115,28 @@ class MemberSerializer(serializers.Serializer):
         except services.LastAdmin as exc:
             raise serializers.ValidationError({"role": [str(exc)]}) from None
         return membership
+
+
+class ReviewLabelSerializer(serializers.ModelSerializer):
+    """A team's review label; checked by the team page's own form (``LabelForm``)."""
+
+    class Meta:
+        model = ReviewLabel
+        fields = ["id", "name", "key", "colour"]
+        extra_kwargs = {"key": {"help_text": "a letter that applies it on the run page, or empty"}}
+
+    def validate(self, attrs):
+        data = {"name": self.instance.name, "key": self.instance.key,
+                "colour": self.instance.colour} if self.instance else {}  # fmt: skip
+        form = LabelForm({**data, **attrs}, team=self.context["team"], instance=self.instance)
+        if not form.is_valid():
+            raise serializers.ValidationError(
+                {field: list(errors) for field, errors in form.errors.items()}
+            )
+        return form.cleaned_data
+
+    def create(self, validated_data):
+        return ReviewLabel.objects.create(team=self.context["team"], **validated_data)
 
 
 # --- suites --------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from rest_framework.response import Response
 from cases import permissions as rules
 from cases import services
 from cases.diff import diff_documents
-from cases.models import Case, Membership, Suite, SuiteVersion, Team
+from cases.models import Case, Membership, ReviewLabel, Suite, SuiteVersion, Team
 from cases.tool_catalog import tools_from_any
 from scoring.matcher import InvalidInput, suite_warnings
 
@@ -34,6 +34,7 @@ from .permissions import (
     CanSeeSuite,
     InSuiteAccess,
     SuiteAccess,
+    TeamLabelsAccess,
     TeamMembersAccess,
     team_to_author_in,
 )
@@ -47,6 +48,7 @@ from .serializers import (
     ImportedSerializer,
     ImportQuerySerializer,
     MemberSerializer,
+    ReviewLabelSerializer,
     StaleEditSerializer,
     SuiteFilterSerializer,
     SuiteSerializer,
@@ -163,6 +165,49 @@ class MemberViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.GenericVi
         except services.LastAdmin as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+LABEL_ID = OpenApiParameter("id", int, OpenApiParameter.PATH)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="The team's review labels (its members)"),
+    create=extend_schema(
+        summary="Add a review label (the team's editors and admins)",
+        responses={201: ReviewLabelSerializer, 400: BAD_REQUEST, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    ),
+    retrieve=extend_schema(summary="One review label", parameters=[LABEL_ID]),
+    partial_update=extend_schema(
+        summary="Rename a review label, or change its key or colour", parameters=[LABEL_ID]
+    ),
+    destroy=extend_schema(
+        summary="Delete a review label: it comes off every run", parameters=[LABEL_ID]
+    ),
+)
+class ReviewLabelViewSet(
+    CasebookViewMixin,
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """``/teams/{team_slug}/labels/``: the labels a team's reviewers put on runs."""
+
+    serializer_class = ReviewLabelSerializer
+    permission_classes = [TeamLabelsAccess]
+    lookup_value_regex = "[0-9]+"
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+    pagination_class = None
+
+    def get_queryset(self):
+        if self.schema_only():
+            return ReviewLabel.objects.none()
+        return self.team.review_labels.order_by("name")
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "team": getattr(self, "team", None)}
 
 
 # --- suites --------------------------------------------------------------------------------

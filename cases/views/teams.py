@@ -8,9 +8,16 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from .. import services
-from ..forms import MemberForm, RoleForm, TeamForm
-from ..models import Membership, Role, Suite
-from ..permissions import can_manage_team, role_in, team_for, teams_of
+from ..forms import LabelForm, MemberForm, RoleForm, TeamForm
+from ..models import Membership, ReviewLabel, Role, Suite
+from ..permissions import (
+    LABELS_MANAGED_BY,
+    can_manage_labels,
+    can_manage_team,
+    role_in,
+    team_for,
+    teams_of,
+)
 
 
 @login_required
@@ -42,6 +49,15 @@ def _members_context(request, team, form=None):
         "form": form or MemberForm(team=team),
         "roles": Role.choices,
         "suites": team.suites.order_by("name"),
+    } | _labels_context(request, team)
+
+
+def _labels_context(request, team, form=None):
+    can_manage = can_manage_labels(request.user, team)
+    return {
+        "labels": team.review_labels.all(),
+        "can_manage_labels": can_manage,
+        "label_form": (form or LabelForm(team=team)) if can_manage else None,
     }
 
 
@@ -88,3 +104,35 @@ def member_change(request, slug, membership_id):
     if not request.htmx:
         return redirect(team)
     return render(request, template, _members_context(request, team))
+
+
+@login_required
+@require_POST
+@vary_on_headers("HX-Request")
+def label_add(request, slug):
+    """Add a review label to the team (its editors and admins)."""
+    team = team_for(request.user, slug, at_least=LABELS_MANAGED_BY)
+    form = LabelForm(request.POST, team=team)
+    if form.is_valid():
+        form.save()
+        form = None
+    if not request.htmx:
+        if form is not None:
+            messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(team)
+    context = {"team": team} | _labels_context(request, team, form)
+    return render(request, "cases/team_detail.html#labels", context, status=422 if form else 200)
+
+
+@login_required
+@require_POST
+@vary_on_headers("HX-Request")
+def label_delete(request, slug, label_id):
+    """Delete a review label: it comes off every run (their history keeps its name)."""
+    team = team_for(request.user, slug, at_least=LABELS_MANAGED_BY)
+    get_object_or_404(ReviewLabel, pk=label_id, team=team).delete()
+    if not request.htmx:
+        return redirect(team)
+    return render(
+        request, "cases/team_detail.html#labels", {"team": team} | _labels_context(request, team)
+    )

@@ -13,7 +13,7 @@ from scoring.importers import FORMAT_NAMES
 from scoring.matcher import CAUSE_KINDS
 
 from .. import problems
-from ..models import InvalidLine, Result, ReviewStatus, Submission
+from ..models import InvalidLine, Result, ReviewQueue, ReviewStatus, Submission
 
 INVALID_LINES_LISTED = 1000
 
@@ -163,19 +163,33 @@ class ResultFilterSerializer(serializers.Serializer):
     case = serializers.CharField(required=False, help_text="only the runs of this case")
 
 
+class RunReviewSerializer(serializers.Serializer):
+    """The run's review as the team decided it (a double-blind queue's decisions count
+    only once resolved)."""
+
+    status = serializers.ChoiceField(choices=ReviewStatus.choices)
+    labels = serializers.ListField(child=serializers.CharField(), help_text="label names")
+
+
 class ReportSerializer(serializers.Serializer):
-    """A report (§3.3) as stored, with the page that reviews it."""
+    """A report (§3.3) as stored, with its run's review and the page that reviews it."""
 
     case = serializers.CharField()
     trial = serializers.IntegerField()
     verdict = serializers.ChoiceField(choices=["pass", "fail", "error"])
     predicates = serializers.ListField(child=serializers.DictField())
     error = serializers.CharField(allow_null=True)
+    review = RunReviewSerializer()
     html_url = serializers.URLField()
 
     def to_representation(self, result: Result) -> dict:
         url = reverse("run", args=[result.submission_id, result.run_id])
-        return {**result.report, "html_url": self.context["request"].build_absolute_uri(url)}
+        untriaged = {"status": ReviewStatus.UNTRIAGED.value, "labels": []}
+        return {
+            **result.report,
+            "review": self.context.get("reviews", {}).get(result.run_id, untriaged),
+            "html_url": self.context["request"].build_absolute_uri(url),
+        }
 
 
 class RescoreSerializer(serializers.Serializer):
@@ -217,6 +231,45 @@ class FailureGroupSerializer(serializers.Serializer):
         data = super().to_representation(group)
         data["tool"] = group.tool or None
         return data
+
+
+class KappaSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text='the status or label ("status": all statuses)')
+    kappa = serializers.FloatField(
+        allow_null=True, help_text="Cohen's κ; null where undefined (one answer for every run)"
+    )
+    agreement = serializers.FloatField(help_text="the share of runs they agree on")
+    first = serializers.IntegerField(help_text="runs the first reviewer gave it")
+    second = serializers.IntegerField(help_text="runs the second reviewer gave it")
+
+
+class AgreementSerializer(serializers.Serializer):
+    items = serializers.IntegerField(help_text="runs both reviewers decided")
+    reviewers = serializers.ListField(child=serializers.CharField())
+    status = KappaSerializer()
+    statuses = KappaSerializer(many=True)
+    labels = KappaSerializer(many=True)
+
+
+class QueueSerializer(serializers.ModelSerializer):
+    """A review queue and its progress; a double-blind one's agreement once both reviewers
+    have decided every run (null before: it would show how the decisions lean)."""
+
+    total = serializers.IntegerField(read_only=True, help_text="runs in the queue")
+    done = serializers.IntegerField(
+        read_only=True, help_text="runs reviewed (double-blind: resolved)"
+    )
+    agreement = AgreementSerializer(allow_null=True, read_only=True)
+    html_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ReviewQueue
+        fields = ["id", "name", "submission", "double_blind", "total", "done", "agreement",
+                  "html_url"]  # fmt: skip
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_html_url(self, queue) -> str:
+        return self.context["request"].build_absolute_uri(queue.get_absolute_url())
 
 
 class CaseDraftsQuerySerializer(serializers.Serializer):

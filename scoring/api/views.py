@@ -20,9 +20,9 @@ from cases.api.permissions import InSuiteAccess
 from cases.api.views import NOT_ALLOWED, NOT_FOUND, CasebookViewMixin
 from cases.models import SuiteVersion
 
-from .. import case_drafts, submissions
+from .. import blind, case_drafts, queues, reviews, submissions
 from ..failures import API_GROUPS, cause_groups, top_level
-from ..models import Result, Submission
+from ..models import Result, ReviewQueue, Submission
 from ..results import RunFilters
 from ..uploads import UploadRefused, UploadTooLarge
 from .parsers import RawRunFileParser
@@ -30,6 +30,7 @@ from .serializers import (
     CaseDraftsQuerySerializer,
     CaseDraftsSerializer,
     FailureGroupSerializer,
+    QueueSerializer,
     ReportSerializer,
     RescoreSerializer,
     ResultFilterSerializer,
@@ -180,7 +181,9 @@ class SubmissionViewSet(
         if case := query.validated_data.get("case"):
             results = results.filter(run__case_key=case)
         page = self.paginate_queryset(results.only("run_id", "submission_id", "report"))
-        serializer = ReportSerializer(page, many=True, context=self.get_serializer_context())
+        context = self.get_serializer_context()
+        context["reviews"] = reviews.decisions_of_runs([result.run_id for result in page])
+        serializer = ReportSerializer(page, many=True, context=context)
         return self.get_paginated_response(serializer.data)
 
     @extend_schema(
@@ -253,3 +256,35 @@ class SubmissionViewSet(
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         submission = get_object_or_404(self.get_queryset(), pk=pk)
         return Response(self.get_serializer(submission).data, status=status.HTTP_202_ACCEPTED)
+
+
+class QueueViewSet(CasebookViewMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """``/api/queues/{id}/``: a review queue's progress and, double-blind, its agreement.
+    Seen by whoever sees its submission's suite."""
+
+    serializer_class = QueueSerializer
+    lookup_value_regex = "[0-9]+"
+
+    def get_queryset(self):
+        if self.schema_only():
+            return ReviewQueue.objects.none()
+        visible = rules.visible_suites(self.request.user)
+        return ReviewQueue.objects.filter(submission__suite__in=visible).select_related(
+            "submission__suite"
+        )
+
+    @extend_schema(
+        summary="A review queue's progress, and a double-blind queue's agreement (Cohen's κ)",
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
+        responses={200: QueueSerializer, 404: NOT_FOUND},
+    )
+    def retrieve(self, request, pk):
+        queue = self.get_object()
+        if queue.double_blind:
+            progress = blind.progress(queue)
+            queue.total, queue.done = progress.items, progress.resolved
+            queue.agreement = blind.agreement(queue) if progress.all_decided else None
+        else:
+            progress = queues.progress(queue)
+            queue.total, queue.done, queue.agreement = progress.total, progress.done, None
+        return Response(self.get_serializer(queue).data)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -13,14 +14,16 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from cases.permissions import can_edit_suite, reviewers
-from scoring import queues
-from scoring.models import LABEL_LIMIT, ReviewQueue, Submission
+from cases.permissions import can_edit_suite, can_resolve, resolves_as_editor, reviewers
+from scoring import blind, queues
+from scoring.forms import BlindDecisionForm
+from scoring.models import LABEL_LIMIT, QueueItem, ReviewQueue, Submission
 from scoring.results import RunFilters
 
 from .access import submission_for
 
 ITEMS_PER_PAGE = 50
+DISPUTES_SHOWN = 25  # at once: the next come up as these are resolved
 
 
 class ReviewersField(forms.ModelMultipleChoiceField):
@@ -44,7 +47,20 @@ class AssignForm(forms.Form):
 
 class QueueForm(AssignForm):
     name = forms.CharField(max_length=200)
-    field_order = ["name", "reviewers"]
+    double_blind = forms.BooleanField(
+        required=False,
+        label="Double-blind",
+        help_text="Each run goes to two of the reviewers, who do not see each other's decision; "
+        "their agreement (Cohen's κ) is shown when both have finished, and disagreements "
+        "are resolved by someone else or by you.",
+    )
+    field_order = ["name", "reviewers", "double_blind"]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("double_blind") and len(data.get("reviewers") or ()) < 2:
+            self.add_error("reviewers", "A double-blind queue needs at least two reviewers.")
+        return data
 
 
 def queue_for(user, pk, *, edit: bool = False) -> ReviewQueue:
@@ -97,6 +113,7 @@ def queue_new(request, pk):
                 filters=filters,
                 group=group,
                 reviewers=form.cleaned_data["reviewers"],
+                double_blind=form.cleaned_data["double_blind"],
             )
         except queues.NothingToReview:
             form.add_error(None, "No scored run matches these filters: nothing to review.")
@@ -119,7 +136,7 @@ def queue_new(request, pk):
 def queue_detail(request, pk):
     queue = queue_for(request.user, pk)
     items = queue.items.select_related(
-        "run__result", "run__review", "assignee", "reserved_by"
+        "run__result", "run__review", "assignee", "reserved_by", "resolved_by"
     ).only(
         "queue",  # the related manager sets it on each item
         "position",
@@ -131,6 +148,8 @@ def queue_detail(request, pk):
         "run__review__status",
         "assignee__username",
         "reserved_by__username",
+        "resolved_at",
+        "resolved_by__username",
     )
     context = {
         "queue": queue,
@@ -139,9 +158,17 @@ def queue_detail(request, pk):
         "page": Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page")),
         "now": timezone.now(),
     }
+    if queue.double_blind:
+        context |= blind_items(queue, context["page"], request.user)
     if request.htmx:
         return render(request, "scoring/queue_detail.html#items", context)
     can_edit = can_edit_suite(request.user, queue.submission.suite)
+    if queue.double_blind:
+        return render(
+            request,
+            "scoring/queue_detail.html",
+            context | blind_context(queue, request.user, can_edit=can_edit),
+        )
     context |= {
         "progress": queues.progress(queue),
         "can_edit": can_edit,
@@ -154,13 +181,107 @@ def queue_detail(request, pk):
     return render(request, "scoring/queue_detail.html", context)
 
 
+def blind_items(queue: ReviewQueue, page, user) -> dict:
+    """Each listed item's state as the user may know it: their own decision, never the
+    other reviewer's until the item is resolved."""
+    items = list(page)
+    mine = blind.own_decisions(items, user)
+    decided = blind.decided_counts(items)
+    return {"blind_rows": [(item, mine.get(item.pk), decided.get(item.pk, 0)) for item in items]}
+
+
+def blind_context(queue: ReviewQueue, user, *, can_edit: bool) -> dict:
+    """A double-blind queue's progress; its agreement once both reviewers have decided
+    every item; and the disagreements, with both decisions, to those who may resolve
+    them (the queue's maker only once their own share is decided)."""
+    progress = blind.progress(queue)
+    own_left = blind.next_item(queue, user) is not None
+    disputes = []
+    if can_edit and progress.disputed:
+        labels = blind.labels_for(queue)
+        shown = blind.to_resolve(queue)[:DISPUTES_SHOWN]
+        for item, decisions in blind.with_decisions(shown):
+            reviewer_ids = [d.reviewer_id for d in decisions]
+            if user.pk in reviewer_ids and own_left:
+                continue
+            if resolves_as_editor(user, reviewer_ids=reviewer_ids, maker_id=queue.created_by_id):
+                form = BlindDecisionForm(
+                    labels=labels, initial={"status": decisions[0].status}, prefix=f"item{item.pk}"
+                )
+                disputes.append((item, decisions, form))
+    return {
+        "blind_progress": progress,
+        "agreement": blind.agreement(queue) if progress.all_decided else None,
+        "own_left": own_left,
+        "disputes": disputes,
+        "can_edit": can_edit,
+        "decision_labels": blind.labels_for(queue),
+    }
+
+
+@login_required
+@require_POST
+def queue_decide(request, pk, item_id):
+    """A reviewer's blind decision on an item; then their next item, or the queue's page."""
+    queue = queue_for(request.user, pk, edit=True)
+    item = get_object_or_404(QueueItem, pk=item_id, queue=queue)
+    form = BlindDecisionForm(request.POST, labels=blind.labels_for(queue))
+    if not form.is_valid():
+        messages.error(request, "Choose one of the statuses.")
+    else:
+        try:
+            blind.decide(
+                item, request.user, form.cleaned_data["status"], form.cleaned_data["labels"]
+            )
+        except (blind.NotYours, blind.Settled) as exc:
+            messages.error(request, f"Not recorded: {exc}.")
+        else:
+            return redirect(reserve_next(request, queue.pk))
+    return redirect(f"{reverse('run', args=[queue.submission_id, item.run_id])}?queue={queue.pk}")
+
+
+@login_required
+@require_POST
+def queue_resolve(request, pk, item_id):
+    """The final decision on an item the two reviewers disagree on: the run's review."""
+    queue = queue_for(request.user, pk, edit=True)
+    item = get_object_or_404(QueueItem, pk=item_id, queue=queue)
+    decisions = blind.decisions_of(item)
+    allowed = can_resolve(
+        request.user,
+        queue.submission.suite,
+        reviewer_ids=[d.reviewer_id for d in decisions],
+        maker_id=queue.created_by_id,
+    )
+    if not allowed:
+        raise PermissionDenied(
+            "Someone other than its two reviewers, or the queue's maker, resolves it."
+        )
+    form = BlindDecisionForm(request.POST, labels=blind.labels_for(queue), prefix=f"item{item.pk}")
+    if not form.is_valid():
+        messages.error(request, "Choose one of the statuses.")
+        return redirect(queue)
+    try:
+        blind.resolve(item, request.user, form.cleaned_data["status"], form.cleaned_data["labels"])
+    except blind.NotReady as exc:
+        messages.error(request, f"Not resolved: {exc}.")
+    else:
+        messages.success(request, f"Resolved #{item.position}: its run's review is set.")
+    return redirect(f"{queue.get_absolute_url()}#resolve")
+
+
 @login_required
 @require_POST
 def queue_assign(request, pk):
     """Share the queue's unreviewed runs out again, among the reviewers chosen."""
     queue = queue_for(request.user, pk, edit=True)
     form = AssignForm(request.POST, submission=queue.submission)
-    if form.is_valid():
+    if queue.double_blind:
+        # Its pairs of reviewers are fixed when made: κ compares the same two people.
+        messages.error(
+            request, "A double-blind queue's runs stay with the reviewers it was made for."
+        )
+    elif form.is_valid():
         chosen = form.cleaned_data["reviewers"]
         queues.deal_out(queue, chosen)
         names = ", ".join(r.get_username() for r in chosen) or "whoever starts reviewing"
@@ -198,6 +319,12 @@ def reserve_next(request, pk) -> str:
     """Reserve the next run of queue ``pk`` to the user (an editor of its suite), and answer
     where to go: that run's page in the queue, or the queue's page saying why there is none."""
     queue = queue_for(request.user, pk, edit=True)
+    if queue.double_blind:
+        item = blind.next_item(queue, request.user)
+        if item is None:
+            messages.success(request, "You have decided every run of yours in this queue.")
+            return queue.get_absolute_url()
+        return f"{reverse('run', args=[queue.submission_id, item.run_id])}?queue={queue.pk}"
     item = queues.next_item(queue, request.user)
     if item is None:
         if queues.progress(queue).finished:

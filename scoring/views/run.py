@@ -18,10 +18,10 @@ from cases.drafts import draft_case
 from cases.models import Case
 from cases.permissions import can_edit_suite, reviewers
 from cases.views.editor import render_draft
-from scoring import problems, reviews, submissions
+from scoring import blind, problems, reviews, submissions
 from scoring.forms import PromoteForm, ReviewForm
 from scoring.matcher import InvalidInput, pretty_json
-from scoring.models import Result, Run
+from scoring.models import Result, ReviewQueue, Run
 from scoring.timeline import timeline_of
 from scoring.triage import nearby_trials, triage_links
 
@@ -50,7 +50,7 @@ def detail(request, pk, run_id):
         "trials": nearby_trials(run),
         "newer_version": newer_version(run.submission) if can_edit else None,
         "problem": problems.run_problem(run, result.signature) if result else None,
-    } | review_context(run, can_edit=can_edit)
+    } | review_context(run, can_edit=can_edit, blind=blind_context(run, links.queue, request.user))
     return render(request, "scoring/run.html", context)
 
 
@@ -63,15 +63,45 @@ def newer_version(submission):
     return None
 
 
-def review_context(run: Run, *, can_edit: bool, form: ReviewForm | None = None) -> dict:
-    """What the review panel shows: the decision, the thread and, for editors, the controls."""
+def review_context(
+    run: Run, *, can_edit: bool, form: ReviewForm | None = None, blind: dict | None = None
+) -> dict:
+    """What the review panel shows: the decision, the labels, the thread and, for editors,
+    the controls; or, for a reviewer of a double-blind queue's item, only their own
+    decision (``blind``): not the run's thread, where the other reviewer may have written."""
+    if blind:
+        return {"blind": blind, "can_edit": can_edit}
     members = reviewers(run.submission.suite)
+    labels = reviews.team_labels(run)
     return {
         "review": reviews.review_of(run),
+        "run_labels": reviews.labels_of(run),
+        "team_labels": labels if can_edit else (),
         "history": reviews.history(run),
         "can_edit": can_edit,
-        "review_form": form or ReviewForm(members=members),
+        "review_form": form or ReviewForm(members=members, labels=labels),
         "members": members if can_edit else (),
+    }
+
+
+def blind_context(run: Run, queue_id: str, user) -> dict | None:
+    """The user's decision on the run as an item of double-blind queue ``queue_id``, if it
+    is one and theirs, unresolved."""
+    if not queue_id:
+        return None
+    queue = ReviewQueue.objects.filter(pk=queue_id, double_blind=True).first()
+    item = blind.item_of(queue, run) if queue else None
+    decision = blind.own_decision(item, user) if item and item.resolved_at is None else None
+    if decision is None:
+        return None
+    chosen = set(decision.labels.values_list("pk", flat=True))
+    return {
+        "queue": queue,
+        "item": item,
+        "decision": decision,
+        "labels": [(label, label.pk in chosen) for label in blind.labels_for(queue)],
+        "statuses": blind.DECISION_STATUSES,
+        "locked": blind.disputed(item),  # both decided: theirs stands until resolved
     }
 
 
@@ -82,7 +112,9 @@ def review(request, pk, run_id):
     """Change the run's review: its status, its assignee, or a comment. Answers the review
     panel (htmx), or the next failure when the reviewer asked to move on after deciding."""
     run = run_for(request.user, pk, run_id, edit=True)
-    form = ReviewForm(request.POST, members=reviewers(run.submission.suite))
+    form = ReviewForm(
+        request.POST, members=reviewers(run.submission.suite), labels=reviews.team_labels(run)
+    )
     status = 200
     if form.is_valid():
         data, runs = form.cleaned_data, Run.objects.filter(pk=run.pk)
@@ -90,6 +122,8 @@ def review(request, pk, run_id):
             reviews.set_status(runs, data["status"], request.user)
         if form.sent("assignee"):
             reviews.assign(runs, data["assignee"], request.user)
+        if data["label"]:
+            reviews.toggle_label(run, data["label"], request.user)
         if data["comment"]:
             reviews.comment(run, data["comment"], request.user)
         if data["advance"] and form.sent("status"):

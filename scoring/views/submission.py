@@ -178,6 +178,7 @@ def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) ->
     # count of every matching run does not need (and pays for on 100,000 runs).
     paginator.count = filters.count(submission)
     page = paginator.get_page(request.GET.get("page"))
+    team_labels = list(reviews.labels_of_team(submission.suite.team_id))
     return {
         "submission": submission,
         "suite": submission.suite,
@@ -193,7 +194,10 @@ def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) ->
         "tags": version_tags(submission),
         "verdicts": Verdict.choices,
         "review_statuses": ReviewStatus.choices,
-        "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite)) if can_edit else None,
+        "team_labels": team_labels,
+        "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite), labels=team_labels)
+        if can_edit
+        else None,
     }
 
 
@@ -217,6 +221,7 @@ def failures(request, pk):
     page = Paginator(top_level(submission, filters), GROUPS_PER_PAGE).get_page(
         request.GET.get("page")
     )
+    team_labels = list(reviews.labels_of_team(submission.suite.team_id))
     context = {
         "submission": submission,
         "suite": submission.suite,
@@ -227,7 +232,9 @@ def failures(request, pk):
         "tags": version_tags(submission),
         "review_statuses": ReviewStatus.choices,
         "can_edit": can_edit,
-        "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite)) if can_edit else None,
+        "bulk_form": BulkReviewForm(assignees=reviewers(submission.suite), labels=team_labels)
+        if can_edit
+        else None,
     }
     return render(request, "scoring/failures.html", context)
 
@@ -239,7 +246,8 @@ def review_runs(request, pk):
     failure group is the filter ``predicate=label``)."""
     submission = submission_for(request.user, pk, edit=True)
     filters = RunFilters.from_query(request.POST)
-    form = BulkReviewForm(request.POST, assignees=reviewers(submission.suite))
+    labels = reviews.labels_of_team(submission.suite.team_id)
+    form = BulkReviewForm(request.POST, assignees=reviewers(submission.suite), labels=labels)
     if form.is_valid():
         notice = bulk_review(submission, filters, form, request.user)
         level = messages.SUCCESS
@@ -274,6 +282,14 @@ def bulk_review(submission, filters: RunFilters, form: BulkReviewForm, author) -
         changed = reviews.assign(runs, assignee, author)
         name = assignee.get_username() if assignee else "nobody"
         done.append(f"Assigned to {name}: {changed} {of_total} changed.")
+    if change := form.label_change:
+        label, adding = change
+        if adding:
+            changed = reviews.add_label(runs, label, author)
+            done.append(f"Label “{label.name}” put on {changed} {of_total}.")
+        else:
+            changed = reviews.remove_label(runs, label, author)
+            done.append(f"Label “{label.name}” taken off {changed} {of_total}.")
     return " ".join(done)
 
 

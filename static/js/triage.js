@@ -5,6 +5,7 @@
 //   j / k    next / previous failure        1–6  set a status       a  assign to me
 //   c        focus the comment box           Enter (or Ctrl+Enter) in it posts
 //   ?        show or hide the key list
+//   a letter a team gave one of its review labels (data-label-key) toggles that label
 //
 // On the submission page, j / k move through the runs table's rows (data-run-row), giving
 // the focus to the row's link to its run (data-run-link): Enter opens it.
@@ -75,6 +76,8 @@ document.addEventListener("keydown", (event) => {
   } else if (event.key === "?") {
     toggleHelp();
     done = true;
+  } else if (/^[a-z]$/.test(event.key)) {
+    done = press(`[data-label-key="${event.key}"]`);
   }
   if (done) event.preventDefault();
 });

@@ -417,7 +417,7 @@ def test_the_bulk_form_says_how_many_runs_it_changes(as_user, editor, scored):
 
 def test_a_bulk_review_without_a_status_or_an_assignee_changes_nothing(as_user, editor, scored):
     response = as_user(editor).post(url(scored, "review/"), {"verdict": "fail"}, follow=True)
-    assert "Choose a status or an assignee to set." in text(response)
+    assert "Choose a status, an assignee or a label to set." in text(response)
     assert not Review.objects.exists()
 
 
@@ -463,6 +463,7 @@ def test_csv_lists_the_filtered_runs_with_the_table_columns(as_user, viewer, edi
             "cause tools": "get_weather\n",
             "cause arguments": "city\n",
             "review": "flaky",
+            "labels": "",
             "assignee": "eddie-editor",
             "comments": "",
             "url": f"http://testserver/submissions/{scored.pk}/runs/{run.pk}/",
@@ -558,15 +559,16 @@ def test_table_pages_run_a_bounded_number_of_queries(
     reviews.set_status(submission.runs.filter(case_key="greeting"), "flaky", editor)
     label = failure_groups(submission)[0]["label"]
     client = as_user(editor)  # an editor sees the most: the bulk forms and their assignees
-    # A whole page: 16, with the earlier decisions on its failures (known problems).
+    # A whole page: 18, with the earlier decisions on its failures (known problems), the
+    # team's review labels and those on the page's runs.
     pages = [
-        (url(submission), {}, {}, 16),
-        (url(submission), {"verdict": "fail", "tool": "get_weather", "sort": "-review"}, {}, 16),
-        (url(submission), {"verdict": "fail", "review": "untriaged"}, TABLE, 10),
-        (url(submission), {"predicate": label}, {}, 16),
+        (url(submission), {}, {}, 18),
+        (url(submission), {"verdict": "fail", "tool": "get_weather", "sort": "-review"}, {}, 18),
+        (url(submission), {"verdict": "fail", "review": "untriaged"}, TABLE, 12),
+        (url(submission), {"predicate": label}, {}, 18),
         # Groups by cause: the page's count, the groups, their arguments, first submissions
         # and exact predicates, and the failing runs: one query each, whatever the groups.
-        (url(submission, "failures/"), {}, {}, 14),
+        (url(submission, "failures/"), {}, {}, 15),  # and the team's labels, for the forms
     ]
     for path, query, headers, most in pages:
         with django_assert_max_num_queries(most):
