@@ -8,8 +8,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cases', '0005_review_labels'),
-        ('scoring', '0010_run_meta_values_and_tools_seen'),
+        ('cases', '0006_review_labels'),
+        ('scoring', '0011_live_traces'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

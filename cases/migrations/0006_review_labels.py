@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cases', '0004_suiteversion_digest'),
+        ('cases', '0005_suite_trace_case_attribute'),
     ]
 
     operations = [
