@@ -9,6 +9,11 @@ urlpatterns = [
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),
     path("submissions/<int:pk>/", submission.detail, name="submission"),
     path("submissions/<int:pk>/progress/", submission.progress, name="submission_progress"),
+    path(
+        "submissions/<int:pk>/versions/<int:number>/",
+        submission.earlier_result,
+        name="submission_earlier",
+    ),
     path("submissions/<int:pk>/rescore/", submission.rescore, name="submission_rescore"),
     path("submissions/<int:pk>/retry/", submission.retry, name="submission_retry"),
     path("submissions/<int:pk>/delete/", submission.delete, name="submission_delete"),
