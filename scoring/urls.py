@@ -1,9 +1,10 @@
 from django.urls import path
 
-from .views import bfcl, compare, library, queues, run, submission, suite
+from .views import bfcl, compare, library, mywork, queues, run, submission, suite
 
 urlpatterns = [
     path("", library.library, name="home"),
+    path("my-work/", mywork.my_work, name="my_work"),
     path("suites/import-bfcl/", bfcl.suite_import_bfcl, name="suite_import_bfcl"),
     path("suites/<int:pk>/", suite.suite_detail, name="suite"),
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),

@@ -558,12 +558,13 @@ def test_table_pages_run_a_bounded_number_of_queries(
     reviews.set_status(submission.runs.filter(case_key="greeting"), "flaky", editor)
     label = failure_groups(submission)[0]["label"]
     client = as_user(editor)  # an editor sees the most: the bulk forms and their assignees
-    # A whole page: 16, with the earlier decisions on its failures (known problems).
+    # A whole page: 17, with the earlier decisions on its failures (known problems) and the
+    # results against versions scored before.
     pages = [
-        (url(submission), {}, {}, 16),
-        (url(submission), {"verdict": "fail", "tool": "get_weather", "sort": "-review"}, {}, 16),
+        (url(submission), {}, {}, 17),
+        (url(submission), {"verdict": "fail", "tool": "get_weather", "sort": "-review"}, {}, 17),
         (url(submission), {"verdict": "fail", "review": "untriaged"}, TABLE, 10),
-        (url(submission), {"predicate": label}, {}, 16),
+        (url(submission), {"predicate": label}, {}, 17),
         # Groups by cause: the page's count, the groups, their arguments, first submissions
         # and exact predicates, and the failing runs: one query each, whatever the groups.
         (url(submission, "failures/"), {}, {}, 14),

@@ -219,7 +219,7 @@ def test_the_table_with_columns_reads_no_documents_and_the_same_queries_at_any_s
         ]
         submission = submit(suite, lines)
         query = {"columns": "reward,model", "verdict": "fail"}
-        with django_assert_max_num_queries(14) as page:
+        with django_assert_max_num_queries(15) as page:
             assert client.get(url(submission), query).status_code == 200
         with django_assert_max_num_queries(9) as table:
             client.get(url(submission), query, headers=TABLE)
