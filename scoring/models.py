@@ -337,7 +337,8 @@ class EarlierResult(models.Model):
             models.UniqueConstraint(fields=["run", "version"], name="earlier_result_per_version")
         ]
         indexes = [
-            models.Index(fields=["submission", "version", "verdict"], name="earlier_results")
+            # A version's runs in file order (run ids are given out in it), page by page.
+            models.Index(fields=["submission", "version", "run"], name="earlier_results")
         ]
 
     def __str__(self):

@@ -91,7 +91,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='earlierresult',
-            index=models.Index(fields=['submission', 'version', 'verdict'], name='earlier_results'),
+            index=models.Index(fields=['submission', 'version', 'run'], name='earlier_results'),
         ),
         migrations.AddConstraint(
             model_name='earlierresult',

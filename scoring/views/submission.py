@@ -137,8 +137,8 @@ def earlier_scores(submission: Submission) -> list[EarlierScore]:
 @login_required
 def earlier_result(request, pk, number):
     """The submission's result against a version it was scored against before it was
-    re-scored against another: its counts, and each run's verdict and first failure then
-    (the current version's result is the submission page)."""
+    re-scored against another: its counts, and each run's verdict and first failure then,
+    in file order (the current version's result is the submission page)."""
     submission = submission_for(request.user, pk)
     if number == submission.version.number:
         return redirect(submission)
@@ -150,9 +150,13 @@ def earlier_result(request, pk, number):
     results = EarlierResult.objects.filter(submission=submission, version=score.version_id)
     if verdict in Verdict.values:
         results = results.filter(verdict=verdict)
-    ordered = results.order_by("run__case_order", "run__case_key", "run__trial")
+    # In file order, as the runs table lists them first: read from the index, where an order
+    # of the runs' keys would sort every run of the version.
+    ordered = results.order_by("run_id")
     page = Paginator(ordered, RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    rows = page.object_list.values("run_id", "run__case_key", "run__trial", "verdict", "report")
+    rows = page.object_list.values(
+        "run_id", "run__line", "run__case_key", "run__trial", "verdict", "report"
+    )
     context = {
         "submission": submission,
         "suite": submission.suite,

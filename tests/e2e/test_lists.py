@@ -85,8 +85,9 @@ def test_re_scoring_keeps_the_earlier_result_and_the_offer_survives_a_reload(
     expect(page.get_by_role("heading", name="Against version 1")).to_be_visible()
     expect(page.locator(".counts")).to_contain_text("Pass rate66.7%")
     rows = page.locator("table.earlier-runs tbody tr")
-    assert rows.locator("code.key").all_inner_texts() == ["task-1", "task-2", "task-10"]
-    assert rows.locator(".verdict").all_inner_texts() == ["pass", "pass", "fail"]
+    # In file order, as the runs table lists them first.
+    assert rows.locator("code.key").all_inner_texts() == ["task-10", "task-2", "task-1"]
+    assert rows.locator(".verdict").all_inner_texts() == ["fail", "pass", "pass"]
     page.get_by_role("link", name="Fail").click()
     assert rows.locator("code.key").all_inner_texts() == ["task-10"]
 

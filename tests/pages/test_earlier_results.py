@@ -133,7 +133,7 @@ def test_the_submission_page_switches_between_the_versions_scored(
     assert "<h1>Against version 1</h1>" in earlier
     assert re.search(r"<dt>Passed</dt><dd>2</dd>", earlier)
     assert re.search(r"<dt>Failed</dt><dd>1</dd>", earlier)
-    # Its runs, with their verdicts then, in natural order of their keys.
+    # Its runs, with their verdicts then, in file order.
     rows = re.findall(
         r'<span class="verdict (\w+)">.*?<code class="key">([^<]+)</code>', earlier, re.S
     )
