@@ -1,5 +1,6 @@
 """Two submissions of a suite compared case by case: which cases regressed, which were
-fixed, which still fail (issue 6, §4).
+fixed, which still fail (issue 6, §4). A case's trials are compared where both sides have
+them: a trial on one side only is flagged, never counted as a regression (issue 13).
 
 Everything that grows with the runs happens in the database: one grouped query over both
 submissions' results gives each case's runs and passes on either side, its class and its
@@ -16,7 +17,19 @@ from functools import cached_property
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db import models
-from django.db.models import Case, Count, F, FloatField, Q, QuerySet, Sum, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    FloatField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast, NullIf
 from django.db.models.lookups import GreaterThan, LessThan
 
@@ -32,6 +45,7 @@ class Change(models.TextChoices):
     REGRESSED = "regressed", "regressed"
     FIXED = "fixed", "fixed"
     STILL_FAILING = "still_failing", "still failing"
+    UNCHANGED = "unchanged", "unchanged"  # some trials pass, as often as before
     NEW = "new", "new"
     GONE = "gone", "gone"
     STILL_PASSING = "still_passing", "still passing"
@@ -108,10 +122,15 @@ def _rate(passed: str, runs: str):
 
 
 def _rank_of_change():
-    """The SQL that classifies a case (as its rank in CHANGES). Rates are compared as
-    cross products of integers, so 1/3 against 2/6 is exact."""
-    fell = LessThan(F("cand_passed") * F("base_runs"), F("base_passed") * F("cand_runs"))
-    rose = GreaterThan(F("cand_passed") * F("base_runs"), F("base_passed") * F("cand_runs"))
+    """The SQL that classifies a case (as its rank in CHANGES), on its compared runs
+    (``cmp_*``: the trials both sides have). Rates are compared as cross products of
+    integers, so 1/3 against 2/6 is exact."""
+    fell = LessThan(
+        F("cmp_cand_passed") * F("cmp_base_runs"), F("cmp_base_passed") * F("cmp_cand_runs")
+    )
+    rose = GreaterThan(
+        F("cmp_cand_passed") * F("cmp_base_runs"), F("cmp_base_passed") * F("cmp_cand_runs")
+    )
 
     def rank(change):
         return Value(CHANGES.index(change))
@@ -121,26 +140,35 @@ def _rank_of_change():
         When(cand_runs=0, then=rank(Change.GONE)),
         When(fell, then=rank(Change.REGRESSED)),
         When(rose, then=rank(Change.FIXED)),
-        When(cand_passed=F("cand_runs"), then=rank(Change.STILL_PASSING)),
-        default=rank(Change.STILL_FAILING),
+        When(cmp_cand_passed=F("cmp_cand_runs"), then=rank(Change.STILL_PASSING)),
+        When(cmp_cand_passed=0, then=rank(Change.STILL_FAILING)),
+        default=rank(Change.UNCHANGED),
     )
 
 
+def _compared(all_runs: str, paired_runs: str):
+    """A side's runs as compared: those of the trials both sides have, or all of them when
+    the two sides have no trial in common (then the rates are all there is to compare)."""
+    return Case(When(paired=0, then=F(all_runs)), default=F(paired_runs))
+
+
 # The orders the rows can be listed in: the query parameter, and what it means. Cases on one
-# side only have no delta: they come after the others.
+# side only have no delta: they come after the others. Case keys in natural order.
 SORTS = {
-    "change": (F("rank").asc(), F("delta").asc(nulls_last=True), F("case").asc()),
-    "delta": (F("delta").asc(nulls_last=True), F("case").asc()),
-    "-delta": (F("delta").desc(nulls_last=True), F("case").asc()),
-    "case": (F("case").asc(),),
+    "change": (F("rank").asc(), F("delta").asc(nulls_last=True), F("case_order"), F("case")),
+    "delta": (F("delta").asc(nulls_last=True), F("case_order"), F("case")),
+    "-delta": (F("delta").desc(nulls_last=True), F("case_order"), F("case")),
+    "case": (F("case_order").asc(), F("case").asc()),
 }
 
 
 def case_rows(baseline: Submission, candidate: Submission, scope: Scope) -> QuerySet:
     """One row per case that has a scored run in either submission: ``case``, the runs and
     passes on each side (``base_runs``, ``base_passed``, ``cand_runs``, ``cand_passed``),
-    ``rank`` (the change, as its index in CHANGES) and ``delta`` (the candidate's pass rate
-    minus the baseline's; null for a case on one side only)."""
+    ``one_side`` (its trials that only one side has: flagged, and left out of the
+    comparison when the sides have trials in common), ``rank`` (the change, as its index
+    in CHANGES) and ``delta`` (the candidate's pass rate minus the baseline's over the
+    compared trials; null for a case on one side only)."""
     b, c = baseline.pk, candidate.pk
     # Both sides of the join narrowed to the two submissions (a result's run is always of
     # its submission): without the runs' filter PostgreSQL reads every run of every
@@ -148,18 +176,41 @@ def case_rows(baseline: Submission, candidate: Submission, scope: Scope) -> Quer
     results = Result.objects.filter(submission__in=(b, c), run__submission__in=(b, c))
     if scope.excluded:
         results = results.exclude(run__case_key__in=scope.excluded)
-    passed = Q(verdict=Verdict.PASS)
+    # Whether the other side has a run of the same trial (one index lookup: a submission
+    # has one run per case and trial).
+    other_side = Run.objects.filter(
+        submission_id=Value(b + c) - OuterRef("submission_id"),
+        case_key=OuterRef("run__case_key"),
+        trial=OuterRef("run__trial"),
+    )
+    results = results.annotate(has_pair=Exists(other_side))
+    passed, pair = Q(verdict=Verdict.PASS), Q(has_pair=True)
     return (
-        results.values(case=F("run__case_key"))
+        results.values(case=F("run__case_key"), case_order=F("run__case_order"))
         .annotate(
             base_runs=Count("pk", filter=Q(submission=b)),
             base_passed=Count("pk", filter=Q(submission=b) & passed),
             cand_runs=Count("pk", filter=Q(submission=c)),
             cand_passed=Count("pk", filter=Q(submission=c) & passed),
+            # The same number on both sides: each paired trial is one run on either.
+            paired=Count("pk", filter=Q(submission=b) & pair),
+            base_paired_passed=Count("pk", filter=Q(submission=b) & pair & passed),
+            cand_paired_passed=Count("pk", filter=Q(submission=c) & pair & passed),
         )
         .annotate(
+            cmp_base_runs=_compared("base_runs", "paired"),
+            cmp_base_passed=_compared("base_passed", "base_paired_passed"),
+            cmp_cand_runs=_compared("cand_runs", "paired"),
+            cmp_cand_passed=_compared("cand_passed", "cand_paired_passed"),
+        )
+        .annotate(
+            one_side=Case(
+                When(paired=0, then=Value(0)),
+                default=F("base_runs") + F("cand_runs") - 2 * F("paired"),
+            ),
             rank=_rank_of_change(),
-            delta=_rate("cand_passed", "cand_runs") - _rate("base_passed", "base_runs"),
+            delta=_rate("cmp_cand_passed", "cmp_cand_runs")
+            - _rate("cmp_base_passed", "cmp_base_runs"),
         )
     )
 
@@ -198,6 +249,7 @@ class CaseComparison:
     candidate: Side | None
     delta: float | None
     redefined: bool  # its definition differs between the two versions
+    one_side: int = 0  # trials only one side has, left out of the comparison
 
     @property
     def delta_text(self) -> str:
@@ -343,6 +395,7 @@ class Comparison:
                     ),
                     delta=row["delta"],
                     redefined=row["case"] in self.scope.redefined,
+                    one_side=row["one_side"],
                 )
             )
         return out

@@ -27,6 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cases.models import Case
+from cases.natural import natural_key
 from scoring.matcher import Problem
 from scoring.matcher import Suite as MatcherSuite
 from scoring.runfile import RunLine, read_run_lines
@@ -45,8 +46,8 @@ from .submissions import (
 from .uploads import UploadRefused, open_upload
 
 RUN_FIELDS = (
-    "submission_id", "seq", "line", "case_key", "trial", "document", "final_text", "tools",
-    "meta_values",
+    "submission_id", "seq", "line", "case_key", "case_order", "trial", "document", "final_text",
+    "tools", "meta_values",
 )  # fmt: skip
 INVALID_FIELDS = ("submission_id", "line", "reason")
 INVALID_BATCH = 1000  # invalid lines stored per write
@@ -174,8 +175,8 @@ class _Batch:
         note_seen(self.tools_seen, tool_names(tools))
         note_seen(self.meta_keys, meta)
         self.runs.append(
-            (self.submission_id, self.seq, item.line, run.case, run.trial,
-             canonical, run.final_text, tools, meta)
+            (self.submission_id, self.seq, item.line, run.case, natural_key(run.case),
+             run.trial, canonical, run.final_text, tools, meta)
         )  # fmt: skip
         if len(self.runs) == self.chunk_runs:
             self.flush()

@@ -2,7 +2,9 @@
 
 A Submission is one uploaded run file, scored against one version of a suite. Its runs are
 stored as canonical runs (DESIGN.md §3.2); each run gets exactly one Result (the §3.3
-report) and one row per predicate, which the results pages filter and group by.
+report) against the submission's current version, and one row per predicate, which the
+results pages filter and group by. Re-scoring against another version keeps the earlier
+version's counts and verdicts (EarlierScore, EarlierResult).
 """
 
 import uuid
@@ -171,6 +173,9 @@ class Run(models.Model):
         help_text="where the run was in the uploaded file (for an Inspect log, its sample)"
     )
     case_key = models.TextField()  # of any length: a run may name a case the suite lacks
+    # ``cases.natural.natural_key(case_key)``: the runs table sorts by it in the database,
+    # so that task-2 comes before task-10 on every page of it.
+    case_order = models.TextField(default="", blank=True)
     trial = models.PositiveIntegerField()
     document = JSONTextField(help_text="the canonical run (§3.2), unknown fields kept")
     # A copy, for searching; null (no text reply) differs from "" (an empty one).
@@ -190,6 +195,11 @@ class Run(models.Model):
             models.UniqueConstraint(
                 fields=["submission", "case_key", "trial"], name="one_run_per_trial"
             ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["submission", "case_order", "case_key", "trial"], name="run_natural_order"
+            )
         ]
 
     def __str__(self):
@@ -289,6 +299,66 @@ class PredicateResult(models.Model):
 
     def __str__(self):
         return f"{'passed' if self.passed else 'failed'}: {self.label}"
+
+
+class EarlierScore(models.Model):
+    """The submission's counts against a version it was scored against before being
+    re-scored against another: kept, with its runs' ``EarlierResult`` rows, so that the
+    earlier result stays readable and the suite's chart keeps its point. The current
+    version's counts are the submission's own; re-scoring against a version listed here
+    makes it current again, and its row goes."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="earlier_scores", db_index=False
+    )
+    version = models.ForeignKey(SuiteVersion, on_delete=models.PROTECT, related_name="+")
+    total = models.PositiveIntegerField()
+    scored = models.PositiveIntegerField()
+    passed = models.PositiveIntegerField()
+    failed = models.PositiveIntegerField()
+    errored = models.PositiveIntegerField()
+    scoring_finished = models.DateTimeField(null=True)
+
+    class Meta:
+        ordering = ["submission", "version__number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "version"], name="earlier_score_per_version"
+            )
+        ]
+
+    def __str__(self):
+        return f"submission {self.submission_id} against version {self.version_id}"
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+
+class EarlierResult(models.Model):
+    """A run's report against an earlier version of its submission (see ``EarlierScore``),
+    as ``Result`` held it."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_index=False)
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    version = models.ForeignKey(SuiteVersion, on_delete=models.PROTECT, related_name="+")
+    verdict = models.CharField(max_length=5, choices=Verdict.choices)
+    report = JSONTextField()
+    signature = models.CharField(max_length=32, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "version"], name="earlier_result_per_version")
+        ]
+        indexes = [
+            # A version's runs in file order (run ids are given out in it), page by page.
+            models.Index(fields=["submission", "version", "run"], name="earlier_results")
+        ]
+
+    def __str__(self):
+        return f"{self.verdict}: run {self.run_id} against version {self.version_id}"
 
 
 class ScoredChunk(models.Model):

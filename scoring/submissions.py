@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import BinaryIO
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -23,6 +23,8 @@ from scoring.matcher import Suite as MatcherSuite
 from scoring.matcher import load_suite
 
 from .models import (
+    EarlierResult,
+    EarlierScore,
     PredicateResult,
     Result,
     Review,
@@ -86,6 +88,7 @@ def rescore(submission: Submission, version: SuiteVersion) -> None:
         locked = Submission.objects.select_for_update().get(pk=submission.pk)
         if locked.status == Status.INGESTING:
             raise NotReady("the submission is still reading its file")
+        keep_earlier(locked, version)
         clear_results(locked)
         locked.version = version
         locked.generation += 1
@@ -166,6 +169,39 @@ def delete_submission(submission: Submission) -> None:
         locked.delete()
 
 
+def keep_earlier(submission: Submission, next_version: SuiteVersion) -> None:
+    """Before the (locked) submission is re-scored against ``next_version``: keep its
+    finished result against its current version (counts and every run's report), and drop
+    the kept result of ``next_version``, which becomes current. An unfinished scoring is
+    not kept: its counts would be a part of the runs."""
+    if next_version.pk == submission.version_id:
+        return  # scored again against the same version: the new result replaces it
+    earlier = EarlierResult.objects.filter(submission=submission)
+    earlier.filter(version__in=(next_version, submission.version_id)).delete()
+    EarlierScore.objects.filter(
+        submission=submission, version__in=(next_version, submission.version_id)
+    ).delete()
+    if submission.status != Status.DONE:
+        return
+    EarlierScore.objects.create(
+        submission=submission,
+        version_id=submission.version_id,
+        **{
+            name: getattr(submission, name)
+            for name in ("total", "scored", "passed", "failed", "errored", "scoring_finished")
+        },
+    )
+    # Copied inside the database: a submission may have 100,000 runs.
+    results, kept = Result._meta.db_table, EarlierResult._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {kept} (run_id, submission_id, version_id, verdict, report, signature)"
+            f" SELECT run_id, submission_id, %s, verdict, report, signature FROM {results}"
+            " WHERE submission_id = %s",
+            [submission.version_id, submission.pk],
+        )
+
+
 def clear_results(submission: Submission) -> None:
     """Delete the submission's results and the record of its scored chunks."""
     PredicateResult.objects.filter(result__submission=submission).delete()
@@ -177,6 +213,8 @@ def clear_results(submission: Submission) -> None:
 def clear_runs(submission: Submission) -> None:
     """Delete everything read from the file, to read it again from the start."""
     clear_results(submission)
+    EarlierResult.objects.filter(submission=submission).delete()
+    EarlierScore.objects.filter(submission=submission).delete()
     ReviewEvent.objects.filter(run__submission=submission).delete()
     Review.objects.filter(submission=submission).delete()
     submission.runs.only("pk").delete()

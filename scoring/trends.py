@@ -1,7 +1,8 @@
 """A suite's results over time, for its page: the pass rate of each finished submission as a
-chart, and the cases whose verdict keeps changing (flaky cases).
+chart (and against the versions it was scored against before a re-score), and the cases
+whose verdict keeps changing (flaky cases).
 
-The chart reads the submissions' stored counts (no runs), so it costs one small query
+The chart reads the submissions' stored counts (no runs), so it costs two small queries
 whatever the suite's history. The flaky cases need every result of the last
 ``FLAKY_SUBMISSIONS`` submissions (one grouped query that returns only the ``FLAKY_SHOWN``
 flakiest cases): a second or more on ten submissions of 100,000 runs. So the suite page
@@ -12,13 +13,14 @@ generations, which re-scoring moves), and until it is, the page loads it afterwa
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Case, Count, F, Q, Value, When
+from django.urls import reverse
 
-from .models import Result, Status, Submission, Verdict
+from .models import EarlierScore, Result, Status, Submission, Verdict
 
 TREND_SUBMISSIONS = 30  # on the chart
 FLAKY_SUBMISSIONS = 10  # whose results the flaky cases are read from
@@ -31,13 +33,26 @@ WIDTH, HEIGHT, MARGIN = 640, 180, 28
 
 @dataclass(frozen=True)
 class TrendPoint:
+    """A submission's result against one version: its current one, or one it was scored
+    against before being re-scored (which keeps its point on the chart)."""
+
     submission: Submission
-    x: float
-    y: float
+    version_number: int
+    passed: int
+    scored: int
+    current: bool
+    x: float = 0.0
+    y: float = 0.0
 
     @property
     def rate(self) -> float:
-        return self.submission.passed / self.submission.scored
+        return self.passed / self.scored
+
+    @property
+    def url(self) -> str:
+        if self.current:
+            return self.submission.get_absolute_url()
+        return reverse("submission_earlier", args=[self.submission.pk, self.version_number])
 
 
 @dataclass(frozen=True)
@@ -79,6 +94,11 @@ class Trend:
     def newest_first(self) -> list[TrendPoint]:
         return self.points[::-1]
 
+    @property
+    def submissions_newest_first(self) -> list[Submission]:
+        """The submissions on the chart, each once: the choices for comparing."""
+        return [p.submission for p in self.newest_first if p.current]
+
 
 def _y(rate: float) -> float:
     return MARGIN + (1 - rate) * (HEIGHT - 2 * MARGIN)
@@ -101,9 +121,7 @@ def suite_trend(suite, *, find_flaky: bool = False) -> Trend:
         .defer("version__document", "unknown_cases", "formats_seen", "error")
         .order_by("-created", "-pk")[:TREND_SUBMISSIONS]
     )[::-1]
-    points = [
-        TrendPoint(s, _x(i, len(recent)), _y(s.passed / s.scored)) for i, s in enumerate(recent)
-    ]
+    points = _placed(_results_of(recent))
     window = recent[-FLAKY_SUBMISSIONS:]
     key = (
         "flaky:"
@@ -116,6 +134,33 @@ def suite_trend(suite, *, find_flaky: bool = False) -> Trend:
         flaky = flaky_cases([s.pk for s in window])
         cache.set(key, flaky, FLAKY_CACHED_FOR)
     return Trend(points, flaky, len(window))
+
+
+def _results_of(submissions: list[Submission]) -> list[TrendPoint]:
+    """Each submission's results, in upload order: those against the versions it was scored
+    against before (by version number), then its current one."""
+    earlier: dict[int, list[TrendPoint]] = {}
+    scores = (
+        EarlierScore.objects.filter(submission__in=submissions, scored__gt=0)
+        .order_by("version__number")
+        .values_list("submission_id", "version__number", "passed", "scored")
+    )
+    by_pk = {s.pk: s for s in submissions}
+    for submission_id, number, passed, scored in scores:
+        point = TrendPoint(by_pk[submission_id], number, passed, scored, current=False)
+        earlier.setdefault(submission_id, []).append(point)
+    return [
+        point
+        for s in submissions
+        for point in [
+            *earlier.get(s.pk, ()),
+            TrendPoint(s, s.version.number, s.passed, s.scored, current=True),
+        ]
+    ]
+
+
+def _placed(points: list[TrendPoint]) -> list[TrendPoint]:
+    return [replace(p, x=_x(i, len(points)), y=_y(p.rate)) for i, p in enumerate(points)]
 
 
 # Over the per-case rows of each submission: each case's state in consecutive submissions

@@ -1,14 +1,20 @@
 from django.urls import path
 
-from .views import bfcl, case_drafts, compare, library, queues, run, submission, suite
+from .views import bfcl, case_drafts, compare, library, mywork, queues, run, submission, suite
 
 urlpatterns = [
     path("", library.library, name="home"),
+    path("my-work/", mywork.my_work, name="my_work"),
     path("suites/import-bfcl/", bfcl.suite_import_bfcl, name="suite_import_bfcl"),
     path("suites/<int:pk>/", suite.suite_detail, name="suite"),
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),
     path("submissions/<int:pk>/", submission.detail, name="submission"),
     path("submissions/<int:pk>/progress/", submission.progress, name="submission_progress"),
+    path(
+        "submissions/<int:pk>/versions/<int:number>/",
+        submission.earlier_result,
+        name="submission_earlier",
+    ),
     path("submissions/<int:pk>/rescore/", submission.rescore, name="submission_rescore"),
     path("submissions/<int:pk>/retry/", submission.retry, name="submission_retry"),
     path("submissions/<int:pk>/delete/", submission.delete, name="submission_delete"),

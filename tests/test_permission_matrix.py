@@ -51,6 +51,7 @@ PAGES = [
     ("healthz", "get", {}, None, PUBLIC),
     ("readyz", "get", {}, None, PUBLIC),
     ("home", "get", {}, None, SIGNED_IN),
+    ("my_work", "get", {}, None, SIGNED_IN),
     ("account", "get", {}, None, SIGNED_IN),
     ("teams", "get", {}, None, SIGNED_IN),
     ("suite_new", "get", {}, None, SIGNED_IN),
@@ -127,6 +128,14 @@ PAGES = [
     ("submission_retry", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("submission_delete", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("submission_failures", "get", {"pk": "submission"}, None, READ),
+    # Its current version (2) is the submission page itself: sent there, if it may be seen.
+    (
+        "submission_earlier",
+        "get",
+        {"pk": "submission", "number": 2},
+        None,
+        (302, 404, 302, 302, 302),
+    ),
     ("submission_review", "post", {"pk": "submission"}, {"status": "flaky"}, EDIT_POST),
     ("submission_apply_decisions", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("suite_problems", "get", {"pk": "suite"}, None, READ),

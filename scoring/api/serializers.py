@@ -7,6 +7,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from cases.natural import natural_sorted
 from scoring.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
 from scoring.casefield import parse_case_field
 from scoring.importers import FORMAT_NAMES
@@ -67,6 +68,32 @@ class RegressionSerializer(serializers.Serializer):
     marked_fixed_by = serializers.CharField(source="decided_by.username", default=None)
 
 
+class EarlierScoreSerializer(serializers.Serializer):
+    """The submission's result against a version it was scored against before."""
+
+    version = serializers.IntegerField(source="version.number")
+    total = serializers.IntegerField()
+    scored = serializers.IntegerField()
+    counts = serializers.SerializerMethodField()
+    pass_rate = serializers.FloatField(allow_null=True)
+    scoring_finished = serializers.DateTimeField(allow_null=True)
+    results_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {k: {"type": "integer"} for k in ("pass", "fail", "error")},
+        }
+    )
+    def get_counts(self, score) -> dict:
+        return {"pass": score.passed, "fail": score.failed, "error": score.errored}
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_results_url(self, score) -> str:
+        url = reverse("api:submission-results", args=[score.submission_id])
+        return self.context["request"].build_absolute_uri(f"{url}?version={score.version.number}")
+
+
 class SubmissionSerializer(serializers.ModelSerializer):
     """A submission's status and counts, the same numbers its page shows."""
 
@@ -86,6 +113,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
     unknown_cases = serializers.SerializerMethodField(help_text="keys of cases not in the version")
     regressions = serializers.SerializerMethodField(
         help_text="failures marked fixed in an earlier submission that fail here again"
+    )
+    earlier_results = serializers.SerializerMethodField(
+        help_text="its results against the versions it was scored against before being "
+        "re-scored (``version`` is the current one)"
     )
     html_url = serializers.SerializerMethodField()
     results_url = serializers.SerializerMethodField()
@@ -118,6 +149,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "ingest_finished",
             "scoring_finished",
             "regressions",
+            "earlier_results",
             "html_url",
             "results_url",
         ]
@@ -141,12 +173,17 @@ class SubmissionSerializer(serializers.ModelSerializer):
         found = problems.regressions(submission)[:REGRESSIONS_LISTED]
         return RegressionSerializer(found, many=True).data
 
+    @extend_schema_field(EarlierScoreSerializer(many=True))
+    def get_earlier_results(self, submission) -> list:
+        scores = submission.earlier_scores.select_related("version").defer("version__document")
+        return EarlierScoreSerializer(scores, many=True, context=self.context).data
+
     def get_invalid_lines_omitted(self, submission) -> int:
         listed = submission.invalid_lines.all()[:INVALID_LINES_LISTED].count()
         return submission.invalid - listed
 
     def get_unknown_cases(self, submission) -> list[str]:
-        return sorted(submission.unknown_cases)
+        return natural_sorted(submission.unknown_cases)
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_html_url(self, submission) -> str:
@@ -161,6 +198,12 @@ class SubmissionSerializer(serializers.ModelSerializer):
 class ResultFilterSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=["pass", "fail", "error"], required=False)
     case = serializers.CharField(required=False, help_text="only the runs of this case")
+    version = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="the results against this version, current or scored before (see "
+        "``earlier_results``); the current one when absent",
+    )
 
 
 class RunReviewSerializer(serializers.Serializer):
@@ -203,7 +246,7 @@ class SubmissionListSerializer(SubmissionSerializer):
         fields = [
             f
             for f in SubmissionSerializer.Meta.fields
-            if f not in ("invalid_lines", "invalid_lines_omitted")
+            if f not in ("invalid_lines", "invalid_lines_omitted", "earlier_results")
         ]
 
 

@@ -22,7 +22,7 @@ from cases.models import SuiteVersion
 
 from .. import blind, case_drafts, queues, reviews, submissions
 from ..failures import API_GROUPS, cause_groups, top_level
-from ..models import Result, ReviewQueue, Submission
+from ..models import EarlierResult, Result, ReviewQueue, Submission
 from ..results import RunFilters
 from ..uploads import UploadRefused, UploadTooLarge
 from .parsers import RawRunFileParser
@@ -175,7 +175,15 @@ class SubmissionViewSet(
         submission = self.get_object()
         query = ResultFilterSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        results = Result.objects.filter(submission=submission).order_by("run__seq")
+        results = Result.objects.filter(submission=submission)
+        number = query.validated_data.get("version", submission.version.number)
+        if number != submission.version.number:
+            if not submission.earlier_scores.filter(version__number=number).exists():
+                raise NotFound(f"The submission was not scored against version {number}.")
+            results = EarlierResult.objects.filter(
+                submission=submission, version__number=number, version__suite=submission.suite
+            )
+        results = results.order_by("run__seq")
         if verdict := query.validated_data.get("verdict"):
             results = results.filter(verdict=verdict)
         if case := query.validated_data.get("case"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from operator import itemgetter
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -12,7 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
@@ -23,12 +24,13 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefre
 
 from cases import tool_catalog
 from cases.forms import ToolsForm
+from cases.natural import natural_sorted
 from cases.permissions import can_edit_suite, reviewers, suite_for
 from scoring import exports, problems, reviews, submissions
 from scoring.failures import cause_groups, top_level
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
 from scoring.matcher import pretty_json
-from scoring.models import ReviewStatus, Submission, Verdict
+from scoring.models import EarlierResult, EarlierScore, ReviewStatus, Submission, Verdict
 from scoring.results import (
     RunFilters,
     case_tags,
@@ -36,6 +38,7 @@ from scoring.results import (
     common_failures,
     review_counts,
     run_rows,
+    short_reason,
     table_rows,
     version_tags,
 )
@@ -112,7 +115,8 @@ def detail(request, pk):
         "known": known_problems(submission) if finished else None,
         # A list, not the dict: a template would read ``unknown_cases.items`` as the entry
         # of a case called "items".
-        "unknown_cases": sorted(submission.unknown_cases.items()),
+        "unknown_cases": natural_sorted(submission.unknown_cases.items(), key=itemgetter(0)),
+        "earlier_scores": earlier_scores(submission),
         "invalid_lines": invalid_lines,
         "invalid_lines_more": submission.invalid - len(invalid_lines),
         "rescore_form": RescoreForm(
@@ -123,6 +127,58 @@ def detail(request, pk):
         else None,
     }
     return render(request, "scoring/submission.html", context)
+
+
+def earlier_scores(submission: Submission) -> list[EarlierScore]:
+    """The submission's results against the versions it was scored against before."""
+    return list(submission.earlier_scores.select_related("version").defer("version__document"))
+
+
+@login_required
+def earlier_result(request, pk, number):
+    """The submission's result against a version it was scored against before it was
+    re-scored against another: its counts, and each run's verdict and first failure then,
+    in file order (the current version's result is the submission page)."""
+    submission = submission_for(request.user, pk)
+    if number == submission.version.number:
+        return redirect(submission)
+    score = get_object_or_404(
+        submission.earlier_scores.select_related("version").defer("version__document"),
+        version__number=number,
+    )
+    verdict = request.GET.get("verdict", "")
+    results = EarlierResult.objects.filter(submission=submission, version=score.version_id)
+    if verdict in Verdict.values:
+        results = results.filter(verdict=verdict)
+    # In file order, as the runs table lists them first: read from the index, where an order
+    # of the runs' keys would sort every run of the version.
+    ordered = results.order_by("run_id")
+    page = Paginator(ordered, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = page.object_list.values(
+        "run_id", "run__line", "run__case_key", "run__trial", "verdict", "report"
+    )
+    context = {
+        "submission": submission,
+        "suite": submission.suite,
+        "score": score,
+        "earlier_scores": earlier_scores(submission),
+        "verdict": verdict,
+        "verdicts": Verdict.choices,
+        "page": page,
+        "rows": [row | {"failing": first_failure(row["report"])} for row in rows],
+    }
+    return render(request, "scoring/earlier_result.html", context)
+
+
+def first_failure(report: dict) -> dict | None:
+    """A report's first failed predicate (label and short reason), or None."""
+    for predicate in report.get("predicates", ()):
+        if not predicate.get("passed"):
+            return {
+                "label": predicate.get("label", ""),
+                "reason": short_reason(predicate.get("detail") or ""),
+            }
+    return None
 
 
 def known_problems(submission: Submission) -> dict:

@@ -65,7 +65,9 @@ def test_a_viewer_compares_two_submissions_and_opens_a_regression_side_by_side(
     first = rows.first
     assert first.locator("code.key").inner_text() == "weather-two-cities"
     assert first.locator("span.change").inner_text() == "regressed"
-    assert first.locator("td.delta").inner_text() == "\u221250.0 pts"
+    # Trial 0 passed and now fails; the candidate's trial 1 has no counterpart to compare.
+    assert first.locator("td.delta").inner_text() == "\u2212100.0 pts"
+    assert first.locator(".one-side").inner_text() == "1 trial on one side only"
     assert "1/2" in first.inner_text()
 
     # The class filter swaps the table in place and keeps the choice in the URL.

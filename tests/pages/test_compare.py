@@ -125,7 +125,7 @@ def test_each_case_is_classed_by_its_change_with_one_trial(as_user, viewer, suit
         "new": "new",
         "gone": "gone",
     }
-    assert tab_counts(html) == {change.value: 1 for change in Change}
+    assert tab_counts(html) == {change.value: int(change != Change.UNCHANGED) for change in Change}
 
 
 def test_regressions_come_first_then_by_delta_and_key(as_user, viewer, suite, pair):
@@ -173,6 +173,70 @@ def test_the_htmx_table_request_answers_the_partial(as_user, viewer, suite, pair
     assert [key for key, _, _ in rows(html)] == ["regresses"]
 
 
+def test_a_case_passing_as_often_as_before_is_unchanged_not_still_failing(
+    as_user, viewer, suite, submit
+):
+    # 3 of 4 trials pass on both sides, though not the same ones; 0/2 → 0/2 still fails.
+    baseline = submit(
+        suite,
+        [run("regresses", OK)] * 3
+        + [run("regresses", NOT_OK)]
+        + [run("still-failing", NOT_OK)] * 2,
+    )
+    candidate = submit(
+        suite,
+        [run("regresses", NOT_OK)]
+        + [run("regresses", OK)] * 3
+        + [run("still-failing", NOT_OK)] * 2,
+    )
+    html = text(as_user(viewer).get(compare_url(suite, baseline, candidate)))
+    assert rows(html) == [
+        ("still-failing", "still_failing", "±0"),
+        ("regresses", "unchanged", "±0"),
+    ]
+    assert tab_counts(html)["unchanged"] == 1
+    assert "3/4" in html
+    assert "on one side only</span>" not in html[html.index('<table class="list comparison">') :]
+
+
+def test_a_trial_on_one_side_only_is_flagged_not_counted_as_a_regression(
+    as_user, viewer, suite, submit
+):
+    # Trials 0-2 pass on both sides; the candidate has a fourth, failing trial, and the
+    # baseline a second trial of gets-fixed that the candidate lacks.
+    baseline = submit(
+        suite,
+        [run("regresses", OK)] * 3 + [run("gets-fixed", NOT_OK), run("gets-fixed", OK)],
+    )
+    candidate = submit(
+        suite,
+        [run("regresses", OK)] * 3 + [run("regresses", NOT_OK)] + [run("gets-fixed", OK)],
+    )
+    html = text(as_user(viewer).get(compare_url(suite, baseline, candidate)))
+    assert rows(html) == [
+        ("gets-fixed", "fixed", "+100.0 pts"),
+        ("regresses", "still_passing", "±0"),
+    ]
+    assert tab_counts(html)["regressed"] == 0
+    table = html[html.index('<table class="list comparison">') :]
+    flags = re.findall(r'<span class="one-side"[^>]*>(\d+ trials? on one side only)</span>', table)
+    assert flags == ["1 trial on one side only", "1 trial on one side only"]
+    # The candidate's extra trial still counts in its overall pass rate.
+    assert "3/4" in html
+
+
+def test_sides_with_no_trial_in_common_are_compared_on_all_their_runs(
+    as_user, viewer, suite, submit, admin
+):
+    baseline = submit(suite, [run("regresses", OK)])
+    # The candidate's only run of the case is trial 1: nothing to pair it with.
+    lines = [{"case": "regresses", "trial": 1, "batches": [], "final_text": "nope"}]
+    candidate = submit(suite, lines)
+    html = text(as_user(viewer).get(compare_url(suite, baseline, candidate)))
+    assert rows(html) == [("regresses", "regressed", "\u2212100.0 pts")]
+    assert "on one side only</span>" not in html[html.index('<table class="list comparison">') :]
+
+
 def test_several_trials_compare_pass_rates(as_user, viewer, suite, submit):
     baseline = submit(
         suite,
@@ -189,15 +253,15 @@ def test_several_trials_compare_pass_rates(as_user, viewer, suite, submit):
         + [run("regresses", NOT_OK)] * 2  # 1/3
         + [run("gets-fixed", OK)] * 2
         + [run("gets-fixed", NOT_OK)]  # 2/3
-        + [run("still-failing", OK)] * 2
-        + [run("still-failing", NOT_OK)] * 2  # 2/4: the same rate
+        + [run("still-failing", OK), run("still-failing", NOT_OK)] * 2  # 2/4: the same rate
         + [run("still-passing", OK)] * 2,  # 2/2
     )
     html = text(as_user(viewer).get(compare_url(suite, baseline, candidate)))
     assert rows(html) == [
         ("regresses", "regressed", "\u221233.3 pts"),
         ("gets-fixed", "fixed", "+33.3 pts"),
-        ("still-failing", "still_failing", "±0"),
+        # Trials 0 and 1 pass as often as before; 2 and 3 are the candidate's only.
+        ("still-failing", "unchanged", "±0"),
         ("still-passing", "still_passing", "±0"),
     ]
     assert "2/3" in html

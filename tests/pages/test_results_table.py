@@ -559,13 +559,14 @@ def test_table_pages_run_a_bounded_number_of_queries(
     reviews.set_status(submission.runs.filter(case_key="greeting"), "flaky", editor)
     label = failure_groups(submission)[0]["label"]
     client = as_user(editor)  # an editor sees the most: the bulk forms and their assignees
-    # A whole page: 18, with the earlier decisions on its failures (known problems), the
-    # team's review labels and those on the page's runs.
+    # A whole page: 19, with the earlier decisions on its failures (known problems), the
+    # results against versions scored before, the team's review labels and those on the
+    # page's runs.
     pages = [
-        (url(submission), {}, {}, 18),
-        (url(submission), {"verdict": "fail", "tool": "get_weather", "sort": "-review"}, {}, 18),
+        (url(submission), {}, {}, 19),
+        (url(submission), {"verdict": "fail", "tool": "get_weather", "sort": "-review"}, {}, 19),
         (url(submission), {"verdict": "fail", "review": "untriaged"}, TABLE, 12),
-        (url(submission), {"predicate": label}, {}, 18),
+        (url(submission), {"predicate": label}, {}, 19),
         # Groups by cause: the page's count, the groups, their arguments, first submissions
         # and exact predicates, and the failing runs: one query each, whatever the groups.
         (url(submission, "failures/"), {}, {}, 15),  # and the team's labels, for the forms

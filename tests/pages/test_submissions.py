@@ -798,8 +798,9 @@ def test_submission_page_queries_do_not_grow_with_the_runs(
 ):
     submission = submit(suite, many_runs(count))
     client = as_user(viewer)
-    # 14: with the earlier decisions on the failures here (known problems).
-    with django_assert_max_num_queries(14) as page:
+    # 15: with the earlier decisions on the failures here (known problems) and the results
+    # against versions scored before.
+    with django_assert_max_num_queries(15) as page:
         response = client.get(url(submission))
     assert response.status_code == 200
     with django_assert_max_num_queries(9) as partial:
