@@ -798,12 +798,12 @@ def test_submission_page_queries_do_not_grow_with_the_runs(
 ):
     submission = submit(suite, many_runs(count))
     client = as_user(viewer)
-    # 15: with the earlier decisions on the failures here (known problems) and the results
-    # against versions scored before.
-    with django_assert_max_num_queries(15) as page:
+    # 17: with the earlier decisions on the failures here (known problems), the results
+    # against versions scored before, the team's review labels and those on the runs.
+    with django_assert_max_num_queries(17) as page:
         response = client.get(url(submission))
     assert response.status_code == 200
-    with django_assert_max_num_queries(9) as partial:
+    with django_assert_max_num_queries(11) as partial:
         client.get(url(submission), {"verdict": "fail"}, headers=HX | {"HX-Target": "runs"})
     with django_assert_max_num_queries(5) as progress:
         client.get(url(submission, "progress/"), headers=HX)
