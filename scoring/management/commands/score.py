@@ -35,6 +35,7 @@ from scoring.parallel import (
     BATCH_LINES,
     Scored,
     WorkerSettings,
+    collecting_cycles_less,
     score_batches,
     score_records,
 )
@@ -118,9 +119,10 @@ class Command(BaseCommand):
         self.jobs = options["jobs"]
         try:
             comparison = self.read_baseline(options["baseline"])
-            status = self.score_files(
-                suite_file, run_file, as_json, junit, format_name, case_field, comparison
-            )
+            with collecting_cycles_less():
+                status = self.score_files(
+                    suite_file, run_file, as_json, junit, format_name, case_field, comparison
+                )
             if comparison is not None and options["fail_on"] == "regressions":
                 status = status if status == EXIT_INVALID else int(comparison.regressed)
         except BrokenPipeError:  # the reader went away (| head): stop quietly
