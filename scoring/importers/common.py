@@ -132,7 +132,8 @@ def content_text(content: Any) -> str | None:
 def is_join_key(value: Any) -> bool:
     """Whether ``value`` can join a call to its result: a string or a number, as call ids are
     (anything else is no id, and must not be used as a dict key)."""
-    return isinstance(value, str | int) and not isinstance(value, bool)
+    kind = type(value)
+    return kind is str or kind is int or (isinstance(value, str | int) and kind is not bool)
 
 
 def object_at(value: Any, where: str) -> Mapping:
