@@ -153,7 +153,7 @@ def json_lines(
             continue
         if number == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM) :]
-        if not raw.strip():
+        if not raw or raw.isspace():  # blank; stops at the first other byte, copying none
             continue
         try:
             value = parse_json(raw)
