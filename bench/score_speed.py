@@ -5,19 +5,21 @@
 
 Prints, for canonical run lines (bench.datagen's realistic runs) and OpenAI-messages lines
 (the τ-bench airline trajectories of tests/tau_bench.py, replicated): runs/s of parsing the
-lines with orjson alone (the floor), of import + load alone (`read_run_lines`: parse, the
-duplicate-key check, detect, convert, `load_run`; one process), and of `manage.py score
---json` end to end (process start included) with --jobs 1 and --jobs 2. "before" is the
-code of the --before commit, exported to a temporary directory and measured in the same
-run, rounds interleaved so that a shared machine's drift falls on both alike. The machine's
-free cores are measured too: --jobs 2 cannot beat --jobs 1 on a machine whose other load
-leaves one core.
+lines with orjson alone (the floor), of import + load alone (`read_run_lines`: read the
+file as the tree's `manage.py score` opens it, parse, the duplicate-key check, detect,
+convert, `load_run`; one process), of `score()` on runs already loaded, and of `manage.py
+score --json` end to end (process start included) with --jobs 1 and --jobs 2, with the
+peak memory of its processes. "before" is the code of the --before commit, exported to a
+temporary directory and measured in the same run, rounds interleaved so that a shared
+machine's drift falls on both alike. The machine's free cores are measured too: --jobs 2
+cannot beat --jobs 1 on a machine whose other load leaves one core.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import resource
 import statistics
@@ -41,15 +43,29 @@ BEFORE = "2313a0d99233b04dd920474719d38bc1266499e7"
 
 # Run in a child process with the tree's code first on the path: the CPU seconds of reading
 # the file (process start and imports left out; CPU, not wall, time: a shared machine's
-# other load then costs the figure little).
+# other load then costs the figure little), then of scoring its first runs, loaded.
 _READ = """
-import sys, time
+import gc, sys, time
 sys.path.insert(0, sys.argv[1])
-from scoring.runfile import read_run_lines
+from itertools import islice
+from scoring import runfile
+from scoring.matcher import load_suite, parse_suite_document, score
+buffering = getattr(runfile, "READ_BUFFER", -1)  # as the tree's manage.py score opens it
+def runs():
+    with open(sys.argv[2], "rb", buffering=buffering) as stream:
+        for item in runfile.read_run_lines(stream, max_line_bytes=1 << 24):
+            if item.run:
+                yield item.run
 start = time.process_time()
-with open(sys.argv[2], "rb") as stream:
-    count = sum(1 for item in read_run_lines(stream, max_line_bytes=1 << 24) if item.run)
-print(count, time.process_time() - start)
+count = sum(1 for _ in runs())
+read = time.process_time() - start
+suite = load_suite(parse_suite_document(open(sys.argv[3], "rb").read(), "suite.json"))
+pairs = [(suite.case(run.case), run) for run in islice(runs(), 2000)]
+gc.freeze()  # held for the loop, as if streamed (bench/matcher.py)
+start = time.process_time()
+for case, run in pairs:
+    score(case, run)
+print(count, read, len(pairs), time.process_time() - start)
 """
 
 
@@ -84,66 +100,85 @@ def export(commit: str, into: Path) -> Path:
 
 
 def inputs(tmp: Path, n_runs: int, tau_copies: int) -> list[tuple[str, Path, Path, int]]:
-    """(name, suite file, run file, runs) for canonical lines and OpenAI-messages lines."""
+    """(name, suite file, run file, runs) for canonical lines, written compact (as orjson and
+    Casebook write them) and as Python's json.dumps writes them (spaces after separators),
+    and OpenAI-messages lines."""
     suite_doc, run_docs = realistic_stream(seed=7, n_runs=n_runs)
-    canonical = (tmp / "canonical.suite.json", tmp / "canonical.jsonl")
-    canonical[0].write_bytes(orjson.dumps(suite_doc))
-    with canonical[1].open("wb") as out:
+    suite = tmp / "canonical.suite.json"
+    suite.write_bytes(orjson.dumps(suite_doc))
+    compact, spaced = tmp / "canonical.jsonl", tmp / "canonical-spaced.jsonl"
+    with compact.open("wb") as out, spaced.open("w") as spaced_out:
         for doc in run_docs:
             out.write(orjson.dumps(doc) + b"\n")
+            spaced_out.write(json.dumps(doc) + "\n")
     tau = (tmp / "tau.suite.json", tmp / "tau.jsonl")
     tau[0].write_bytes(orjson.dumps(tau_bench.suite_document()))
     tau[1].write_bytes(tau_bench.run_file(copies=tau_copies))
     return [
-        ("canonical lines", *canonical, n_runs),
-        ("OpenAI messages (τ-bench traj)", *tau, len(tau_bench.RECORDS) * tau_copies),
+        ("canonical lines, compact", suite, compact, n_runs),
+        ("canonical lines, json.dumps spacing", suite, spaced, n_runs),
+        ("OpenAI messages (τ-bench traj, json.dumps)", *tau, len(tau_bench.RECORDS) * tau_copies),
     ]
 
 
 def orjson_rate(runs: Path) -> float:
-    start = time.perf_counter()
+    """Lines per CPU second of orjson.loads alone."""
+    start = time.process_time()
     count = 0
     with runs.open("rb") as stream:
         for line in stream:
             orjson.loads(line)
             count += 1
-    return count / (time.perf_counter() - start)
+    return count / (time.process_time() - start)
 
 
-def read_rate(tree: Path, runs: Path, n_runs: int) -> float:
+def read_rates(tree: Path, suite: Path, runs: Path, n_runs: int) -> tuple[float, float]:
+    """Runs per CPU second of import + load, and of ``score()`` on loaded runs."""
     done = subprocess.run(
-        [sys.executable, "-c", _READ, str(tree), str(runs)],
+        [sys.executable, "-c", _READ, str(tree), str(runs), str(suite)],
         capture_output=True,
         text=True,
         check=True,
     )
-    count, seconds = done.stdout.split()
+    count, read, scored, scoring = done.stdout.split()
     if int(count) != n_runs:
         raise SystemExit(f"{tree}: read {count} runs of {n_runs}")
-    return n_runs / float(seconds)
+    return n_runs / float(read), int(scored) / float(scoring)
+
+
+# ``manage.py score`` in a grandchild, so that the peak memory reported (the largest of its
+# processes', main or worker) is the command's own, not the benchmark's.
+_PEAK = """
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+sys.stderr.buffer.write(done.stderr)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+raise SystemExit(done.returncode)
+"""
 
 
 def score_rate(
     tree: Path, suite: Path, runs: Path, n_runs: int, jobs: int | None
-) -> tuple[float, float]:
-    """Runs per wall-clock second, and CPU seconds per thousand runs (every process of the
-    command's), of ``manage.py score --json``."""
+) -> tuple[float, float, float]:
+    """Runs per wall-clock second, CPU seconds per thousand runs (every process of the
+    command's), and the peak memory in MB of its largest process, of ``manage.py score
+    --json``."""
     command = [sys.executable, str(tree / "manage.py"), "score", str(suite), str(runs), "--json"]
     if jobs is not None:
         command += ["--jobs", str(jobs)]
     used = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(
-        command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        [sys.executable, "-c", _PEAK, *command],
+        capture_output=True,
         env={**os.environ, "PYTHONPATH": str(tree)},
         check=False,
     )
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"{command}: exit {done.returncode}: {done.stderr.decode()[:500]}")
-    return n_runs / elapsed, (_children_cpu() - used) / n_runs * 1000
+    peak_mb = int(done.stdout) / 1024
+    return n_runs / elapsed, (_children_cpu() - used) / n_runs * 1000, peak_mb
 
 
 def _children_cpu() -> float:
@@ -191,53 +226,55 @@ def main() -> None:
         for name, suite, runs, n_runs in inputs(Path(tmp), args.runs, args.tau_copies):
             size = runs.stat().st_size / 1e6
             print(f"\n{name}: {n_runs:,} runs, {size:.0f} MB")
-            reads = {
-                "orjson.loads alone (the floor)": lambda r=runs: orjson_rate(r),
-                "import + load, before": lambda r=runs, n=n_runs: read_rate(before, r, n),
-                "import + load, after": lambda r=runs, n=n_runs: read_rate(ROOT, r, n),
-            }
-            scores = {"manage.py score --json, before": (before, None)}
-            for jobs in (1, 2):
-                scores[f"manage.py score --json --jobs {jobs}, after"] = (ROOT, jobs)
-            found: dict[str, list] = {label: [] for label in [*reads, *scores]}
-            for _ in range(args.rounds):
-                for label, measure in reads.items():
-                    found[label].append(measure())
-                for label, (tree, jobs) in scores.items():
-                    found[label].append(score_rate(tree, suite, runs, n_runs, jobs))
-            for label in reads:
-                rate = statistics.median(found[label])
-                unit = "per second" if label.startswith("orjson") else "per CPU second"
-                print(f"  {label + ':':<46} {rate:>9,.0f} runs {unit}")
-            for label in scores:
-                rate = statistics.median(rate for rate, _ in found[label])
-                cpu = statistics.median(cpu for _, cpu in found[label])
-                print(
-                    f"  {label + ':':<46} {rate:>9,.0f} runs/s, "
-                    f"{cpu:.3f} CPU s per 1,000 runs (all processes)"
-                )
-            read = statistics.median(
-                new / old
-                for new, old in zip(
-                    found["import + load, after"], found["import + load, before"], strict=True
-                )
-            )
-            print(f"  import + load: {read:.2f}x before (median of the rounds' ratios)")
-            for jobs in (1, 2):
-                after = found[f"manage.py score --json --jobs {jobs}, after"]
-                ratio = statistics.median(
-                    a[0] / b[0]
-                    for a, b in zip(after, found["manage.py score --json, before"], strict=True)
-                )
-                print(f"  manage.py score --jobs {jobs}: {ratio:.2f}x before, wall clock")
-            alone, _ = cpu_split(suite, runs, 1)
-            main_cpu, workers_cpu = cpu_split(suite, runs, 2)
-            bound = max(main_cpu, (main_cpu + workers_cpu) / 2)
-            print(
-                f"  CPU past start: --jobs 1 {alone:.2f} s; --jobs 2 main process {main_cpu:.2f}"
-                f" s, workers {workers_cpu:.2f} s: on two free cores at least {bound:.2f} s (half"
-                f" of all, or the main process if more), {alone / bound:.2f}x --jobs 1 at best"
-            )
+            measure(suite, runs, n_runs, before, args.rounds)
+
+
+def measure(suite: Path, runs: Path, n_runs: int, before: Path, rounds: int) -> None:
+    trees = {"before": before, "after": ROOT}
+    commands = {
+        "before": (before, None),
+        "after, --jobs 1": (ROOT, 1),
+        "after, --jobs 2": (ROOT, 2),
+    }
+    floor: list[float] = []
+    reads: dict[str, list] = {label: [] for label in trees}
+    scores: dict[str, list] = {label: [] for label in commands}
+    for _ in range(rounds):  # interleaved: a shared machine's drift falls on all alike
+        floor.append(orjson_rate(runs))
+        for label, tree in trees.items():
+            reads[label].append(read_rates(tree, suite, runs, n_runs))
+        for label, (tree, jobs) in commands.items():
+            scores[label].append(score_rate(tree, suite, runs, n_runs, jobs))
+    median = statistics.median
+    print(f"  {'orjson.loads alone (the floor):':<44} {median(floor):>9,.0f} runs per CPU second")
+    for label in trees:
+        rate = median(read for read, _ in reads[label])
+        print(f"  {f'import + load, {label}:':<44} {rate:>9,.0f} runs per CPU second")
+    ratio = median(a[0] / b[0] for a, b in zip(reads["after"], reads["before"], strict=True))
+    print(f"  import + load: {ratio:.2f}x before (median of the rounds' ratios)")
+    for label in trees:
+        rate = median(scoring for _, scoring in reads[label])
+        print(f"  {f'score() on loaded runs, {label}:':<44} {rate:>9,.0f} runs per CPU second")
+    for label in commands:
+        rate = median(rate for rate, _, _ in scores[label])
+        cpu = median(cpu for _, cpu, _ in scores[label])
+        peak = max(peak for _, _, peak in scores[label])
+        jobs = " (every core)" if label == "before" else ""
+        print(
+            f"  {f'manage.py score --json, {label}{jobs}:':<44} {rate:>9,.0f} runs/s wall, "
+            f"{cpu:.3f} CPU s per 1,000 runs (all processes), peak {peak:.0f} MB"
+        )
+    for label in ("after, --jobs 1", "after, --jobs 2"):
+        ratio = median(a[0] / b[0] for a, b in zip(scores[label], scores["before"], strict=True))
+        print(f"  manage.py score {label}: {ratio:.2f}x before, wall clock")
+    alone, _ = cpu_split(suite, runs, 1)
+    main_cpu, workers_cpu = cpu_split(suite, runs, 2)
+    bound = max(main_cpu, (main_cpu + workers_cpu) / 2)
+    print(
+        f"  CPU past start: --jobs 1 {alone:.2f} s; --jobs 2 main process {main_cpu:.2f}"
+        f" s, workers {workers_cpu:.2f} s: on two free cores at least {bound:.2f} s (half"
+        f" of all, or the main process if more), {alone / bound:.2f}x --jobs 1 at best"
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ response cut off at the token limit (``stop_reason: "max_tokens"``) is an error.
 """
 
 from collections.abc import Callable, Mapping
+from itertools import repeat
 from typing import Any
 
 from scoring.matcher import InvalidInput, json_type
@@ -37,14 +38,21 @@ SIGNATURE = "messages"
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"}
 )
+_TEXT_CONTENT = frozenset({str, type(None)})
 
 
 def has_anthropic_blocks(messages: list) -> bool:
     """Whether any message's content holds a block type only Anthropic uses."""
-    # Every OpenAI line is scanned too, so this is written for speed: parsed JSON holds
-    # dicts, and an isinstance check against dict is a fraction of one against Mapping.
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
+    # Every OpenAI line is scanned too (twice: by this importer's detection and by
+    # openai_chat's), so this is written for speed: parsed JSON holds dicts, and the
+    # contents are gathered in C; an OpenAI line's are text or null, which ends it there.
+    try:
+        contents = list(map(dict.get, messages, repeat("content")))
+    except TypeError:  # a message that is not an object (a dict): it has no content
+        contents = [message.get("content") for message in messages if isinstance(message, dict)]
+    if set(map(type, contents)) <= _TEXT_CONTENT:
+        return False
+    for content in contents:
         if isinstance(content, list):
             for block in content:
                 if isinstance(block, dict) and block.get("type") in _ANTHROPIC_BLOCKS:

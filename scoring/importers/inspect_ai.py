@@ -67,10 +67,11 @@ def detect(line: Mapping) -> bool:
 
 def is_log(value: Any) -> bool:
     """Whether ``value`` is a whole eval log (rather than a run or a sample)."""
+    # Asked of every run line: a list of samples, rare in a run, is looked for first.
     return (
-        isinstance(value, Mapping)
-        and isinstance(value.get("eval"), Mapping)
+        (type(value) is dict or isinstance(value, Mapping))
         and isinstance(value.get("samples"), list)
+        and isinstance(value.get("eval"), Mapping)
     )
 
 

@@ -63,7 +63,7 @@ def convert(line: Mapping) -> dict:
     awaiting: dict = {}  # call id → (the latest call with that id, its batch), until answered
     legacy_call = None  # a legacy function_call waiting for its function message
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
+        if type(message) is not dict and not isinstance(message, Mapping):
             raise InvalidInput.single(path_of(i), "must be a message object")
         role = message.get("role")
         text = content_text(message.get("content"))
@@ -89,8 +89,7 @@ def convert(line: Mapping) -> dict:
         if not isinstance(tool_calls, list):
             raise InvalidInput.single(f"{path_of(i)}.tool_calls", "must be a list")
         if tool_calls:
-            where = path_of(i)
-            calls = [_call(call, f"{where}.tool_calls[{j}]") for j, call in enumerate(tool_calls)]
+            calls = [_call(call, path_of, i, j) for j, call in enumerate(tool_calls)]
             awaiting.update(
                 (call["id"], (call, len(batches))) for call in calls if is_join_key(call["id"])
             )
@@ -143,13 +142,20 @@ def _choice(completion: Mapping, where: str) -> tuple[Any, Any]:
     return choice.get("message"), choice.get("finish_reason")
 
 
-def _call(call: Any, where: str) -> dict:
+def _call(call: Any, path_of: Callable[[int], str], i: int, j: int) -> dict:
+    """Call ``j`` of message ``i``'s ``tool_calls``; its path is written only for a problem."""
+    if type(call) is dict:
+        function = call.get("function")
+        if type(function) is dict and type(function.get("name")) is str:
+            arguments = arguments_fields(function.get("arguments"))
+            return {"id": call.get("id"), "name": function["name"], **arguments}
+    where = f"{path_of(i)}.tool_calls[{j}]"
     if not isinstance(call, Mapping):
         raise InvalidInput.single(where, "must be a tool call with a function object")
     return {"id": call.get("id"), **_function(call.get("function"), f"{where}.function")}
 
 
 def _function(function: Any, where: str) -> dict:
-    if not isinstance(function, Mapping):
+    if type(function) is not dict and not isinstance(function, Mapping):
         raise InvalidInput.single(where, "must be a function object with a name and arguments")
     return {"name": name_at(function, "name", where), **arguments_fields(function.get("arguments"))}

@@ -14,6 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+import msgspec
 import orjson
 
 from .documents import parse_json_document
@@ -48,14 +49,38 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def parse_json(data: bytes | str) -> Any:
-    """Parse one JSON document; numbers keep their exact written value.
+def _fraction_as_written(literal: str) -> float | Decimal:
+    """A JSON fraction, given as its text: a float where the float is the written value,
+    else a ``Decimal`` (``number_as_parsed``)."""
+    # Up to 15 significant digits and no exponent, the float is always the written value
+    # (DBL_DIG): no Decimal needs building to tell.
+    if len(literal) <= 16 and "e" not in literal and "E" not in literal:
+        return float(literal)
+    return number_as_parsed(Decimal(literal))
 
-    orjson turns integers beyond 64 bits into floats, so documents with long numbers go
-    through the standard parser with exact ints and ``Decimal`` fractions instead.
+
+# msgspec reads integers of any size exactly and hands each fraction over as its text, so
+# numbers are exact in one pass in C, with no scan of the text for long numbers first.
+_DECODER = msgspec.json.Decoder(float_hook=_fraction_as_written)
+
+
+def parse_json(data: bytes | str) -> Any:
+    """Parse one JSON document; numbers keep their exact written value: integers exact,
+    a fraction a float where the float is the written value, else a ``Decimal``.
+
     Raises ``InvalidInput`` with the parser's message (NaN and Infinity are refused).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    try:
+        return _DECODER.decode(raw)
+    except (msgspec.DecodeError, ValueError, RecursionError):  # UnicodeDecodeError is one
+        return _parse_refused(raw)
+
+
+def _parse_refused(raw: bytes) -> Any:
+    """What msgspec refused (invalid JSON, a lone surrogate, nesting past its recursion
+    limit), parsed again for the message: orjson's, or for a document with long numbers
+    the standard parser's (orjson would round them), says what is wrong and where."""
     try:
         if not _NEEDS_EXACT_NUMBERS.search_bytes(raw):
             return orjson.loads(raw)
@@ -109,10 +134,15 @@ def duplicate_key(raw: bytes, value: Any) -> tuple[str, str] | None:
     value written back has one fewer for each key named twice (and the colons of the
     value it dropped) — the colons inside strings stay as they are, unless written as an
     escape (``\\u003a``), which takes the exact, slower parse below. Costs a compact
-    dump of the value: a tenth of parsing and loading a run.
+    dump of the value: a tenth of parsing and loading a run. A line written as that dump
+    is (compact JSON, as orjson and Casebook write it) names no key twice, and comparing
+    it costs less than counting the colons.
     """
+    dumped = dump_json(value)
+    if raw.startswith(dumped) and not raw[len(dumped) :].strip():
+        return None
     escaped_colon = b"\\" in raw and b"\\u003" in raw  # memchr first: most lines have no "\\"
-    if not escaped_colon and raw.count(b":") == dump_json(value).count(b":"):
+    if not escaped_colon and raw.count(b":") == dumped.count(b":"):
         return None
     return _first_duplicate(parse_json_document(raw), "")
 

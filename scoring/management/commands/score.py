@@ -35,10 +35,11 @@ from scoring.parallel import (
     BATCH_LINES,
     Scored,
     WorkerSettings,
+    collecting_cycles_less,
     score_batches,
     score_records,
 )
-from scoring.runfile import line_batches, read_run_lines
+from scoring.runfile import READ_BUFFER, line_batches, read_run_lines
 from scoring.writers import JsonArrayWriter, SummaryWriter
 
 EXIT_PASS, EXIT_FAIL, EXIT_INVALID = 0, 1, 2
@@ -118,9 +119,10 @@ class Command(BaseCommand):
         self.jobs = options["jobs"]
         try:
             comparison = self.read_baseline(options["baseline"])
-            status = self.score_files(
-                suite_file, run_file, as_json, junit, format_name, case_field, comparison
-            )
+            with collecting_cycles_less():
+                status = self.score_files(
+                    suite_file, run_file, as_json, junit, format_name, case_field, comparison
+                )
             if comparison is not None and options["fail_on"] == "regressions":
                 status = status if status == EXIT_INVALID else int(comparison.regressed)
         except BrokenPipeError:  # the reader went away (| head): stop quietly
@@ -165,7 +167,11 @@ class Command(BaseCommand):
             self.stderr.write(f"{suite_file}: {warning.path}: warning: {warning.message}")
         try:
             # Standard input cannot be read twice: its head is kept for the diagnosis.
-            runs = _HeadKept(sys.stdin.buffer) if run_file == "-" else open(run_file, "rb")  # noqa: SIM115
+            runs = (
+                _HeadKept(sys.stdin.buffer, READ_BUFFER)
+                if run_file == "-"
+                else open(run_file, "rb", buffering=READ_BUFFER)  # noqa: SIM115
+            )
         except OSError as exc:
             return self.fail(f"{run_file}: cannot read the run file: {exc.strerror}")
 
@@ -258,8 +264,8 @@ def _head_of(path: str) -> bytes:
 class _HeadKept(io.BufferedReader):
     """A stream that keeps the first ``HEAD_BYTES`` read from it, in ``head``."""
 
-    def __init__(self, inner):
-        super().__init__(_Recording(inner))
+    def __init__(self, inner, buffer_size: int):
+        super().__init__(_Recording(inner), buffer_size)
 
     @property
     def head(self) -> bytes:
