@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PG = "postgres://postgres@127.0.0.1:5432"
-DATABASE = "casebook_benchpages"
+DATABASE = os.environ.get("BENCH_DATABASE", "casebook_benchpages")
 TARGET_MS = 300
 HX_TABLE = {"HX-Request": "true", "HX-Target": "runs"}
 PROPOSED_INDEXES = [
@@ -76,21 +76,31 @@ def recreate_database() -> None:
 
 
 def seed(n_runs: int):
-    """The editor and the submission, read and scored; about 10% of its failures triaged."""
+    """The editor and two submissions of the suite (the second, another file of the same
+    suite, is what the comparison and the problems across submissions read), each read and
+    scored; about 10% of each one's failures triaged."""
     from django.core.management import call_command
 
     from bench.datagen import realistic_stream
     from cases import services
     from cases.models import User
-    from scoring import reviews
-    from scoring.models import ReviewStatus, Run
-    from scoring.submissions import create_submission
 
     call_command("migrate", verbosity=0)
     user = User.objects.create_user("bench", password="bench-password")
     team = services.create_team("Bench", user)
-    suite_document, runs = realistic_stream(seed=6, n_runs=n_runs)
+    suite_document, _ = realistic_stream(seed=6, n_runs=0)
     suite = services.create_suite(team, suite_document, user)
+    for label, runs_seed in (("baseline", 7), ("bench", None)):
+        submission = upload(suite, user, runs_seed, n_runs, label)
+        triage(submission, user, n_runs)
+    return user, submission
+
+
+def upload(suite, user, runs_seed: int | None, n_runs: int, label: str):
+    from bench.datagen import realistic_stream
+    from scoring.submissions import create_submission
+
+    _, runs = realistic_stream(seed=6, n_runs=n_runs, runs_seed=runs_seed)
     started = time.perf_counter()
     with tempfile.TemporaryFile() as runs_file:
         for run in runs:
@@ -98,31 +108,47 @@ def seed(n_runs: int):
         runs_file.seek(0)
         # Autocommit: the ingest task runs (eagerly) as soon as the upload is stored, and
         # each scoring chunk as soon as ingestion enqueues it.
-        submission = create_submission(suite, user, runs_file, label="bench")
+        submission = create_submission(suite, user, runs_file, label=label)
     submission.refresh_from_db()
     print(
         f"seeded {submission.scored:,} runs ({submission.passed:,} pass, {submission.failed:,} "
         f"fail, {submission.errored:,} error) in {time.perf_counter() - started:.0f} s",
         flush=True,
     )
+    return submission
+
+
+def triage(submission, user, n_runs: int) -> None:
+    from scoring import reviews
+    from scoring.models import ReviewStatus, Run
+
     failing = Run.objects.filter(submission=submission, result__verdict="fail")
     statuses = [ReviewStatus.REGRESSION, ReviewStatus.FLAKY, ReviewStatus.EXPECTATION_WRONG]
     for i, status in enumerate(statuses):
         chosen = failing.filter(seq__gt=i * n_runs // 10, seq__lte=i * n_runs // 10 + n_runs // 30)
         reviews.set_status(chosen, status, user)
-    return user, submission
 
 
 def settle(proposed_indexes: bool) -> None:
     """Let the tables reach the state a live database is in soon after an upload (autovacuum
-    has set their visibility maps and statistics), with the proposed indexes if asked."""
+    has set their visibility maps and statistics), with the proposed indexes if asked. A
+    database seeded by an earlier version gets the tables added since, and the failure
+    summaries its last scoring task would have stored."""
+    from django.core.management import call_command
     from django.db import connection
 
+    from scoring.failures import summarize_when_scored
+    from scoring.models import Submission
+
+    call_command("migrate", verbosity=0)
+    for pk in Submission.objects.values_list("pk", flat=True):
+        summarize_when_scored(pk)
     with connection.cursor() as cursor:
         if proposed_indexes:
             for statement in PROPOSED_INDEXES:
                 cursor.execute(statement)
-        for table in ("scoring_run", "scoring_result", "scoring_predicateresult", "scoring_review"):
+        tables = ("run", "result", "predicateresult", "review", "failuresummary")
+        for table in (f"scoring_{name}" for name in tables):
             cursor.execute(f"VACUUM ANALYZE {table}")
 
 
@@ -130,32 +156,50 @@ def existing():
     from cases.models import User
     from scoring.models import Submission
 
-    return User.objects.get(username="bench"), Submission.objects.get()
+    return User.objects.get(username="bench"), Submission.objects.get(label="bench")
 
 
 def pages(submission) -> dict[str, tuple[str, dict, dict]]:
     """Name → (path, query, headers) of each page measured."""
     from bench.datagen import TOOLS
-    from scoring.models import Run
+    from scoring.models import Run, Submission
     from scoring.results import common_failures
 
     base = submission.get_absolute_url()
+    suite = submission.suite_id
+    baseline = Submission.objects.exclude(pk=submission.pk).get(suite_id=suite)
     label = common_failures(submission)[0]["label"]
     run = Run.objects.filter(submission=submission, result__verdict="fail").order_by("seq")[500]
     filtered = {"verdict": "fail", "tool": TOOLS[0]}
+    failures = f"{base}failures/"
+    api = f"/api/submissions/{submission.pk}/"
     return {
         "results page": (base, {}, {}),
         "filtered page": (base, filtered, {}),
         "filtered table (htmx)": (base, filtered, HX_TABLE),
         "sorted by review": (base, {"sort": "-review", "verdict": "fail"}, {}),
         "failure group": (base, {"predicate": label}, {}),
-        "failure groups list": (f"{base}failures/", {}, {}),
+        "cause group": (base, {"cause": "argument_value:get_user"}, {}),
         "text search (htmx)": (base, {"text": "seats, total $7"}, HX_TABLE),
+        "failures by cause": (failures, {}, {}),
+        "failures, tag": (failures, {"tag": "booking"}, {}),
+        "failures, review": (failures, {"review": "flaky"}, {}),
+        "failures, text": (failures, {"text": "seats, total $7"}, {}),
         "run page": (run.get_absolute_url(), {"verdict": "fail"}, {}),
+        "suite page": (f"/suites/{suite}/", {}, {}),
+        "open problems (htmx)": (f"/suites/{suite}/problems/", {}, {"HX-Request": "true"}),
+        "compare": (
+            f"/suites/{suite}/compare/",
+            {"baseline": baseline.pk, "candidate": submission.pk},
+            {},
+        ),
+        "API submissions": (f"/api/suites/{suite}/submissions/", {}, {}),
+        "API results": (f"{api}results/", {"verdict": "fail"}, {}),
+        "API failures": (f"{api}failures/", {}, {}),
     }
 
 
-def measure(user, submission, n_requests: int) -> bool:
+def measure(user, submission, n_requests: int, only: str = "") -> bool:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -166,6 +210,8 @@ def measure(user, submission, n_requests: int) -> bool:
     print(f"{'page':<24}{'median':>8}{'p95':>8}{'max':>8}{'queries':>9}  status")
     all_fast = True
     for name, (path, query, headers) in pages(submission).items():
+        if only not in name:
+            continue
         client.get(path, query, headers=headers)  # warm: caches, connections
         times = []
         for _ in range(n_requests):
@@ -192,13 +238,14 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=30, help="per page")
     parser.add_argument("--reuse", action="store_true", help="keep the last seeded database")
     parser.add_argument("--proposed-indexes", action="store_true", help="see the notes above")
+    parser.add_argument("--only", default="", help="measure the pages whose name holds this")
     args = parser.parse_args()
     if not args.reuse:
         recreate_database()
     configure()
     user, submission = existing() if args.reuse else seed(args.runs)
     settle(args.proposed_indexes)
-    fast = measure(user, submission, args.requests)
+    fast = measure(user, submission, args.requests, args.only)
     print(f"\n{'every page' if fast else 'NOT every page'} under {TARGET_MS} ms at p95")
 
 
