@@ -207,26 +207,33 @@ def measure(user, submission, n_requests: int, only: str = "") -> bool:
     client = Client()
     client.force_login(user)
     print(f"\n{n_requests} requests per page; server time in ms (the test client, in process)")
-    print(f"{'page':<24}{'median':>8}{'p95':>8}{'max':>8}{'queries':>9}  status")
+    print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores shared with other work)")
+    # The least time, and this process's CPU time, tell the work done from the wait for a
+    # core on a busy machine; the target is on the p95.
+    print(
+        f"{'page':<24}{'min':>8}{'median':>8}{'p95':>8}{'max':>8}{'cpu':>7}{'queries':>9}  status"
+    )
     all_fast = True
     for name, (path, query, headers) in pages(submission).items():
         if only not in name:
             continue
         client.get(path, query, headers=headers)  # warm: caches, connections
-        times = []
+        times, cpu = [], []
         for _ in range(n_requests):
             with CaptureQueriesContext(connection) as queries:
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 response = client.get(path, query, headers=headers)
                 times.append((time.perf_counter() - started) * 1000)
+                cpu.append((time.process_time() - cpu_started) * 1000)
             assert response.status_code == 200, (name, response.status_code)
         times.sort()
         p95 = times[max(0, round(0.95 * len(times)) - 1)]
         fast = p95 < TARGET_MS
         all_fast &= fast
         print(
-            f"{name:<24}{statistics.median(times):>8.1f}{p95:>8.1f}{times[-1]:>8.1f}"
-            f"{len(queries):>9}  {'ok' if fast else 'SLOW'}",
+            f"{name:<24}{times[0]:>8.1f}{statistics.median(times):>8.1f}{p95:>8.1f}"
+            f"{times[-1]:>8.1f}{statistics.median(cpu):>7.0f}{len(queries):>9}  "
+            f"{'ok' if fast else 'SLOW'}",
             flush=True,
         )
     return all_fast

@@ -89,18 +89,15 @@ class _Tally:
         self.cases.add(case_key)
 
 
-def _ranked(tallies: dict, shown: int | None = None) -> list:
-    """The keys of ``tallies`` (runs, or a ``_Tally``) with the most runs first, then by
-    key: the same order wherever it is made, whatever the database's collation."""
-
-    def runs(item):
-        value = item[1]
-        return value if isinstance(value, int) else value.runs
-
-    return sorted(tallies.items(), key=lambda item: (-runs(item), item[0]))[:shown]
+def _most_runs(runs: dict, shown: int | None = None) -> list:
+    """The keys of ``runs`` (key → runs) with the most runs first, then by key: the same
+    order wherever it is made, whatever the database's collation."""
+    return sorted(runs, key=lambda key: (-runs[key], key))[:shown]
 
 
-def aggregate(submission: Submission, filters: RunFilters | None = None) -> tuple[int, list]:
+def aggregate(
+    submission: Submission, filters: RunFilters | None = None
+) -> tuple[int, list[CauseGroup]]:
     """(how many runs of the filter did not pass, every group of their failed predicates,
     most runs first, each with its ``SHOWN`` most common arguments and exact predicates)."""
     results = (filters or RunFilters()).matching(submission).exclude(verdict=Verdict.PASS)
@@ -126,14 +123,21 @@ def aggregate(submission: Submission, filters: RunFilters | None = None) -> tupl
                 arguments[kind, tool][argument].add(case_key)
             labels[kind, tool][label] += 1  # unique within a report: one run each
     found = []
-    for (kind, tool), tally in _ranked(groups):
-        group = CauseGroup(kind, tool, tally.runs, len(tally.cases))
-        group.arguments = [
-            ArgumentGroup(name, argument.runs, len(argument.cases))
-            for name, argument in _ranked(arguments[kind, tool], SHOWN)
-        ]
-        group.labels = _ranked(labels[kind, tool], SHOWN)
-        found.append(group)
+    for key in _most_runs({key: tally.runs for key, tally in groups.items()}):
+        of_group = arguments[key]
+        shown = _most_runs({name: tally.runs for name, tally in of_group.items()}, SHOWN)
+        found.append(
+            CauseGroup(
+                *key,
+                runs=groups[key].runs,
+                cases=len(groups[key].cases),
+                arguments=[
+                    ArgumentGroup(name, of_group[name].runs, len(of_group[name].cases))
+                    for name in shown
+                ],
+                labels=[(label, labels[key][label]) for label in _most_runs(labels[key], SHOWN)],
+            )
+        )
     return n_failing, found
 
 
