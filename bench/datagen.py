@@ -334,3 +334,69 @@ def as_openai_chat(run: dict) -> dict:
     if run["error"] is not None:
         line["error"] = run["error"]
     return line
+
+
+def long_conversation(seed: int, case: dict, turns: int = 300) -> dict:
+    """A run of ``case`` as an OpenAI Chat line of ``turns`` messages, for the run page: a
+    long support conversation whose every fourth message is a user's; the assistant answers,
+    calls one to three tools (results shaped like τ-bench's: records with nested lists),
+    and the tools answer. The case's expected calls are made along the way, the last with
+    a wrong argument, so the page shows matches, extra calls and a miss with its diff."""
+    rng = random.Random(seed)
+    expected = list(case["expected_calls"])
+    messages = [{"role": "system", "content": "You are an airline agent. " * 40}]
+    batch = 0
+    while len(messages) + 6 < turns - 1:  # a round is at most 6 messages
+        messages.append({"role": "user", "content": f"Message {len(messages)}: " * 8})
+        messages.append({"role": "assistant", "content": "Let me look that up for you. " * 3})
+        calls = []
+        for p in range(rng.randint(1, 3)):
+            if expected and rng.random() < 0.3:
+                call = expected.pop(0)
+                arguments = dict(call["_arguments"])
+                if not expected:
+                    arguments["city"] = "Atlantis"
+                name = call["name"]
+            else:
+                name, arguments = rng.choice(TOOLS[:8]), _arguments(rng)
+            calls.append({"id": f"call_{batch}_{p}", "name": name, "arguments": arguments})
+        batch += 1
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {
+                            "name": call["name"],
+                            "arguments": orjson.dumps(call["arguments"]).decode(),
+                        },
+                    }
+                    for call in calls
+                ],
+            }
+        )
+        for call in calls:
+            result = {
+                "reservation_id": call["arguments"].get("id"),
+                "flights": [
+                    {"flight_number": f"HAT{rng.randint(100, 999)}", "date": "2024-05-20"}
+                    for _ in range(rng.randint(1, 4))
+                ],
+                "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-01-01"}],
+                "payment_history": [{"payment_id": f"gift_card_{rng.randint(1000, 9999)}"}],
+            }
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": orjson.dumps(result).decode(),
+                }
+            )
+    while len(messages) < turns - 1:
+        role = "user" if messages[-1]["role"] != "user" else "assistant"
+        messages.append({"role": role, "content": "Anything else? " * 4})
+    messages.append({"role": "assistant", "content": "All done."})
+    return {"case": case["key"], "trial": 0, "messages": messages, "meta": {"model": "bench"}}

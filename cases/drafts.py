@@ -72,3 +72,13 @@ def _first_user_turn(transcript: Any) -> str:
             text = turn.get("text")
             return text if isinstance(text, str) else ""
     return ""
+
+
+def draft_revision(current: Mapping, drafted: Mapping) -> dict:
+    """A draft revision of an existing case (§3.1): its expected calls become the drafted
+    ones; its key, title, tags, matching and expectations stay; its prompt is filled from
+    the draft only when it has none."""
+    revision = {**current, "expected_calls": list(drafted.get("expected_calls") or [])}
+    if not current.get("prompt") and drafted.get("prompt"):
+        revision["prompt"] = drafted["prompt"]
+    return revision

@@ -5,6 +5,9 @@
 - A team is seen by its members; its members are managed by its admins.
 - A suite's runs are reviewed by those who may change the suite, so only they are offered,
   and accepted, as the assignee of a run or a review queue (``reviewers``).
+- Cases drafted from a suite's runs are saved into the suite by its editors, or as a new
+  suite by anyone who may see the runs into a team where they are an editor
+  (``draft_targets``).
 - Something a user may not see is answered with 404, never its content; something they
   may see but not change, with 403.
 """
@@ -72,6 +75,19 @@ def teams_of(user, *, at_least: str = Role.VIEWER) -> QuerySet[Team]:
     return Team.objects.filter(
         memberships__user=user, memberships__role__in=_roles(at_least=at_least)
     ).distinct()
+
+
+def draft_targets(user, suite: Suite) -> tuple[bool, QuerySet[Team]]:
+    """Where the user may save cases drafted from the runs of ``suite`` (which they may
+    see): into the suite itself (True for its editors), and the teams where a new suite of
+    them may go. ``PermissionDenied`` when neither."""
+    into_suite = can_edit_suite(user, suite)
+    teams = teams_of(user, at_least=Role.EDITOR).order_by("name", "pk")
+    if not into_suite and not teams.exists():
+        raise PermissionDenied(
+            "Only editors save cases: of this suite, or of a team to make a new suite in."
+        )
+    return into_suite, teams
 
 
 def _roles(*, at_least: str) -> list[str]:

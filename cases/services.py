@@ -451,25 +451,75 @@ def save_case(
     if problems:
         raise InvalidInput(problems)
     if case is None:
-        position = (suite.cases.aggregate(last=Max("position"))["last"] or 0) + 1
-        case = _create_case(suite, data, position)
+        case = _create_case(suite, data, _next_position(suite))
         verb = "Added"
     else:
-        case.expected_calls.all().delete()
-        case.expectations.all().delete()
-        case.key = data["key"]
-        case.title = data.get("title") or ""
-        case.prompt = data.get("prompt") or ""
-        case.tags = list(data.get("tags") or [])
-        case.match = data.get("match")
-        case.extra_calls = data.get("extra_calls") or "allow"
-        case.extra = {**_unknown(data, CASE_FIELDS)}
-        case.revision += 1
-        case.save()
-        _create_rows(case, data)
+        _replace_case(case, data)
         verb = "Changed"
     version = record_version(suite, user, message or f"{verb} case {case.key}")
     return SavedCase(case, version)
+
+
+def _next_position(suite: Suite) -> int:
+    return (suite.cases.aggregate(last=Max("position"))["last"] or 0) + 1
+
+
+def _replace_case(case: Case, data: Mapping) -> None:
+    """Make the case hold ``data`` (its key included), as its next revision."""
+    case.expected_calls.all().delete()
+    case.expectations.all().delete()
+    case.key = data["key"]
+    case.title = data.get("title") or ""
+    case.prompt = data.get("prompt") or ""
+    case.tags = list(data.get("tags") or [])
+    case.match = data.get("match")
+    case.extra_calls = data.get("extra_calls") or "allow"
+    case.extra = {**_unknown(data, CASE_FIELDS)}
+    case.revision += 1
+    case.save()
+    _create_rows(case, data)
+
+
+class SuiteChanged(Exception):
+    """The suite has a newer version than the one the author reviewed the change against."""
+
+    def __init__(self, number: int):
+        self.number = number
+        super().__init__(f"the suite was changed meanwhile (now version {number})")
+
+
+@transaction.atomic
+def save_cases(
+    suite: Suite, documents: list[Mapping], user, *, seen_version: int | None, message: str
+) -> SuiteVersion:
+    """Save several cases at once as one new version: each document replaces the suite's
+    case of its key, or is added as a new case.
+
+    ``seen_version`` is the suite's version the author reviewed them against: if the suite
+    has a newer one, ``SuiteChanged`` is raised and nothing changes. Problems are
+    ``InvalidInput`` naming the case by its place in ``documents`` (``cases[2].key``)."""
+    suite = _locked(suite)
+    latest = suite.versions.aggregate(last=Max("number"))["last"] or 0
+    if seen_version is not None and latest != seen_version:
+        raise SuiteChanged(latest)
+    keys = [document.get("key") for document in documents]
+    existing = {case.key: case for case in suite.cases.filter(key__in=keys)}
+    problems = []
+    for index, document in enumerate(documents):
+        if keys.index(document.get("key")) != index:
+            problems.append(Problem(f"cases[{index}].key", "another case here has this key"))
+        found = case_problems(suite, document, existing.get(document.get("key")))
+        problems += [Problem(f"cases[{index}].{p.path}".rstrip("."), p.message) for p in found]
+    if problems:
+        raise InvalidInput(problems)
+    position = _next_position(suite)
+    for document in documents:
+        if document["key"] in existing:
+            _replace_case(existing[document["key"]], document)
+        else:
+            _create_case(suite, document, position)
+            position += 1
+    return record_version(suite, user, message)
 
 
 def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list[Problem]:

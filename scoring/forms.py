@@ -1,5 +1,7 @@
 """Forms of the submission pages."""
 
+from collections.abc import Mapping
+
 from django import forms
 from django.utils.text import Truncator
 
@@ -7,7 +9,7 @@ from cases.models import Team
 from scoring.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
 from scoring.casefield import parse_case_field
 from scoring.importers import FORMAT_NAMES
-from scoring.matcher import InvalidInput, parse_json, render_value
+from scoring.matcher import InvalidInput, describe_arguments, parse_json
 from scoring.models import ReviewStatus
 
 
@@ -168,7 +170,62 @@ class PromoteForm(forms.Form):
 
 
 def describe_call(call: dict) -> str:
-    """An expected call of a suite file in one line: ``get_weather(city="Paris")``."""
-    arguments = call.get("required_args") or {}
-    shown = ", ".join(f"{name}={render_value(value)}" for name, value in arguments.items())
+    """An expected call of a suite file in one line, its arguments in words as the run page
+    says them: ``get_weather(city ≈ "paris" (ignoring case))``."""
+    arguments = call.get("required_args")
+    shown = ", ".join(describe_arguments(arguments)) if isinstance(arguments, Mapping) else ""
     return f"{call.get('name', '')}({shown})"
+
+
+class CasesFromRunsForm(forms.Form):
+    """Where the cases drafted from a filter's passing runs go: draft revisions of the
+    suite's cases (its editors), or a new suite in a team where the author is an editor.
+    The drafts kept (``include``: case keys) and the trials they come from (``run``: run
+    ids) are read beside it (``picks``)."""
+
+    target = forms.ChoiceField(widget=forms.RadioSelect, label="Save them")
+    name = forms.CharField(max_length=200, required=False, label="New suite's name")
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False)
+    seen_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    INTO_SUITE, NEW_SUITE = "suite", "new"
+
+    def __init__(self, *args, into_suite: bool, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = []
+        if into_suite:
+            choices.append(
+                (
+                    self.INTO_SUITE,
+                    "in this suite: each as a new case, or a draft revision of its case",
+                )
+            )
+        if teams.exists():
+            choices.append((self.NEW_SUITE, "as a new suite"))
+        self.fields["target"].choices = choices
+        self.initial.setdefault("target", choices[0][0] if choices else "")
+        self.fields["team"].queryset = teams
+
+    def clean(self):
+        data = super().clean()
+        if data.get("target") == self.NEW_SUITE:
+            if not (data.get("name") or "").strip():
+                self.add_error("name", "Name the new suite.")
+            if not data.get("team"):
+                self.add_error("team", "Choose the new suite's team.")
+        return data
+
+    @property
+    def chosen_target(self) -> str:
+        """The target as chosen (valid or not), else the first offered: what to draft for."""
+        offered = [value for value, _ in self.fields["target"].choices]
+        chosen = self["target"].value()
+        return chosen if chosen in offered else offered[0]
+
+    @staticmethod
+    def picks(data) -> tuple[list[int], set[str] | None]:
+        """The run ids chosen per draft, and the case keys kept (None: every draft, as
+        when the page is first shown)."""
+        runs = [int(value) for value in data.getlist("run") if value.isdigit()]
+        kept = set(data.getlist("include")) if "shown" in data else None
+        return runs, kept

@@ -5,7 +5,11 @@ A recorded call and the expected call credited with it share a row. An expected 
 was not credited gets a row of its own just below the recorded call the report names as its
 nearest, with the report's reason and an argument-by-argument comparison with that call;
 one with no call to compare with (the tool was never called, or the run is not scored)
-comes after the batches. Recorded calls credited to nothing are marked.
+comes after the batches. Recorded calls credited to nothing are marked: as failures when the
+case forbids extra calls, quietly when it allows them.
+
+A run with a transcript (DESIGN.md §3.2) is also shown as its conversation: the turns in
+order, each batch of calls (with its rows) at the assistant turn that emitted it.
 
 Everything comes from the report (DESIGN.md §3.3) of the suite version the run was scored
 against: the timeline shows what the matcher decided, it does not decide again. The
@@ -23,7 +27,9 @@ from scoring.matcher import (
     Call,
     ExpectedCall,
     InvalidInput,
+    MatchOptions,
     compare_arguments,
+    describe_arguments,
     load_run,
 )
 from scoring.matcher import Case as MatcherCase
@@ -44,6 +50,7 @@ class ExpectedStep:
     required_args: Mapping
     flags: tuple[str, ...]
     label: str
+    words: tuple[str, ...]  # required_args in words, one phrase per argument
     state: str  # MATCHED, MISSED, ERROR (could not be evaluated) or UNSCORED
     detail: str | None = None
     nearest: tuple[int, int] | None = None
@@ -64,6 +71,11 @@ class RecordedStep:
     @property
     def unmatched(self) -> bool:
         return self.scored and self.credited is None
+
+    @property
+    def allowed_extra(self) -> bool:
+        """Credited to nothing, and the case allows that: nothing to look at."""
+        return self.unmatched and not self.forbidden
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,17 @@ class TimelineBatch:
 
 
 @dataclass(frozen=True)
+class Turn:
+    """A turn of the conversation: its role and text, and the batch of calls it emitted (an
+    assistant turn) or whose results it carries (a tool turn whose calls hold none)."""
+
+    role: str
+    text: str | None
+    batch: TimelineBatch | None = None
+    result_of: int | None = None  # a tool turn: the batch whose result it is
+
+
+@dataclass(frozen=True)
 class Timeline:
     batches: tuple[TimelineBatch, ...]
     # Expected calls with no recorded call beside them: never called, or not scored.
@@ -106,10 +129,17 @@ class Timeline:
     # Where an editor turns a recorded call into an expectation; empty for everyone else.
     promote_url: str = ""
     forbids_extra_calls: bool = False
+    case: MatcherCase | None = None
+    # The run's transcript with the batches woven in; empty when the run has none.
+    conversation: tuple[Turn, ...] = ()
 
     def promotable(self, url: str) -> Timeline:
         """This timeline with a "make this an expectation" action on each recorded call."""
         return replace(self, promote_url=url)
+
+    def calls_only(self) -> Timeline:
+        """This timeline without its conversation: the batches alone."""
+        return replace(self, conversation=())
 
 
 def build_timeline(
@@ -125,7 +155,7 @@ def build_timeline(
     steps = []
     for expected in case.expected_calls if case is not None else ():
         verdict = verdicts.get(expected.index)
-        step = _expected_step(expected, verdict, calls)
+        step = _expected_step(expected, verdict, calls, case.match)
         if step.state == MATCHED:
             credited[_at(verdict["matched"])] = expected.index
         steps.append(step)
@@ -170,7 +200,33 @@ def build_timeline(
         scored=scored,
         anchor=anchor,
         forbids_extra_calls=forbids,
+        case=case,
+        conversation=_conversation(run, batches),
     )
+
+
+def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, ...]:
+    """The transcript's turns with each batch at the assistant turn that emitted it. A batch
+    no turn names comes just before the next one named (or at the end), so every batch is
+    shown once and in order; a tool turn is left out when its calls hold their results, and
+    a turn with no text and no calls."""
+    if not run.transcript:
+        return ()
+    turns: list[Turn] = []
+    placed = 0  # batches placed so far: they are placed in order
+    for raw in run.transcript:
+        role, text, b = raw["role"], raw.get("text"), raw.get("batch")
+        if role == "assistant" and b is not None and b >= placed:
+            turns.extend(Turn("assistant", None, batch) for batch in batches[placed:b])
+            turns.append(Turn(role, text, batches[b]))
+            placed = b + 1
+        elif role == "tool" and b is not None:
+            if any(call.result is None for call in run.batches[b]):
+                turns.append(Turn(role, text, result_of=b))
+        elif text:  # a turn with nothing to read (an empty message) is left out
+            turns.append(Turn(role, text))
+    turns.extend(Turn("assistant", None, batch) for batch in batches[placed:])
+    return tuple(turns)
 
 
 def timeline_of(run: Run, report: Mapping | None) -> Timeline | None:
@@ -191,13 +247,16 @@ def _expected_verdicts(report: Mapping | None) -> dict[int, Mapping]:
     return {p["index"]: p for p in report.get("predicates", ()) if p.get("kind") == "expected_call"}
 
 
-def _expected_step(expected: ExpectedCall, verdict: Mapping | None, calls: Mapping) -> ExpectedStep:
+def _expected_step(
+    expected: ExpectedCall, verdict: Mapping | None, calls: Mapping, options: MatchOptions
+) -> ExpectedStep:
     common: dict[str, Any] = {
         "index": expected.index,
         "name": expected.name,
         "required_args": expected.required_args,
         "flags": expected.flags,
         "label": expected.label,
+        "words": describe_arguments(expected.required_args, options),
     }
     if verdict is None:
         return ExpectedStep(**common, state=UNSCORED)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import bfcl, compare, library, queues, run, submission, suite
+from .views import bfcl, case_drafts, compare, library, queues, run, submission, suite
 
 urlpatterns = [
     path("", library.library, name="home"),
@@ -18,6 +18,11 @@ urlpatterns = [
         "submissions/<int:pk>/problems/apply/",
         submission.apply_decisions,
         name="submission_apply_decisions",
+    ),
+    path(
+        "submissions/<int:pk>/cases-from-runs/",
+        case_drafts.cases_from_runs,
+        name="submission_case_drafts",
     ),
     path("submissions/<int:pk>/tools/", submission.infer_tools, name="submission_tools"),
     path("submissions/<int:pk>/runs.csv", submission.export_csv, name="submission_csv"),

@@ -15,14 +15,18 @@ PASSED, FAILED = 76, 124
 
 def suite_document(prefix: str = "task-") -> dict:
     """The suite; its case keys are ``prefix`` and the task id (``prefix=""``: the keys the
-    results file names as it is)."""
-    actions = {record["task_id"]: record["info"]["task"]["actions"] for record in RECORDS}
+    results file names as it is), its prompts the instructions τ-bench gave the simulated
+    user."""
+    tasks = {record["task_id"]: record["info"]["task"] for record in RECORDS}
     cases = [
         {
-            "key": f"{prefix}{task}",
-            "expected_calls": [{"name": a["name"], "required_args": a["kwargs"]} for a in calls],
+            "key": f"{prefix}{task_id}",
+            "prompt": task["instruction"],
+            "expected_calls": [
+                {"name": a["name"], "required_args": a["kwargs"]} for a in task["actions"]
+            ],
         }
-        for task, calls in sorted(actions.items())
+        for task_id, task in sorted(tasks.items())
     ]
     return {"schema": "casebook.suite/1", "name": "tau-bench airline", "cases": cases}
 

@@ -3,7 +3,7 @@ that run and judge the other trials of its task by their calls."""
 
 from collections import Counter
 
-from cases.drafts import draft_case
+from cases.drafts import draft_case, draft_revision
 from scoring.importers import to_canonical
 from scoring.matcher import PASS, load_run, load_suite, score
 
@@ -99,3 +99,19 @@ def test_batches_become_order_and_free_text_is_loosened_per_the_catalog():
         },
     ]
     load_suite({"name": "s", "cases": [case]})
+
+
+def test_a_draft_revision_keeps_the_case_and_takes_the_drafted_calls():
+    current = {
+        "key": "k",
+        "title": "kept",
+        "tags": ["t"],
+        "expected_calls": [{"name": "old"}],
+        "expectations": [{"type": "no_error"}],
+        "extra_calls": "forbid",
+    }
+    drafted = {"key": "k", "prompt": "from the run", "expected_calls": [{"name": "new"}]}
+    revision = draft_revision(current, drafted)
+    assert revision == current | {"expected_calls": [{"name": "new"}], "prompt": "from the run"}
+    assert draft_revision(current | {"prompt": "mine"}, drafted)["prompt"] == "mine"
+    assert current["expected_calls"] == [{"name": "old"}]  # the case itself is untouched

@@ -129,6 +129,16 @@ PAGES = [
     ("submission_apply_decisions", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("suite_problems", "get", {"pk": "suite"}, None, READ),
     ("submission_tools", "get", {"pk": "submission"}, None, EDIT_PAGE),
+    # Needs an editor: of the suite, or of a team to make a new suite in (the viewer is none).
+    ("submission_case_drafts", "get", {"pk": "submission"}, None, EDIT_PAGE),
+    (
+        "submission_case_drafts",
+        "post",
+        {"pk": "submission"},
+        {"shown": "1", "target": "suite", "include": "greeting", "action": "save"},
+        # The world's one run fails: editors get past the rules to "nothing to save".
+        (302, 404, 403, 422, 422),
+    ),
     ("submission_csv", "get", {"pk": "submission"}, None, READ),
     ("submission_junit", "get", {"pk": "submission"}, None, READ),
     ("queues", "get", {"pk": "submission"}, None, READ),
@@ -212,6 +222,7 @@ API = [
     ("api:submission-detail", "get", {"pk": "submission"}, None, API_READ),
     ("api:submission-results", "get", {"pk": "submission"}, None, API_READ),
     ("api:submission-failures", "get", {"pk": "submission"}, None, API_READ),
+    ("api:submission-case-drafts", "get", {"pk": "submission"}, None, (401, 404, 403, 200, 200)),
     (
         "api:submission-rescore",
         "post",
@@ -344,5 +355,16 @@ def test_a_suite_visible_to_everyone_is_read_by_outsiders_but_changed_only_by_it
         # page sends the outsider back (agents is not theirs), the API answers 404 for it.
         assert response.status_code == (404 if api else 302)
         assert not world.team.suites.exclude(pk=world.suite.pk).exists()
+        return
+    if route == "api:submission-case-drafts":
+        # Drafts for a new suite of the outsider's own team, never revisions of this one.
+        assert response.status_code == 403
+        return
+    if route == "submission_case_drafts":
+        # Cases drafted from its runs may go into a new suite of the outsider's own team
+        # (as a copy may), never into this suite: "into this suite" is no choice of theirs.
+        assert response.status_code == (200 if method == "get" else 422)
+        assert b'name="target" value="suite"' not in response.content
+        assert world.suite.versions.count() == 2
         return
     assert response.status_code == expected[ROLES.index("viewer")], response.content[:300]

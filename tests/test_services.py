@@ -120,3 +120,44 @@ def test_a_call_put_in_place_of_the_same_call_makes_no_version(case, editor):
         )
     assert case.suite.versions.count() == versions
     assert case.suite.cases.get().revision == case.revision
+
+
+def test_several_cases_saved_at_once_make_one_version_replacing_and_adding(case, editor):
+    suite = case.suite
+    revised = services.case_document(case) | {
+        "expected_calls": [{"name": "get_weather", "required_args": {"city": "Oslo"}}]
+    }
+    added = {"key": "new-one", "expected_calls": [{"name": "get_forecast"}]}
+    version = services.save_cases(
+        suite, [revised, added], editor, seen_version=1, message="2 cases from runs"
+    )
+    assert version.number == 2
+    assert version.message == "2 cases from runs"
+    assert suite.versions.count() == 2
+    case.refresh_from_db()
+    assert case.revision == 2
+    assert [c.required_args for c in case.expected_calls.all()] == [{"city": "Oslo"}]
+    assert [c.key for c in suite.cases.order_by("position")] == ["two-cities", "new-one"]
+    assert [c["key"] for c in version.document["cases"]] == ["two-cities", "new-one"]
+
+
+def test_cases_saved_against_an_older_version_change_nothing(case, editor):
+    services.save_case(case.suite, services.case_document(case) | {"title": "t"}, editor, case=case)
+    added = {"key": "new-one", "expected_calls": []}
+    with pytest.raises(services.SuiteChanged) as raised:
+        services.save_cases(case.suite, [added], editor, seen_version=1, message="m")
+    assert raised.value.number == 2
+    assert case.suite.versions.count() == 2
+    assert not case.suite.cases.filter(key="new-one").exists()
+
+
+def test_invalid_cases_saved_at_once_are_named_by_place_and_nothing_is_saved(case, editor):
+    good = {"key": "fine", "expected_calls": []}
+    bad = {"key": "bad", "expected_calls": [{"name": ""}]}
+    with pytest.raises(InvalidInput) as raised:
+        services.save_cases(case.suite, [good, bad, good], editor, seen_version=None, message="m")
+    paths = {problem.path for problem in raised.value.problems}
+    assert "cases[1].expected_calls[0].name" in paths
+    assert "cases[2].key" in paths  # the same key twice
+    assert case.suite.versions.count() == 1
+    assert not case.suite.cases.filter(key="fine").exists()

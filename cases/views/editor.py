@@ -9,6 +9,8 @@ editor partial, so nothing typed is lost and no page reloads.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -18,8 +20,9 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import reswap, retarget
 
-from scoring.importers import to_canonical
+from scoring.importers import detect_format, to_canonical
 from scoring.matcher import (
     InvalidInput,
     Problem,
@@ -33,6 +36,7 @@ from scoring.matcher import (
 )
 
 from .. import services
+from ..drafts import draft_case
 from ..editor_forms import (
     TYPE_FIELDS,
     CaseForm,
@@ -58,6 +62,7 @@ class Editor:
         self.loose: list[Problem] = []
         self.loose_warnings: list[Problem] = []
         self.stale: Case | None = None
+        self.notice = ""
         if data is not None:
             self.case_form = CaseForm(data)
             self.calls = Rows(ExpectedCallForm, "call", Rows.posted(data, "call"), bound=True)
@@ -75,14 +80,32 @@ class Editor:
         """The editor after a row action (``call:add``, ``exp:remove:2``, ``refresh``), with
         what was typed kept as it was typed: nothing is validated or saved yet."""
         kind, _, verb = action.partition(":")
-        editor = cls.__new__(cls)
-        editor.suite, editor.loose, editor.loose_warnings, editor.stale = suite, [], [], None
-        editor.case_form = CaseForm(initial=data.dict())
         rows = {}
         for prefix, blank in (("call", BLANK_CALL), ("exp", BLANK_EXPECTATION)):
             rows[prefix] = Rows.posted(data, prefix)
             if kind == prefix:
                 rows[prefix] = apply_row_action(rows[prefix], verb, blank)
+        return cls._as_typed(suite, data.dict(), rows)
+
+    @classmethod
+    def with_drafted_calls(cls, suite: Suite, data, drafted: dict) -> Editor:
+        """The editor with its expected calls replaced by those drafted from a run
+        (``cases.drafts``), and its prompt, if empty, by the draft's; everything else as it
+        was typed. Nothing is validated or saved yet; the catalog's warnings are shown."""
+        fields = data.dict()
+        if not fields.get("prompt", "").strip():
+            fields["prompt"] = drafted["prompt"]
+        calls = [ExpectedCallForm.initial_from(call) for call in drafted["expected_calls"]]
+        editor = cls._as_typed(suite, fields, {"call": calls, "exp": Rows.posted(data, "exp")})
+        editor.warn({"key": fields.get("key", ""), "expected_calls": drafted["expected_calls"]})
+        return editor
+
+    @classmethod
+    def _as_typed(cls, suite: Suite, fields: dict, rows: dict[str, list[dict]]) -> Editor:
+        editor = cls.__new__(cls)
+        editor.suite, editor.loose, editor.loose_warnings, editor.stale = suite, [], [], None
+        editor.notice = ""
+        editor.case_form = CaseForm(initial=fields)
         editor.calls = Rows(ExpectedCallForm, "call", rows["call"], bound=False)
         editor.expectations = Rows(ExpectationForm, "exp", rows["exp"], bound=False)
         return editor
@@ -120,7 +143,9 @@ class Editor:
         return self.case_form["revision"].value()
 
 
-def _render(request, suite: Suite, editor: Editor, case: Case | None, *, status: int = 200):
+def _render(
+    request, suite: Suite, editor: Editor, case: Case | None, *, status: int = 200, template=None
+):
     context = {
         "suite": suite,
         "case": case,
@@ -131,7 +156,8 @@ def _render(request, suite: Suite, editor: Editor, case: Case | None, *, status:
         if case
         else reverse("case_new", args=[suite.pk]),
     }
-    template = "cases/case_editor.html#editor" if request.htmx else "cases/case_editor.html"
+    if template is None:
+        template = "cases/case_editor.html#editor" if request.htmx else "cases/case_editor.html"
     return render(request, template, context, status=status)
 
 
@@ -145,6 +171,8 @@ def _handle(request, suite: Suite, case: Case | None):
             editor.warn(document)
         return _render(request, suite, editor, case)
     action = request.POST.get("action", "save")
+    if action == "draft":
+        return _draft_from_pasted_run(request, suite, case)
     if action != "save":
         return _render(request, suite, Editor.with_action(suite, request.POST, action), case)
     editor = Editor(suite, data=request.POST)
@@ -169,6 +197,28 @@ def _handle(request, suite: Suite, case: Case | None):
         response["HX-Redirect"] = target
         return response
     return redirect(target)
+
+
+def _draft_from_pasted_run(request, suite: Suite, case: Case | None):
+    """The editor with expected calls drafted from the run pasted in the "try a run" box
+    (any format the importers detect), by ``cases.drafts``' rules; or, when the pasted text
+    is no run, its problems in that box, by where they are."""
+    key = request.POST.get("key", "").strip() or "draft"
+    try:
+        line = _pasted_line(request.POST.get("run", ""), key)
+        run = to_canonical(line)
+    except InvalidInput as exc:
+        context = {"problems": exc.problems, "report": None, "pasted": True}
+        response = render(request, "cases/_try_result.html", context)
+        return reswap(retarget(response, "#try-result"), "innerHTML")
+    drafted = draft_case(run, key, services.suite_tools(suite))
+    editor = Editor.with_drafted_calls(suite, request.POST, drafted)
+    count = len(drafted["expected_calls"])
+    editor.notice = (
+        f"{count} expected call{'s' if count != 1 else ''} drafted from the pasted run "
+        f"({detect_format(line)}): trim them, then save. Nothing is saved until then."
+    )
+    return _render(request, suite, editor, case, template="cases/_editor_drafted.html")
 
 
 def render_draft(request, suite: Suite, document: dict):
@@ -230,7 +280,7 @@ def case_try(request, pk):
         return render(request, "cases/_try_result.html", context)
     try:
         case = load_suite(services.one_case_suite(suite, document)).cases[0]
-        run = load_run(_pasted_run(request.POST.get("run", ""), case.key))
+        run = load_run(to_canonical(_pasted_line(request.POST.get("run", ""), case.key)))
     except InvalidInput as exc:
         context["problems"] = exc.problems
     else:
@@ -239,9 +289,9 @@ def case_try(request, pk):
     return render(request, "cases/_try_result.html", context)
 
 
-def _pasted_run(text: str, key: str) -> dict:
-    """A pasted run: canonical JSON, an OpenAI-style messages array, or any format the
-    importers read, with ``case`` filled in."""
+def _pasted_line(text: str, key: str) -> Any:
+    """A pasted run as a run line (canonical JSON, an array of chat messages, or any format
+    the importers read), with ``case`` filled in; ``to_canonical`` reads it."""
     if not text.strip():
         raise InvalidInput(
             [Problem("", "paste a run: canonical JSON or an array of chat messages")]
@@ -251,7 +301,7 @@ def _pasted_run(text: str, key: str) -> dict:
         value = {"messages": value}
     if isinstance(value, dict):
         value = {**value, "case": value.get("case") or key}
-    return to_canonical(value)
+    return value
 
 
 @login_required

@@ -13,7 +13,7 @@ from scoring.importers import FORMAT_NAMES
 from scoring.matcher import CAUSE_KINDS
 
 from .. import problems
-from ..models import InvalidLine, Result, Submission
+from ..models import InvalidLine, Result, ReviewStatus, Submission
 
 INVALID_LINES_LISTED = 1000
 
@@ -217,3 +217,46 @@ class FailureGroupSerializer(serializers.Serializer):
         data = super().to_representation(group)
         data["tool"] = group.tool or None
         return data
+
+
+class CaseDraftsQuerySerializer(serializers.Serializer):
+    into = serializers.ChoiceField(
+        choices=["suite", "new"],
+        default="suite",
+        help_text="`suite`: a key the suite has is drafted as a revision of its case (for its "
+        "editors); `new`: every draft a new case, for a new suite",
+    )
+    case = serializers.CharField(required=False, help_text="only the runs of this case")
+    tag = serializers.CharField(required=False, help_text="only the runs of cases with this tag")
+    tool = serializers.CharField(required=False, help_text="only the runs that called this tool")
+    text = serializers.CharField(
+        required=False, help_text="only the runs whose final text has this"
+    )
+    review = serializers.ChoiceField(choices=ReviewStatus.values, required=False)
+    run = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="run ids to draft from, instead of a key's first passing run (repeat it)",
+    )
+
+
+class CaseDraftSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    run = serializers.IntegerField(source="run.run_id", help_text="the run it was drafted from")
+    trial = serializers.IntegerField(source="run.trial")
+    trials = serializers.SerializerMethodField(help_text="run ids of the key's passing trials")
+    revises = serializers.BooleanField(help_text="a draft revision of the suite's case of the key")
+    case = serializers.DictField(help_text="the draft case, as the suite file writes it (§3.1)")
+    labels = serializers.ListField(
+        child=serializers.CharField(), help_text="what the draft checks, in words"
+    )
+
+    def get_trials(self, draft) -> list[int]:
+        return [trial.run_id for trial in draft.trials]
+
+
+class CaseDraftsSerializer(serializers.Serializer):
+    runs = serializers.IntegerField(help_text="passing runs under the filters")
+    keys = serializers.IntegerField(help_text="their case keys")
+    left_out = serializers.IntegerField(help_text="keys beyond the drafts' cap: narrow the filters")
+    drafts = CaseDraftSerializer(many=True)

@@ -20,12 +20,15 @@ from cases.api.permissions import InSuiteAccess
 from cases.api.views import NOT_ALLOWED, NOT_FOUND, CasebookViewMixin
 from cases.models import SuiteVersion
 
-from .. import submissions
+from .. import case_drafts, submissions
 from ..failures import API_GROUPS, Failures
 from ..models import Result, Submission
+from ..results import RunFilters
 from ..uploads import UploadRefused, UploadTooLarge
 from .parsers import RawRunFileParser
 from .serializers import (
+    CaseDraftsQuerySerializer,
+    CaseDraftsSerializer,
     FailureGroupSerializer,
     ReportSerializer,
     RescoreSerializer,
@@ -191,6 +194,38 @@ class SubmissionViewSet(
         failures = Failures(submission)
         groups = failures.groups(failures.top_level()[:API_GROUPS], labels=False)
         return Response(FailureGroupSerializer(groups, many=True).data)
+
+    @extend_schema(
+        summary="Draft a case per case key from the submission's passing runs (saves nothing)",
+        description=(
+            "One draft case per case key of the passing runs under the filters (those of "
+            "the runs table), made from the key's first passing run or the one `run` names: "
+            "its calls as expected calls, batches as `ordered`/`depends_on_result`, ids "
+            "dropped, free text loosened per the tool catalog. Nothing is saved: review "
+            "them, then save those you keep with the cases endpoints (`PUT "
+            "/api/suites/{id}/cases/{key}/`) or as a new suite (`POST /api/suites/import/`). "
+            f"At most {case_drafts.DRAFTS_PER_REQUEST} drafts per request (`left_out` says "
+            "how many keys more). For editors of the suite, or (with `into=new`) of a team."
+        ),
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH), CaseDraftsQuerySerializer],
+        responses={200: CaseDraftsSerializer, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    )
+    @action(detail=True, url_path="case-drafts", pagination_class=None)
+    def case_drafts(self, request, pk):
+        submission = self.get_object()
+        query = CaseDraftsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        into_suite, _ = rules.draft_targets(request.user, submission.suite)
+        into = query.validated_data["into"]
+        if into == "suite" and not into_suite:
+            raise PermissionDenied("Only the suite's editors draft revisions of its cases.")
+        drafts = case_drafts.draft_cases(
+            submission,
+            RunFilters.from_query(request.query_params),
+            into=submission.suite if into == "suite" else None,
+            picks=query.validated_data.get("run", []),
+        )
+        return Response(CaseDraftsSerializer(drafts).data)
 
     @extend_schema(
         summary="Score the submission's runs again, against another version of its suite",

@@ -18,7 +18,8 @@ nothing outside imports a submodule):
 - JSON read, compared and written as the matcher does: ``parse_json``, ``dump_json``,
   ``pretty_json``, ``json_equal``, ``json_type``, ``render_value``, ``nested_deeper_than``;
 - a recorded call's arguments beside an expected call's, for the run page:
-  ``compare_arguments`` and its ``ArgumentRow``.
+  ``compare_arguments`` and its ``ArgumentRow``;
+- required arguments in words, as report labels word matchers: ``describe_arguments``.
 """
 
 from .argdiff import ArgumentRow, compare_arguments
@@ -58,6 +59,7 @@ from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
 from .suite import SCHEMA as SUITE_SCHEMA
 from .tools import SCHEMA_TYPES, Tool
 from .warnings import suite_warnings
+from .words import describe_arguments
 
 __all__ = [
     "CAUSE_KINDS",
@@ -85,6 +87,7 @@ __all__ = [
     "TrialNumbering",
     "argument_problems",
     "compare_arguments",
+    "describe_arguments",
     "dump_json",
     "duplicate_key",
     "failure_signature",

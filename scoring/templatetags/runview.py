@@ -1,10 +1,18 @@
 """Filters for showing recorded runs and their results."""
 
-from django import template
+from collections.abc import Mapping
+from html import escape  # Django's adds a lazy-string wrapper per call: slow on a long run
 
-from scoring.matcher import pretty_json
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from scoring.matcher import InvalidInput, dump_json, parse_json, pretty_json
 
 register = template.Library()
+
+# Nodes of a result shown as a tree; the rest of a larger one is shown as JSON text, so a
+# page's time stays bounded whatever a tool answered.
+TREE_NODES = 2000
 
 
 @register.filter
@@ -45,3 +53,42 @@ def duration(value) -> str:
         return f"{minutes} min {seconds} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min"
+
+
+@register.filter
+def json_tree(value) -> SafeString:
+    """A tool result as collapsible, indented JSON: each object and array a ``<details>``
+    (open) that folds to one line. A string holding a JSON object or array (as most tools
+    answer) is read as one; any other string is shown as it is. Every text is escaped."""
+    if isinstance(value, str):
+        try:
+            parsed = parse_json(value)
+        except InvalidInput:
+            parsed = None
+        if not isinstance(parsed, Mapping | list):
+            return mark_safe(f'<pre class="code">{escape(value)}</pre>')
+        value = parsed
+    budget = [TREE_NODES]
+    return mark_safe(f'<div class="jtree">{_tree(value, "", budget)}</div>')
+
+
+def _tree(value, key: str, budget: list[int]) -> str:
+    budget[0] -= 1
+    if not isinstance(value, Mapping | list) or not value or budget[0] <= 0:
+        text = escape(json_pretty(value) if budget[0] <= 0 else dump_json(value).decode())
+        return f'<div class="jline">{key}<span class="jv">{text}</span></div>'
+    is_object = isinstance(value, Mapping)
+    opening, closing = ("{", "}") if is_object else ("[", "]")
+    size = f"{len(value)} {'key' if is_object else 'item'}{'s' if len(value) != 1 else ''}"
+    if is_object:
+        body = "".join(
+            _tree(item, f'<span class="jk">{escape(dump_json(name).decode())}</span>: ', budget)
+            for name, item in value.items()
+        )
+    else:
+        body = "".join(_tree(item, "", budget) for item in value)
+    return (
+        f'<details class="jnode" open><summary>{key}{opening}'
+        f'<span class="jfold"> {size} {closing}</span></summary>'
+        f'<div class="jbody">{body}</div><div class="jline">{closing}</div></details>'
+    )

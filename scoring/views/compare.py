@@ -137,7 +137,10 @@ def _run_side(user, run_id: int) -> RunSide:
         raise Http404("No such run.")
     run = run_for(user, submission_id, run_id)
     report = Result.objects.filter(run=run).values_list("report", flat=True).first()
-    return RunSide(run, report, timeline_of(run, report), nearby_trials(run))
+    timeline = timeline_of(run, report)
+    # Side by side, the calls are what is compared; each run's page has its conversation.
+    calls = timeline.calls_only() if timeline is not None else None
+    return RunSide(run, report, calls, nearby_trials(run))
 
 
 @login_required

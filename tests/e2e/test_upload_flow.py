@@ -122,7 +122,8 @@ def test_an_editor_uploads_thousands_of_runs_and_reads_the_results(
     failing = page.locator("li.predicate.fail")
     assert failing.count() >= 1
     assert failing.first.locator(".detail").inner_text().strip()
-    page.get_by_role("heading", name="Timeline").wait_for()
+    page.get_by_role("heading", name="Conversation").wait_for()  # OpenAI's messages, read
+    assert page.locator(".turn.user").count() >= 1
     assert page.locator(".tl-call.recorded").count() >= 1
     assert page.locator("nav.trials a").count() == 59  # the case's other trials
 

@@ -179,9 +179,11 @@ def test_page_joins_pairs_and_marks_calls_that_matched_nothing(as_user, viewer, 
     assert f'id="{anchor}expected-0"' in pair
     assert f'id="{anchor}call-0-0"' in pair
     assert "matches #0" in pair
-    assert 'class="tl-call recorded unmatched"' in alone
-    assert "matched no expected call" in alone
-    assert "matched no expected call" in translate
+    # The case allows extra calls: those credited to nothing are shown quietly.
+    assert 'class="tl-call recorded extra"' in alone
+    assert "extra call, allowed" in alone
+    assert "extra call, allowed" in translate
+    assert "2 extra calls, allowed" in html
     assert f'href="#{anchor}call-0-1"' in missed
     assert "nearest recorded call:" in missed
     # The tool's result is shown with its call.
@@ -448,7 +450,7 @@ def test_promoting_a_recorded_call_makes_a_version_and_rescoring_turns_the_run_g
     # Prefilled: the call's name and arguments, replacing the first expected call of its name.
     assert 'value="get_weather"' in form
     assert "&quot;city&quot;: &quot;Tokio&quot;" in form
-    assert '<option value="0" selected>replace #0: get_weather(city=&quot;Paris&quot;)' in form
+    assert '<option value="0" selected>replace #0: get_weather(city = &quot;Paris&quot;)' in form
     response = client.post(
         run_url(submission, run, "promote/"),
         {
@@ -571,3 +573,127 @@ def test_run_page_queries_are_bounded(
         html = page(client, submission, run, verdict="fail", sort="case")
     assert 'data-triage="next"' in html
     assert 'data-triage="previous"' in html
+
+
+# --- the conversation ---------------------------------------------------------------------
+
+
+def tau_bench_timelines():
+    """The timeline of each of τ-bench's 200 runs against the suite keyed by task, with the
+    run as the OpenAI Chat importer reads it (no report: placement needs none)."""
+    from scoring.importers import to_canonical
+    from scoring.matcher import load_suite
+    from tests import tau_bench
+
+    tau_suite = load_suite(tau_bench.suite_document(prefix=""))
+    for record in tau_bench.RECORDS:
+        run = load_run(to_canonical(tau_bench.run_line(record, case=str(record["task_id"]))))
+        yield run, build_timeline(tau_suite.case(run.case), run, None)
+
+
+def test_every_batch_of_every_tau_bench_run_sits_once_at_the_turn_that_emitted_it():
+    for run, timeline in tau_bench_timelines():
+        turns = timeline.conversation
+        placed = [turn.batch.index for turn in turns if turn.batch is not None]
+        assert placed == list(range(len(run.batches))), run.case
+        emitted = {
+            t["batch"]: t for t in run.transcript if t["role"] == "assistant" and "batch" in t
+        }
+        for turn in turns:
+            if turn.batch is not None:
+                assert turn.role == "assistant"
+                assert turn.text == emitted[turn.batch.index]["text"]
+        # The user's messages all there, in order; tool turns left to the calls' results.
+        users = [t["text"] for t in run.transcript if t["role"] == "user" and t["text"]]
+        assert [turn.text for turn in turns if turn.role == "user"] == users
+        assert not [turn for turn in turns if turn.role == "tool"]
+
+
+def test_a_batch_no_turn_names_comes_before_the_next_named_one_and_tool_turns_without_results_stay(
+    suite,
+):
+    case = suite_of_version(suite.latest_version).case("weather-two-cities")
+    run = load_run(
+        {
+            "case": "weather-two-cities",
+            "batches": [[PARIS], [TOKYO], [{**TOKYO, "result": "25°C"}]],
+            "transcript": [
+                {"role": "user", "text": "Weather?"},
+                {"role": "tool", "text": "18°C", "batch": 0},
+                {"role": "assistant", "text": "And Tokyo.", "batch": 2},
+                {"role": "tool", "text": "25°C", "batch": 2},
+                {"role": "assistant", "text": "Done."},
+                {"role": "user", "text": ""},
+            ],
+        }
+    )
+    turns = build_timeline(case, run, None).conversation
+    assert [(t.role, t.text, t.batch and t.batch.index, t.result_of) for t in turns] == [
+        ("user", "Weather?", None, None),
+        ("tool", "18°C", None, 0),  # batch 0 holds no result: the turn carries it
+        ("assistant", None, 0, None),  # no turn names batches 0 and 1: placed before 2
+        ("assistant", None, 1, None),
+        ("assistant", "And Tokyo.", 2, None),
+        ("assistant", "Done.", None, None),
+    ]
+    assert build_timeline(case, load_run(WEATHER_PASS), None).conversation == ()
+
+
+def test_run_page_shows_the_conversation_and_the_case_prompt_escaped(
+    as_user, viewer, team, admin, submit
+):
+    document = {
+        "schema": "casebook.suite/1",
+        "name": "prompted",
+        "cases": [
+            {
+                "key": "k/1 <b>",
+                "title": "<i>title</i>",
+                "prompt": "Book <b>two</b> seats",
+                "expected_calls": [{"name": "book", "required_args": {"n": {"$one_of": [2, 3]}}}],
+            }
+        ],
+    }
+    prompted = services.create_suite(team, document, admin)
+    run = {
+        "case": "k/1 <b>",
+        "batches": [[{"name": "book", "arguments": {"n": 1}, "result": '{"<ok>": [1, "<x>"]}'}]],
+        "transcript": [
+            {"role": "system", "text": "Be <em>nice</em>"},
+            {"role": "user", "text": "Two <b>seats</b>"},
+            {"role": "assistant", "text": "On it <script>", "batch": 0},
+        ],
+    }
+    submission = submit(prompted, [run])
+    html = page(as_user(viewer), submission, submission.runs.get())
+    assert '<h2 id="case-prompt-title">The case: &lt;i&gt;title&lt;/i&gt;</h2>' in html
+    assert '<div class="prompt">Book &lt;b&gt;two&lt;/b&gt; seats</div>' in html
+    version = f"/suites/{prompted.pk}/versions/1/#case-k%2F1%20%3Cb%3E"
+    assert f'<a href="{version}">' in html
+    system = '<summary class="turn-role">System prompt</summary><div class="turn-text">Be &lt;em'
+    assert system in html
+    assert '<div class="turn-text">Two &lt;b&gt;seats&lt;/b&gt;</div>' in html
+    assert '<div class="turn-text">On it &lt;script&gt;</div>' in html
+    assert '<span class="jk">&quot;&lt;ok&gt;&quot;</span>: ' in html
+    assert "<code>n is one of [2, 3]</code>" in html
+    for raw in ("<b>two", "<em>nice", "<script>", '"<ok>"', "<i>title"):
+        assert raw not in html
+    # The version page holds the case under that anchor.
+    version_page = text(as_user(viewer).get(version.split("#")[0]))
+    assert 'id="case-k%2F1%20%3Cb%3E"' in version_page
+
+
+def test_a_tool_result_is_a_tree_of_bounded_size():
+    from scoring.templatetags.runview import TREE_NODES, json_tree
+
+    assert json_tree("plain <text>") == '<pre class="code">plain &lt;text&gt;</pre>'
+    assert json_tree('"a JSON string"') == '<pre class="code">&quot;a JSON string&quot;</pre>'
+    tree = json_tree({"a": [1, {"b": None}], "<k>": "v"})
+    assert tree.count('<details class="jnode" open>') == 3
+    assert (
+        '<span class="jk">&quot;&lt;k&gt;&quot;</span>: <span class="jv">&quot;v&quot;</span>'
+        in tree
+    )
+    huge = json_tree(json.dumps({"items": [{"n": i} for i in range(10 * TREE_NODES)]}))
+    assert huge.count("<details") <= TREE_NODES
+    assert '"n": 19999' in huge.replace("&quot;", '"')  # the rest shown as text, not dropped

@@ -1,0 +1,279 @@
+"""Issue 13 §1 and §2 in a real browser: the run page a reviewer judges from. τ-bench's
+results file uploaded as it is to a suite keyed by task shows each run as its conversation
+(the case's prompt at the top, the user's messages, every batch of calls at the turn that
+made it, what the case expected beside them), holds at 1400 and 800 px, keeps allowed extra
+calls quiet, finds text anywhere in the run, and words argument matchers the same way on
+the run page, the promote form and the case editor."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from cases import services
+from cases.models import Membership, Role, Team
+from scoring.models import Run
+from scoring.submissions import create_submission
+from tests import tau_bench
+
+from .browsing import PAYLOAD, sign_in
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+TASK = 4  # fails: payment_id "credit_card_7407366" where "gift_card_8190333" was expected
+
+
+@pytest.fixture
+def team(user):
+    made = Team.objects.create(name="Airline", slug="airline")
+    Membership.objects.create(team=made, user=user, role=Role.EDITOR)
+    return made
+
+
+def uploaded(team, user, document: dict, content: bytes, filename: str) -> Run:
+    """Task 4's first trial, from ``content`` uploaded to a suite made of ``document``."""
+    suite = services.create_suite(team, document, user)
+    # Outside any transaction: the tasks run (eagerly) as the upload commits.
+    submission = create_submission(suite, user, io.BytesIO(content), filename=filename)
+    return Run.objects.get(submission=submission, case_key=str(TASK), trial=0)
+
+
+@pytest.fixture
+def run(team, user):
+    """Task 4, trial 0, of τ-bench's results file uploaded as it is (case keys: task ids)."""
+    document = tau_bench.suite_document(prefix="")
+    return uploaded(team, user, document, tau_bench.RESULTS_FILE.read_bytes(), "tau.json")
+
+
+def open_run(page, live_server, user, password, run: Run, width: int = 1400) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, live_server, user.username, password)
+    page.goto(f"{live_server.url}{run.get_absolute_url()}")
+
+
+def test_the_run_reads_as_its_conversation_with_every_batch_at_its_turn(
+    page, live_server, user, password, run
+):
+    open_run(page, live_server, user, password, run)
+    transcript = run.document["transcript"]
+    record = next(r for r in tau_bench.RECORDS if r["task_id"] == TASK and r["trial"] == 0)
+
+    # The case's prompt, linked to the case at the version that scored the run.
+    prompt = page.locator(".case-prompt")
+    expect(prompt.locator(".prompt")).to_have_text(record["info"]["task"]["instruction"])
+    prompt.get_by_role("link").click()
+    page.wait_for_url(re.compile(rf"/versions/1/#case-{TASK}$"))
+    expect(page.locator(f"#case-{TASK}")).to_be_in_viewport()
+    page.go_back()
+
+    # The system prompt is folded; every user message is there, in order.
+    expect(page.locator("details.turn.system")).not_to_have_attribute("open", "")
+    users = [t["text"] for t in transcript if t["role"] == "user"]
+    assert page.locator(".turn.user .turn-text").all_inner_texts() == users
+
+    # Each batch once, in order, in the assistant turn of the transcript that emitted it.
+    batches = page.locator(".turn.assistant [data-batch]")
+    assert batches.evaluate_all("els => els.map(e => +e.dataset.batch)") == list(
+        range(len(run.document["batches"]))
+    )
+    for turn in transcript:
+        if turn["role"] == "assistant" and turn.get("batch") is not None:
+            holder = page.locator(
+                ".turn.assistant", has=page.locator(f"[data-batch='{turn['batch']}']")
+            )
+            if turn["text"]:
+                expect(holder.locator(".turn-text")).to_have_text(turn["text"])
+            names = [call["name"] for call in run.document["batches"][turn["batch"]]]
+            assert holder.locator(".tl-call.recorded code.name").all_inner_texts() == names
+
+    # The miss sits at the turn of its nearest call, with its argument diff.
+    at_batch_4 = page.locator(".turn.assistant", has=page.locator("[data-batch='4']"))
+    missed = at_batch_4.locator(".tl-row.missed")
+    expect(missed.locator(".tl-call.expected code.name")).to_have_text("update_reservation_flights")
+    expect(missed.locator("tr.arg.different")).to_contain_text("credit_card_7407366")
+
+    # A result is indented JSON that folds, not one string.
+    first_result = page.locator(".tl-result").first
+    first_result.locator("summary").first.click()
+    tree = first_result.locator(".jtree")
+    expect(tree.locator(".jk", has_text='"email"')).to_be_visible()
+    payments = tree.locator("summary", has=page.locator(".jk", has_text='"payment_methods"'))
+    payments.click()  # folds it to one line
+    expect(payments.locator(".jfold")).to_have_text(re.compile(r"\d+ keys }"))
+    expect(tree.locator(".jk", has_text='"credit_card_7407366"')).to_be_hidden()
+
+
+def test_the_argument_diff_spans_the_row_and_keeps_names_whole_at_1400_px(
+    page, live_server, user, password, run
+):
+    open_run(page, live_server, user, password, run)
+    diff = page.locator(".tl-row.missed .tl-diff").first
+    diff.scroll_into_view_if_needed()
+    row = page.locator(".tl-row.missed").first.bounding_box()
+    assert diff.bounding_box()["width"] >= 0.95 * row["width"]
+    names = diff.locator("code.argname")
+    heights = {
+        text: names.nth(i).bounding_box()["height"]
+        for i, text in enumerate(names.all_inner_texts())
+    }
+    # "reservation_id" takes one line, as "cabin" does: no word broken inside the key.
+    assert heights["reservation_id"] == pytest.approx(heights["cabin"], abs=1)
+    verdicts = diff.locator("td.argverdict").all_inner_texts()
+    assert [v.split()[0] for v in verdicts] == ["equal", "equal", "equal", "different"]
+    cell = diff.locator("td.argverdict").last.bounding_box()
+    assert cell["height"] < 2 * heights["cabin"]  # "different" on one line
+
+
+def test_at_800_px_the_verdict_comes_first_and_nothing_overflows(
+    page, live_server, user, password, run
+):
+    open_run(page, live_server, user, password, run, width=800)
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow == 0
+    verdict = page.locator(".run-side").bounding_box()
+    conversation = page.locator(".run-main").bounding_box()
+    assert verdict["y"] < conversation["y"]
+    expect(page.locator(".crumbs")).to_have_text(re.compile(r"^Library / tau-bench airline / "))
+
+
+def test_at_1400_px_the_verdict_and_review_stay_in_view_down_a_long_run(
+    page, live_server, user, password, run
+):
+    open_run(page, live_server, user, password, run)
+    page.locator(".tl-batch.unplaced").scroll_into_view_if_needed()
+    assert page.evaluate("window.scrollY") > 1000
+    expect(page.locator(".run-side h2", has_text="Verdict")).to_be_in_viewport()
+    expect(page.locator("#review")).to_be_in_viewport()
+
+
+def test_extra_calls_the_case_allows_are_quiet_and_forbidden_ones_fail(
+    page, live_server, user, password, team, run
+):
+    open_run(page, live_server, user, password, run)
+    recorded = page.locator(".tl-call.recorded")
+    assert recorded.count() == 6
+    expect(page.locator(".tl-call.recorded.extra")).to_have_count(6)  # none is credited
+    expect(page.locator(".tl-call.recorded.unmatched")).to_have_count(0)
+    expect(page.locator(".tl-summary")).to_contain_text("6 extra calls, allowed")
+    quiet = page.locator(".tl-state.extra").first
+    assert quiet.evaluate("e => getComputedStyle(e).backgroundColor") == "rgba(0, 0, 0, 0)"
+
+    forbidding = tau_bench.suite_document(prefix="")
+    forbidding["name"] = "tau-bench airline, no extra calls"
+    for case in forbidding["cases"]:
+        case["extra_calls"] = "forbid"
+    record = next(r for r in tau_bench.RECORDS if r["task_id"] == TASK and r["trial"] == 0)
+    strict_run = uploaded(team, user, forbidding, json.dumps([record]).encode(), "one.json")
+    page.goto(f"{live_server.url}{strict_run.get_absolute_url()}")
+    expect(page.locator(".tl-call.recorded.unmatched")).to_have_count(6)
+    expect(
+        page.locator(".tl-state.missed", has_text="extra call: the case forbids it")
+    ).to_have_count(6)
+    expect(page.locator(".tl-summary .tl-unmatched-count")).to_have_text(
+        "6 extra calls: the case forbids them"
+    )
+
+
+def test_find_highlights_text_in_turns_arguments_and_folded_results(
+    page, live_server, user, password, run
+):
+    open_run(page, live_server, user, password, run)
+    find = page.get_by_label("Find in this run")
+    count = page.locator("[data-find-count]")
+
+    # In a user's message.
+    find.fill("Omar Rossi, please")
+    expect(count).to_have_text("1 of 1")
+    expect(page.locator(".turn.user mark.find-hit.current")).to_be_in_viewport()
+
+    # In arguments and in results folded away: each is opened to show its match.
+    find.fill("gift_card_8190333")
+    # The user's profile (twice), the expected call and its diff: at least 4.
+    expect(count).to_have_text(re.compile(r"^1 of ([4-9]|\d\d+)$"))
+    total = int(count.inner_text().split()[-1])
+    find.press("Enter")
+    expect(count).to_have_text(f"2 of {total}")
+    find.press("Shift+Enter")
+    expect(count).to_have_text(f"1 of {total}")
+    find.fill("omar.rossi5980@example.com")  # only in get_user_details' result
+    expect(count).to_have_text("1 of 1")
+    hit = page.locator("mark.find-hit.current")
+    expect(hit).to_be_visible()
+    expect(page.locator(".tl-result", has=hit)).to_have_attribute("open", "")
+
+    find.fill("no such text anywhere")
+    expect(count).to_have_text("no match")
+    find.press("Escape")
+    expect(page.locator("mark.find-hit")).to_have_count(0)
+
+
+def test_conversation_text_and_results_are_shown_as_text(page, live_server, user, password, team):
+    document = {
+        "schema": "casebook.suite/1",
+        "name": "escaping",
+        "cases": [{"key": "c", "prompt": PAYLOAD, "expected_calls": [{"name": "f"}]}],
+    }
+    line = {
+        "case": "c",
+        "batches": [[{"name": "f", "arguments": {"x": PAYLOAD}, "result": {PAYLOAD: [PAYLOAD]}}]],
+        "transcript": [
+            {"role": "system", "text": PAYLOAD},
+            {"role": "user", "text": PAYLOAD},
+            {"role": "assistant", "text": PAYLOAD, "batch": 0},
+            {"role": "tool", "text": PAYLOAD, "batch": 0},
+        ],
+    }
+    suite = services.create_suite(team, document, user)
+    submission = create_submission(suite, user, io.BytesIO(json.dumps(line).encode()))
+    sign_in(page, live_server, user.username, password)
+    page.goto(f"{live_server.url}{submission.runs.get().get_absolute_url()}")
+    page.locator(".tl-result summary").first.click()
+    expect(page.locator(".jtree .jk")).to_have_text(json.dumps(PAYLOAD))
+    expect(page.locator(".turn.user .turn-text")).to_have_text(PAYLOAD)
+    page.get_by_label("Find in this run").fill("<script>")
+    expect(page.locator("[data-find-count]")).to_have_text(re.compile(r"^1 of [4-9]$"))
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_argument_matchers_read_as_words_on_the_run_page_promote_form_and_editor(
+    page, live_server, user, password, team
+):
+    matchers = {
+        "city": {"$text": {"value": "paris", "ignore": ["case"]}},
+        "amount": {"$approx": {"value": 12.5, "tolerance": 0.1}},
+        "date": {"$regex": r"2024-\d\d-\d\d"},
+    }
+    words = [
+        'city ≈ "paris" (ignoring case)',
+        "amount = 12.5 ± 0.1",
+        r"date matches /2024-\d\d-\d\d/",
+    ]
+    document = {
+        "schema": "casebook.suite/1",
+        "name": "matchers",
+        "cases": [{"key": "pay", "expected_calls": [{"name": "pay", "required_args": matchers}]}],
+    }
+    call = {"name": "pay", "arguments": {"city": "Lyon", "amount": 12.5, "date": "2024-01-01"}}
+    suite = services.create_suite(team, document, user)
+    line = json.dumps({"case": "pay", "batches": [[call]]}).encode()
+    run = create_submission(suite, user, io.BytesIO(line)).runs.get()
+
+    sign_in(page, live_server, user.username, password)
+    page.goto(f"{live_server.url}{run.get_absolute_url()}")
+    assert page.locator(".tl-call.expected ul.argwords li").all_inner_texts() == words
+    expect(page.locator(".tl-call.expected")).not_to_contain_text("$text")
+
+    page.get_by_role("link", name="Make this an expectation").click()
+    option = page.locator(".promote select[name=replace] option[value='0']")
+    described = f"pay({', '.join(words)})"
+    expect(option).to_have_text(re.compile("^replace #0: " + re.escape(described[:60])))
+
+    case = suite.cases.get(key="pay")
+    page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
+    expect(page.locator("#call-0 ul.argwords li")).to_have_text(words)
