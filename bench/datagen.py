@@ -198,11 +198,14 @@ def with_matchers(suite: dict, share: float = 1 / 3, seed: int = 42) -> dict:
     return {**suite, "name": f"{suite['name']}-matchers", "cases": cases}
 
 
-def realistic_stream(seed: int, n_runs: int, n_cases: int = 50):
+def realistic_stream(seed: int, n_runs: int, n_cases: int = 50, runs_seed: int | None = None):
     """(suite document, iterator of ``n_runs`` run documents over ``n_cases`` cases); the
-    runs are made one at a time, so a large file can be written without holding it."""
+    runs are made one at a time, so a large file can be written without holding it. With
+    ``runs_seed``, other runs of the same suite (another agent's, or the same one's again)."""
     rng = random.Random(seed)
     suite = realistic_suite(rng, n_cases)
+    if runs_seed is not None:
+        rng = random.Random(runs_seed)
 
     def runs():
         for i in range(n_runs):

@@ -4,28 +4,39 @@ A reviewer with hundreds of failing runs first wants to know how many separate p
 they make. The top level groups the failed predicates by cause kind and tool ("get_weather:
 wrong argument value"), the next by the argument concerned, and the exact predicates are
 one level further down. Each level counts runs (a run failing two predicates of a group
-counts once) and cases. Everything is aggregated in the database over the stored causes
-(``PredicateResult.cause_*`` and their partial index), never by scoring again, and only
-the groups of the page asked for are read in detail.
+counts once) and cases. Everything is read from the stored causes (``PredicateResult.cause_*``),
+never by scoring again.
+
+Grouping 100,000 runs' failures takes a second, so once a submission's scoring is done the
+unfiltered groups are grouped once and stored (``FailureSummary``, by
+``summarize_when_scored``, which the scoring tasks call); the page and the API read those
+rows. The groups of a filter (tag, review status, text ...) are grouped when asked for: the
+filter is evaluated once, and the failed predicates of its failing runs are read a batch of
+runs at a time and counted here, in memory bounded by the groups, not by the runs.
 """
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from functools import reduce
+from dataclasses import dataclass, field, replace
+from functools import cached_property, reduce
+from itertools import islice
 from operator import or_
 
-from django.db.models import Count, F, Min, Q, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.db import transaction
+from django.db.models import F, Min, Q, QuerySet
 
 from scoring.matcher import CAUSE_WORDS
 
-from .models import PredicateResult, Submission
+from .models import FailureSummary, PredicateResult, Status, Submission, Verdict
 from .results import RunFilters
+
+Level = FailureSummary.Level
 
 API_GROUPS = 1000  # top-level groups the API lists (most runs first)
 SHOWN = 20  # arguments, and exact predicates, listed under a group (the most runs first)
+BATCH_RUNS = 2000  # failing runs whose predicates are read in one query
 
 
 @dataclass(frozen=True)
@@ -66,79 +77,217 @@ def cause_filter(kind: str, tool: str = "") -> str:
     return f"{kind}:{tool}" if tool else kind
 
 
-def failed_predicates(submission: Submission, filters: RunFilters | None = None) -> QuerySet:
-    """The submission's failed predicate rows, of the runs that pass ``filters`` (the runs
-    table's: tag, review status, text, ...)."""
-    rows = PredicateResult.objects.filter(submission=submission, passed=False)
-    if filters is not None and filters.active:
-        rows = rows.filter(result__in=filters.matching(submission).values("pk"))
-    return rows
+class _Tally:
+    """Runs and cases of one group or argument, counted as the runs go by."""
+
+    def __init__(self):
+        self.runs = 0
+        self.cases: set[str] = set()
+
+    def add(self, case_key: str) -> None:
+        self.runs += 1
+        self.cases.add(case_key)
 
 
-def _runs_and_cases(rows: QuerySet) -> QuerySet:
-    return rows.annotate(
-        runs=Count("result_id", distinct=True),
-        cases=Count("result__run__case_key", distinct=True),
-    )
+def _most_runs(runs: dict, shown: int | None = None) -> list:
+    """The keys of ``runs`` (key → runs) with the most runs first, then by key: the same
+    order wherever it is made, whatever the database's collation."""
+    return sorted(runs, key=lambda key: (-runs[key], key))[:shown]
 
 
-def top_level(submission: Submission, filters: RunFilters | None = None) -> QuerySet:
-    """One row per cause kind and tool (``{"cause_kind", "cause_tool", "runs", "cases"}``),
-    most runs first: what the page paginates."""
-    rows = failed_predicates(submission, filters).values("cause_kind", "cause_tool")
-    return _runs_and_cases(rows).order_by("-runs", "cause_kind", "cause_tool")
-
-
-def cause_groups(
-    submission: Submission,
-    filters: RunFilters | None = None,
-    rows: Iterable[dict] | None = None,
-    *,
-    labels: bool = True,
-) -> list[CauseGroup]:
-    """The groups of ``rows`` (a page of ``top_level``; all of it when None) with their
-    arguments, the suite's first submission failing each way and, with ``labels``, their
-    exact predicates."""
-    rows = top_level(submission, filters) if rows is None else rows
-    groups = {
-        (row["cause_kind"], row["cause_tool"]): CauseGroup(
-            row["cause_kind"], row["cause_tool"], row["runs"], row["cases"]
+def aggregate(
+    submission: Submission, filters: RunFilters | None = None
+) -> tuple[int, list[CauseGroup]]:
+    """(how many runs of the filter did not pass, every group of their failed predicates,
+    most runs first, each with its ``SHOWN`` most common arguments and exact predicates)."""
+    results = (filters or RunFilters()).matching(submission).exclude(verdict=Verdict.PASS)
+    failing = results.order_by().values_list("pk", "run__case_key").iterator(chunk_size=BATCH_RUNS)
+    n_failing = 0
+    groups: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
+    arguments: dict[tuple[str, str], dict[str, _Tally]] = defaultdict(lambda: defaultdict(_Tally))
+    labels: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    while batch := dict(islice(failing, BATCH_RUNS)):
+        n_failing += len(batch)
+        predicates = PredicateResult.objects.filter(result_id__in=batch, passed=False).values_list(
+            "result_id", "cause_kind", "cause_tool", "cause_argument", "label"
         )
-        for row in rows
-    }
-    if not groups:
-        return []
-    of_groups = reduce(or_, (Q(cause_kind=kind, cause_tool=tool) for kind, tool in groups))
-    failed = failed_predicates(submission, filters).filter(of_groups)
-    arguments = _runs_and_cases(
-        failed.exclude(cause_argument="").values("cause_kind", "cause_tool", "cause_argument")
-    )
-    for row in _top_per_group(arguments, Count("result_id", distinct=True), "cause_argument"):
-        groups[row["cause_kind"], row["cause_tool"]].arguments.append(
-            ArgumentGroup(row["cause_argument"], row["runs"], row["cases"])
+        # A run failing two predicates of a group (or argument) counts once in it.
+        counted = set()
+        for result_id, kind, tool, argument, label in predicates:
+            case_key = batch[result_id]
+            if (result_id, kind, tool) not in counted:
+                counted.add((result_id, kind, tool))
+                groups[kind, tool].add(case_key)
+            if argument and (result_id, kind, tool, argument) not in counted:
+                counted.add((result_id, kind, tool, argument))
+                arguments[kind, tool][argument].add(case_key)
+            labels[kind, tool][label] += 1  # unique within a report: one run each
+    found = []
+    for key in _most_runs({key: tally.runs for key, tally in groups.items()}):
+        of_group = arguments[key]
+        shown = _most_runs({name: tally.runs for name, tally in of_group.items()}, SHOWN)
+        found.append(
+            CauseGroup(
+                *key,
+                runs=groups[key].runs,
+                cases=len(groups[key].cases),
+                arguments=[
+                    ArgumentGroup(name, of_group[name].runs, len(of_group[name].cases))
+                    for name in shown
+                ],
+                labels=[(label, labels[key][label]) for label in _most_runs(labels[key], SHOWN)],
+            )
         )
-    first_seen = (
-        PredicateResult.objects.filter(of_groups, submission__suite_id=submission.suite_id)
-        .filter(passed=False)
-        .values("cause_kind", "cause_tool")
+    return n_failing, found
+
+
+class Failures:
+    """A submission's failures by cause, among the runs of ``filters``: read from its
+    stored summary when there is one that answers (no filter, and the summary is of the
+    results as they are now), grouped when asked for otherwise."""
+
+    def __init__(self, submission: Submission, filters: RunFilters | None = None):
+        self.submission = submission
+        self.filters = filters if filters is not None and filters.active else None
+        # The summary's count of failing runs: read first, as the sign that it is there.
+        self._failing = (
+            None if self.filters else _stored(submission).filter(level=Level.FAILING).first()
+        )
+
+    @property
+    def summarized(self) -> bool:
+        return self._failing is not None
+
+    @cached_property
+    def _aggregate(self) -> tuple[int, list[CauseGroup]]:
+        return aggregate(self.submission, self.filters)
+
+    def failing_runs(self) -> int:
+        """How many runs of the filter did not pass."""
+        return self._failing.runs if self._failing is not None else self._aggregate[0]
+
+    def top_level(self) -> Iterable[dict]:
+        """One row per cause kind and tool (``{"cause_kind", "cause_tool", "runs",
+        "cases"}``), most runs first: what the page paginates."""
+        if self._failing is None:
+            return [
+                {"cause_kind": g.kind, "cause_tool": g.tool, "runs": g.runs, "cases": g.cases}
+                for g in self._aggregate[1]
+            ]
+        return (
+            _stored(self.submission)
+            .filter(level=Level.CAUSE)
+            .values("cause_kind", "cause_tool", "runs", "cases")
+            .order_by("position")
+        )
+
+    def groups(
+        self, rows: Iterable[dict] | None = None, *, labels: bool = True
+    ) -> list[CauseGroup]:
+        """The groups of ``rows`` (a page of ``top_level``; all of it when None) with their
+        arguments, the suite's first submission failing each way and, with ``labels``,
+        their exact predicates."""
+        rows = self.top_level() if rows is None else rows
+        keys = [(row["cause_kind"], row["cause_tool"]) for row in rows]
+        if not keys:
+            return []
+        if self._failing is None:
+            every = {(group.kind, group.tool): group for group in self._aggregate[1]}
+            groups = {key: every[key] for key in keys}
+        else:
+            groups = self._stored_groups(keys)
+        earlier = _first_seen(self.submission, _of_groups(keys))
+        return [
+            replace(
+                group,
+                first_seen=earlier.get(key, self.submission.pk),
+                labels=group.labels if labels else [],
+            )
+            for key, group in groups.items()
+        ]
+
+    def _stored_groups(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], CauseGroup]:
+        groups = {}
+        rows = (
+            _stored(self.submission)
+            .filter(_of_groups(keys))
+            .exclude(level=Level.FAILING)
+            .order_by("position")
+            .values_list("level", "cause_kind", "cause_tool", "name", "runs", "cases")
+        )
+        for level, kind, tool, name, runs, cases in rows:
+            if level == Level.CAUSE:
+                groups[kind, tool] = CauseGroup(kind, tool, runs, cases)
+            elif level == Level.ARGUMENT:
+                groups[kind, tool].arguments.append(ArgumentGroup(name, runs, cases))
+            else:
+                groups[kind, tool].labels.append((name, runs))
+        return {key: groups[key] for key in keys}
+
+
+def _of_groups(keys: Iterable[tuple[str, str]]) -> Q:
+    return reduce(or_, (Q(cause_kind=kind, cause_tool=tool) for kind, tool in keys))
+
+
+def _stored(submission: Submission) -> QuerySet[FailureSummary]:
+    """The submission's summary rows of its current results."""
+    return FailureSummary.objects.filter(submission=submission, generation=submission.generation)
+
+
+def _first_seen(submission: Submission, of_groups: Q) -> dict[tuple[str, str], int]:
+    """(cause kind, tool) → id of the suite's first submission failing that way, for the
+    groups of ``of_groups``: the earliest among the submissions whose summary is current
+    (those scored to the end) and this one."""
+    rows = (
+        FailureSummary.objects.filter(
+            of_groups,
+            level=Level.CAUSE,
+            submission__suite_id=submission.suite_id,
+            submission_id__lt=submission.pk,
+            generation=F("submission__generation"),
+        )
+        .values_list("cause_kind", "cause_tool")
         .annotate(first=Min("submission_id"))
+        .order_by()
     )
-    for row in first_seen:
-        groups[row["cause_kind"], row["cause_tool"]].first_seen = row["first"]
-    if labels:
-        exact = failed.values("cause_kind", "cause_tool", "label").annotate(runs=Count("*"))
-        for row in _top_per_group(exact, Count("*"), "label"):
-            groups[row["cause_kind"], row["cause_tool"]].labels.append((row["label"], row["runs"]))
-    return list(groups.values())
+    return {(kind, tool): first for kind, tool, first in rows}
 
 
-def _top_per_group(rows: QuerySet, runs, name: str) -> QuerySet:
-    """The ``SHOWN`` rows with the most ``runs`` of each cause kind and tool, in that order:
-    ranked in the database, so a group of thousands of distinct arguments or predicates
-    costs no more than its first few to read."""
-    rank = Window(
-        RowNumber(),
-        partition_by=[F("cause_kind"), F("cause_tool")],
-        order_by=[runs.desc(), F(name).asc()],
-    )
-    return rows.annotate(rank=rank).filter(rank__lte=SHOWN).order_by("-runs", name)
+def summarize_when_scored(submission_id: int) -> None:
+    """Store the failures by cause of the submission if its scoring is done and they are
+    not stored yet for its current results (called after every scoring step; a summary
+    made once is not made again, and one of an older generation is replaced)."""
+    with transaction.atomic():
+        submission = (
+            Submission.objects.select_for_update()
+            .filter(pk=submission_id, status=Status.DONE)
+            .first()
+        )
+        if submission is None or _stored(submission).exists():
+            return
+        FailureSummary.objects.filter(submission=submission).delete()
+        FailureSummary.objects.bulk_create(_summary_rows(submission), batch_size=1000)
+
+
+def _summary_rows(submission: Submission) -> list[FailureSummary]:
+    n_failing, groups = aggregate(submission)
+    rows = [(Level.FAILING, "", "", "", n_failing, None)]
+    for group in groups:
+        key = (group.kind, group.tool)
+        rows.append((Level.CAUSE, *key, "", group.runs, group.cases))
+        rows.extend((Level.ARGUMENT, *key, a.argument, a.runs, a.cases) for a in group.arguments)
+        rows.extend((Level.PREDICATE, *key, label, runs, None) for label, runs in group.labels)
+    return [
+        FailureSummary(
+            submission=submission,
+            generation=submission.generation,
+            position=position,
+            level=level,
+            cause_kind=kind,
+            cause_tool=tool,
+            name=name,
+            runs=runs,
+            cases=cases,
+        )
+        for position, (level, kind, tool, name, runs, cases) in enumerate(rows)
+    ]

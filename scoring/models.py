@@ -199,7 +199,10 @@ class Run(models.Model):
         indexes = [
             models.Index(
                 fields=["submission", "case_order", "case_key", "trial"], name="run_natural_order"
-            )
+            ),
+            # The runs' cases without their wide rows (PostgreSQL): a tag filter's runs, and
+            # the cases of the failing runs a filter's failures are grouped by.
+            models.Index(fields=["submission", "case_key"], include=["id"], name="run_case_keys"),
         ]
 
     def __str__(self):
@@ -359,6 +362,44 @@ class EarlierResult(models.Model):
 
     def __str__(self):
         return f"{self.verdict}: run {self.run_id} against version {self.version_id}"
+
+
+class FailureSummary(models.Model):
+    """One row of a submission's failures grouped by cause as the failures page shows them
+    unfiltered (``scoring.failures``), stored once its scoring is done: the page then reads
+    a few rows rather than aggregate every failed predicate of 100,000 runs. It depends on
+    the results alone (not on reviews), so only scoring again changes it; rows of an older
+    ``generation`` than the submission's are stale and never read."""
+
+    class Level(models.TextChoices):
+        FAILING = "failing", "failing runs"  # one row: the runs that did not pass
+        CAUSE = "cause", "cause kind and tool"
+        ARGUMENT = "argument", "argument"  # the most common under each cause
+        PREDICATE = "predicate", "exact predicate"  # likewise
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    generation = models.PositiveIntegerField()
+    # The rows in the page's order: each cause (most runs first) followed by its arguments
+    # and its exact predicates (likewise), so that ties fall the same way as when grouped.
+    position = models.PositiveIntegerField()
+    level = models.CharField(max_length=10, choices=Level.choices)
+    cause_kind = models.CharField(max_length=20, blank=True)
+    cause_tool = models.TextField(blank=True)
+    name = models.TextField(blank=True, help_text="the argument, or the predicate's label")
+    runs = models.PositiveIntegerField()
+    cases = models.PositiveIntegerField(null=True, help_text="none for exact predicates")
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["submission", "generation", "level", "position"], name="failure_summary"
+            )
+        ]
+
+    def __str__(self):
+        return f"submission {self.submission_id} {self.level}: {self.cause_kind} {self.name}"
 
 
 class ScoredChunk(models.Model):

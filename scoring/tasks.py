@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from . import chunks, ingest, submissions, traces
+from . import chunks, failures, ingest, submissions, traces
 
 RETRIED = (OperationalError, InterfaceError)
 RETRY = {
@@ -42,12 +42,15 @@ def ingest_submission(self, submission_id: int) -> None:
     # again at once rather than wait for the sweep to see the submission stalled.
     with _failing(submission_id):
         ingest.ingest(submission_id, take_over=self.request.retries > 0)
+        # The last step of the scoring, whichever it is, summarizes the failures.
+        failures.summarize_when_scored(submission_id)
 
 
 @shared_task(**RETRY)
 def score_chunk(submission_id: int, generation: int, index: int) -> None:
     with _failing(submission_id):
         chunks.score_chunk(submission_id, generation, index)
+        failures.summarize_when_scored(submission_id)
 
 
 @shared_task(acks_late=True)

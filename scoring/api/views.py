@@ -21,7 +21,7 @@ from cases.api.views import NOT_ALLOWED, NOT_FOUND, CasebookViewMixin
 from cases.models import SuiteVersion
 
 from .. import blind, case_drafts, queues, reviews, submissions
-from ..failures import API_GROUPS, cause_groups, top_level
+from ..failures import API_GROUPS, Failures
 from ..models import EarlierResult, Result, ReviewQueue, Submission
 from ..results import RunFilters
 from ..uploads import UploadRefused, UploadTooLarge
@@ -202,8 +202,8 @@ class SubmissionViewSet(
     @action(detail=True, pagination_class=None)
     def failures(self, request, pk):
         submission = self.get_object()
-        rows = top_level(submission)[:API_GROUPS]
-        groups = cause_groups(submission, rows=rows, labels=False)
+        failures = Failures(submission)
+        groups = failures.groups(failures.top_level()[:API_GROUPS], labels=False)
         return Response(FailureGroupSerializer(groups, many=True).data)
 
     @extend_schema(

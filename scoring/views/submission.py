@@ -27,7 +27,7 @@ from cases.forms import ToolsForm
 from cases.natural import natural_sorted
 from cases.permissions import can_edit_suite, reviewers, suite_for
 from scoring import exports, problems, reviews, submissions
-from scoring.failures import cause_groups, top_level
+from scoring.failures import Failures
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
 from scoring.matcher import pretty_json
 from scoring.models import EarlierResult, EarlierScore, ReviewStatus, Submission, Verdict
@@ -274,16 +274,15 @@ def failures(request, pk):
     submission = submission_for(request.user, pk)
     can_edit = can_edit_suite(request.user, submission.suite)
     filters = RunFilters.from_query(request.GET)
-    page = Paginator(top_level(submission, filters), GROUPS_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
+    failures = Failures(submission, filters)
+    page = Paginator(failures.top_level(), GROUPS_PER_PAGE).get_page(request.GET.get("page"))
     team_labels = list(reviews.labels_of_team(submission.suite.team_id))
     context = {
         "submission": submission,
         "suite": submission.suite,
         "page": page,
-        "groups": cause_groups(submission, filters, page.object_list),
-        "failing_runs": filters.matching(submission).exclude(verdict=Verdict.PASS).count(),
+        "groups": failures.groups(page.object_list),
+        "failing_runs": failures.failing_runs(),
         "filters": filters,
         "tags": version_tags(submission),
         "review_statuses": ReviewStatus.choices,
