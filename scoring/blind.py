@@ -13,6 +13,13 @@ the team's labels) without seeing each other's decision; their agreement is meas
   same labels) their decision becomes the run's review at once; else the item waits for
   the resolve step, where someone else (or the queue's maker) picks the final decision.
   A reviewer may change their decision until then, not after.
+- While an item is open (not resolved), its reviewers review the run blind wherever they
+  open it: the run page shows them their own decision only, with or without the queue in
+  its address, and hides the run's review, its thread and the problem's earlier decision
+  (a review made before the queue included); and they may not change the run's review
+  from the run page or a bulk change (``open_item``, ``without_blind``). The runs table,
+  the CSV and the results API still show the run's review to whoever may see the suite:
+  it holds nothing of the other reviewer's decision until the item is resolved.
 """
 
 from __future__ import annotations
@@ -46,6 +53,42 @@ class Settled(ValueError):
 
 class NotReady(ValueError):
     """The item has no disagreement to resolve (yet)."""
+
+
+class ReviewingBlind(PermissionError):
+    """The user reviews the run blind in an open double-blind queue: its review is written
+    from the queue's decisions, not changed by hand."""
+
+
+def _open_decisions(user) -> QuerySet[BlindDecision]:
+    """The user's decisions on the items not yet resolved, of any double-blind queue."""
+    return BlindDecision.objects.filter(reviewer=user, item__resolved_at__isnull=True)
+
+
+def open_item(run: Run, user, queue_id: str = "") -> QueueItem | None:
+    """The run as an item the user reviews blind, not resolved: of queue ``queue_id`` if
+    it is one of those, else of the first queue; None when the user does not."""
+    decisions = _open_decisions(user).filter(item__run=run).select_related("item__queue")
+    wanted = decisions.filter(item__queue_id=queue_id) if queue_id.isdigit() else decisions.none()
+    decision = wanted.first() or decisions.order_by("item__queue_id").first()
+    return decision.item if decision else None
+
+
+def refuse_if_blind(run: Run, user) -> None:
+    """Raise ``ReviewingBlind`` when the user reviews the run blind."""
+    if item := open_item(run, user):
+        raise ReviewingBlind(
+            f"You are reviewing this run blind in the double-blind queue “{item.queue.name}”: "
+            "decide it there. Its review is written when both decisions are in (and agree) "
+            "or the disagreement is resolved."
+        )
+
+
+def without_blind(runs: QuerySet[Run], user) -> tuple[QuerySet[Run], int]:
+    """``runs`` less those the user reviews blind, and how many those are."""
+    blind_runs = _open_decisions(user).filter(item__run__in=runs).values("item__run_id")
+    left_out = blind_runs.distinct().count()
+    return (runs.exclude(pk__in=blind_runs) if left_out else runs), left_out
 
 
 def next_item(queue: ReviewQueue, user) -> QueueItem | None:
