@@ -238,17 +238,27 @@ class BlindProgress:
 
 
 def progress(queue: ReviewQueue) -> BlindProgress:
+    # Grouped by reviewer id, named after: a join of every decision to its user costs more
+    # than the counting.
     rows = (
         BlindDecision.objects.filter(item__queue=queue)
-        .values("reviewer__username")
+        .values("reviewer_id")
         .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status="")))
-        .order_by("reviewer__username")
+        .order_by()
+    )
+    names = dict(
+        User.objects.filter(pk__in=[row["reviewer_id"] for row in rows]).values_list(
+            "pk", "username"
+        )
     )
     counts = queue.items.aggregate(
         items=Count("pk"), resolved=Count("pk", filter=Q(resolved_at__isnull=False))
     )
     return BlindProgress(
-        shares=[Share(row["reviewer__username"], row["total"], row["done"]) for row in rows],
+        shares=sorted(
+            (Share(names[row["reviewer_id"]], row["total"], row["done"]) for row in rows),
+            key=lambda share: share.reviewer,
+        ),
         items=counts["items"],
         resolved=counts["resolved"],
         disputed=to_resolve(queue).order_by().count(),
@@ -275,42 +285,71 @@ class Agreement:
     labels: list[Kappa]  # each label either gave, as given or not
 
 
-def agreement(queue: ReviewQueue) -> Agreement:
+def agreement(queue: ReviewQueue, *, final: bool = False) -> Agreement:
     """How far the two reviewers agree, over the items both decided: on the status (κ over
     the statuses), and on each status and each label used (κ of "given it" or not).
 
-    Counted in the database, a pair of decisions being an item's decision and the decision
-    of its other reviewer with a greater id (so that with two reviewers the first of every
-    pair is the same person's, as Cohen's κ compares two raters): what comes back is the
-    contingency tables, not the decisions."""
-    by_status = _pairs("a.status, b.status, COUNT(*)") + " GROUP BY a.status, b.status"
-    sides: dict[str, dict[int, list[bool]]] = defaultdict(
-        lambda: defaultdict(lambda: [False, False])
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(by_status, [queue.pk])
-        statuses = {(first, second): n for first, second, n in cursor.fetchall()}
-        # The labels on the first decisions of the pairs, then on the second ones.
-        for index, side in enumerate("ab"):
-            cursor.execute(_pairs("l.name, a.item_id", labels_of=side), [queue.pk])
-            for name, item_id in cursor.fetchall():
-                sides[name][item_id][index] = True
+    ``final``: both reviewers have decided every item, so that no decision can change any
+    more (``decide`` refuses once both are in): the tables are then counted once and kept
+    on the queue (``ReviewQueue.agreement_tables``), and read from there afterwards."""
+    tables = queue.agreement_tables
+    if tables is None:
+        tables = _count_tables(queue)
+        if final:
+            queue.agreement_tables = tables
+            queue.save(update_fields=["agreement_tables"])
+    statuses = {(first, second): n for first, second, n in tables["statuses"]}
     items = sum(statuses.values())
-    reviewer_ids = BlindDecision.objects.filter(item__queue=queue).order_by().values("reviewer")
-    names = (
-        User.objects.filter(pk__in=reviewer_ids).order_by("pk").values_list("username", flat=True)
-    )
+    by_label: dict[int, Counter] = defaultdict(Counter)
+    for label_id, first, second, n in tables["labels"]:
+        by_label[label_id][first, second] = n
+    # Named as they are called now; a label deleted since is left out.
+    names = dict(ReviewLabel.objects.filter(pk__in=by_label).values_list("pk", "name"))
+    labelled = sorted((names[pk], table) for pk, table in by_label.items() if pk in names)
     return Agreement(
         items=items,
-        reviewers=tuple(names),
+        reviewers=tuple(tables["reviewers"]),
         status=Kappa("status", cohen_kappa(statuses), observed_agreement(statuses), items, items),
         statuses=[
             _binary(ReviewStatus(value).label, _given(statuses, value))
             for value, _ in DECISION_STATUSES
             if any(value in pair for pair in statuses)
         ],
-        labels=[_binary(name, _label_table(sides[name], items)) for name in sorted(sides)],
+        labels=[_binary(name, _label_table(table, items)) for name, table in labelled],
     )
+
+
+def _count_tables(queue: ReviewQueue) -> dict:
+    """The contingency tables of the queue's pairs of decisions, as JSON: the statuses'
+    (``[first, second, items]``) and each label's (``[label id, first gave it, second
+    gave it, items]``, but for the pairs where neither did), and the reviewers' names.
+
+    Counted in the database, a pair of decisions being an item's decision and the decision
+    of its other reviewer with a greater id (so that with two reviewers the first of every
+    pair is the same person's, as Cohen's κ compares two raters): what comes back is the
+    tables, not the decisions."""
+    by_status = _pairs("a.status, b.status, COUNT(*)") + " GROUP BY a.status, b.status"
+    sides: dict[int, dict[int, list[bool]]] = defaultdict(
+        lambda: defaultdict(lambda: [False, False])
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(by_status, [queue.pk])
+        statuses = [list(row) for row in cursor.fetchall()]
+        # The labels on the first decisions of the pairs, then on the second ones.
+        for index, side in enumerate("ab"):
+            cursor.execute(_pairs("dl.reviewlabel_id, a.item_id", labels_of=side), [queue.pk])
+            for label_id, item_id in cursor.fetchall():
+                sides[label_id][item_id][index] = True
+    reviewer_ids = BlindDecision.objects.filter(item__queue=queue).order_by().values("reviewer")
+    names = (
+        User.objects.filter(pk__in=reviewer_ids).order_by("pk").values_list("username", flat=True)
+    )
+    labels = [
+        [label_id, first, second, n]
+        for label_id, pairs in sides.items()
+        for (first, second), n in Counter(tuple(pair) for pair in pairs.values()).items()
+    ]
+    return {"reviewers": list(names), "statuses": statuses, "labels": labels}
 
 
 # An item's two decisions as a pair, the first the one of the reviewer with the smaller id,
@@ -326,17 +365,13 @@ _PAIRS = """
 
 
 def _pairs(columns: str, *, labels_of: str = "") -> str:
-    """``_PAIRS`` selecting ``columns``, with the labels (``l``) of decision ``labels_of``
+    """``_PAIRS`` selecting ``columns``, with the label links (``dl``) of decision ``labels_of``
     (``a`` or ``b``) if asked."""
     quote = connection.ops.quote_name
     join = ""
     if labels_of:
         link = quote(BlindDecision.labels.through._meta.db_table)
-        label = quote(ReviewLabel._meta.db_table)
-        join = (
-            f"JOIN {link} dl ON dl.blinddecision_id = {labels_of}.id "
-            f"JOIN {label} l ON l.id = dl.reviewlabel_id"
-        )
+        join = f"JOIN {link} dl ON dl.blinddecision_id = {labels_of}.id"
     return _PAIRS.format(
         columns=columns,
         decision=quote(BlindDecision._meta.db_table),
@@ -353,11 +388,11 @@ def _given(statuses: dict, value: str) -> Counter:
     return table
 
 
-def _label_table(sides: dict[int, list[bool]], items: int) -> Counter:
-    """Whether each reviewer gave the label, over the ``items`` pairs (those not listed in
-    ``sides``: neither did)."""
-    table = Counter(tuple(pair) for pair in sides.values())
-    table[False, False] += items - len(sides)
+def _label_table(table: Counter, items: int) -> Counter:
+    """Whether each reviewer gave the label, over the ``items`` pairs (those not counted in
+    ``table``: neither did)."""
+    table = Counter(table)
+    table[False, False] += items - sum(table.values())
     return table
 
 

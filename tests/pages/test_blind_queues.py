@@ -11,7 +11,7 @@ import pytest
 
 from cases.models import Membership, ReviewLabel, Role
 from scoring import blind, queues, reviews
-from scoring.models import BlindDecision, Review, ReviewEvent, ReviewStatus, Run
+from scoring.models import BlindDecision, Review, ReviewEvent, ReviewQueue, ReviewStatus, Run
 from scoring.results import RunFilters
 
 from .conftest import text
@@ -347,6 +347,32 @@ def test_kappa_is_shown_once_both_reviewers_have_finished(
     assert api["double_blind"]
     assert api["agreement"]["items"] == FAILED
     assert api["agreement"]["labels"][0]["kappa"] == pytest.approx(label.kappa)
+
+
+def test_a_finished_queues_agreement_is_counted_once_and_kept(
+    queue, admin, editor, wrong_tool, as_user, django_assert_max_num_queries
+):
+    """Once both have decided every run no decision can change: the tables are counted on
+    the first look and read from the queue after (a label shown as it is called now)."""
+    for n, item in enumerate(items(queue)):
+        blind.decide(item, admin, ReviewStatus.FLAKY, [wrong_tool] if n < 2 else [])
+        blind.decide(item, editor, ReviewStatus.FLAKY if n else ReviewStatus.REGRESSION, [])
+    queue.refresh_from_db()
+    assert queue.agreement_tables is None
+    client = as_user(admin)
+    counted = text(client.get(queue.get_absolute_url()))
+    queue.refresh_from_db()
+    assert queue.agreement_tables is not None
+    recounted = ReviewQueue.objects.get(pk=queue.pk)
+    recounted.agreement_tables = None
+    assert blind.agreement(queue) == blind.agreement(recounted)
+    wrong_tool.name = "wrong function"
+    wrong_tool.save()
+    with django_assert_max_num_queries(1):  # the labels' names
+        kept = blind.agreement(queue)
+    assert [k.name for k in kept.labels] == ["wrong function"]
+    assert 'data-kappa="wrong tool">' in counted
+    assert 'data-kappa="wrong function">' in text(client.get(queue.get_absolute_url()))
 
 
 def test_the_queue_list_counts_resolved_items_as_done(queue, submission, admin, editor, as_user):
