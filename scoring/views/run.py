@@ -74,10 +74,12 @@ def review_context(
     the controls; or, for a reviewer of a double-blind queue's item, only their own
     decision (``blind``): not the run's thread, where the other reviewer may have written."""
     if blind:
-        return {"blind": blind, "can_edit": can_edit}
+        keyed = [label for label, _ in blind["labels"] if label.key]
+        return {"blind": blind, "can_edit": can_edit, "keyed_labels": keyed}
     members = reviewers(run.submission.suite)
     labels = reviews.team_labels(run)
     return {
+        "keyed_labels": [label for label in labels if label.key] if can_edit else (),
         "review": reviews.review_of(run),
         "run_labels": reviews.labels_of(run),
         "team_labels": labels if can_edit else (),
