@@ -12,6 +12,7 @@ urlpatterns = [
     path("teams/<slug:slug>/members/", teams.member_add, name="team_member_add"),
     path("teams/<slug:slug>/members/<int:membership_id>/", teams.member_change, name="team_member"),
     path("teams/<slug:slug>/labels/", teams.label_add, name="team_label_add"),
+    path("teams/<slug:slug>/labels/<int:label_id>/", teams.label_edit, name="team_label_edit"),
     path(
         "teams/<slug:slug>/labels/<int:label_id>/delete/",
         teams.label_delete,

@@ -13,6 +13,13 @@ the team's labels) without seeing each other's decision; their agreement is meas
   same labels) their decision becomes the run's review at once; else the item waits for
   the resolve step, where someone else (or the queue's maker) picks the final decision.
   A reviewer may change their decision until then, not after.
+- While an item is open (not resolved), its reviewers review the run blind wherever they
+  open it: the run page shows them their own decision only, with or without the queue in
+  its address, and hides the run's review, its thread and the problem's earlier decision
+  (a review made before the queue included); and they may not change the run's review
+  from the run page or a bulk change (``open_item``, ``without_blind``). The runs table,
+  the CSV and the results API still show the run's review to whoever may see the suite:
+  it holds nothing of the other reviewer's decision until the item is resolved.
 """
 
 from __future__ import annotations
@@ -46,6 +53,42 @@ class Settled(ValueError):
 
 class NotReady(ValueError):
     """The item has no disagreement to resolve (yet)."""
+
+
+class ReviewingBlind(PermissionError):
+    """The user reviews the run blind in an open double-blind queue: its review is written
+    from the queue's decisions, not changed by hand."""
+
+
+def _open_decisions(user) -> QuerySet[BlindDecision]:
+    """The user's decisions on the items not yet resolved, of any double-blind queue."""
+    return BlindDecision.objects.filter(reviewer=user, item__resolved_at__isnull=True)
+
+
+def open_item(run: Run, user, queue_id: str = "") -> QueueItem | None:
+    """The run as an item the user reviews blind, not resolved: of queue ``queue_id`` if
+    it is one of those, else of the first queue; None when the user does not."""
+    decisions = _open_decisions(user).filter(item__run=run).select_related("item__queue")
+    wanted = decisions.filter(item__queue_id=queue_id) if queue_id.isdigit() else decisions.none()
+    decision = wanted.first() or decisions.order_by("item__queue_id").first()
+    return decision.item if decision else None
+
+
+def refuse_if_blind(run: Run, user) -> None:
+    """Raise ``ReviewingBlind`` when the user reviews the run blind."""
+    if item := open_item(run, user):
+        raise ReviewingBlind(
+            f"You are reviewing this run blind in the double-blind queue “{item.queue.name}”: "
+            "decide it there. Its review is written when both decisions are in (and agree) "
+            "or the disagreement is resolved."
+        )
+
+
+def without_blind(runs: QuerySet[Run], user) -> tuple[QuerySet[Run], int]:
+    """``runs`` less those the user reviews blind, and how many those are."""
+    blind_runs = _open_decisions(user).filter(item__run__in=runs).values("item__run_id")
+    left_out = blind_runs.distinct().count()
+    return (runs.exclude(pk__in=blind_runs) if left_out else runs), left_out
 
 
 def next_item(queue: ReviewQueue, user) -> QueueItem | None:
@@ -195,17 +238,27 @@ class BlindProgress:
 
 
 def progress(queue: ReviewQueue) -> BlindProgress:
+    # Grouped by reviewer id, named after: a join of every decision to its user costs more
+    # than the counting.
     rows = (
         BlindDecision.objects.filter(item__queue=queue)
-        .values("reviewer__username")
+        .values("reviewer_id")
         .annotate(total=Count("pk"), done=Count("pk", filter=~Q(status="")))
-        .order_by("reviewer__username")
+        .order_by()
+    )
+    names = dict(
+        User.objects.filter(pk__in=[row["reviewer_id"] for row in rows]).values_list(
+            "pk", "username"
+        )
     )
     counts = queue.items.aggregate(
         items=Count("pk"), resolved=Count("pk", filter=Q(resolved_at__isnull=False))
     )
     return BlindProgress(
-        shares=[Share(row["reviewer__username"], row["total"], row["done"]) for row in rows],
+        shares=sorted(
+            (Share(names[row["reviewer_id"]], row["total"], row["done"]) for row in rows),
+            key=lambda share: share.reviewer,
+        ),
         items=counts["items"],
         resolved=counts["resolved"],
         disputed=to_resolve(queue).order_by().count(),
@@ -232,42 +285,71 @@ class Agreement:
     labels: list[Kappa]  # each label either gave, as given or not
 
 
-def agreement(queue: ReviewQueue) -> Agreement:
+def agreement(queue: ReviewQueue, *, final: bool = False) -> Agreement:
     """How far the two reviewers agree, over the items both decided: on the status (κ over
     the statuses), and on each status and each label used (κ of "given it" or not).
 
-    Counted in the database, a pair of decisions being an item's decision and the decision
-    of its other reviewer with a greater id (so that with two reviewers the first of every
-    pair is the same person's, as Cohen's κ compares two raters): what comes back is the
-    contingency tables, not the decisions."""
-    by_status = _pairs("a.status, b.status, COUNT(*)") + " GROUP BY a.status, b.status"
-    sides: dict[str, dict[int, list[bool]]] = defaultdict(
-        lambda: defaultdict(lambda: [False, False])
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(by_status, [queue.pk])
-        statuses = {(first, second): n for first, second, n in cursor.fetchall()}
-        # The labels on the first decisions of the pairs, then on the second ones.
-        for index, side in enumerate("ab"):
-            cursor.execute(_pairs("l.name, a.item_id", labels_of=side), [queue.pk])
-            for name, item_id in cursor.fetchall():
-                sides[name][item_id][index] = True
+    ``final``: both reviewers have decided every item, so that no decision can change any
+    more (``decide`` refuses once both are in): the tables are then counted once and kept
+    on the queue (``ReviewQueue.agreement_tables``), and read from there afterwards."""
+    tables = queue.agreement_tables
+    if tables is None:
+        tables = _count_tables(queue)
+        if final:
+            queue.agreement_tables = tables
+            queue.save(update_fields=["agreement_tables"])
+    statuses = {(first, second): n for first, second, n in tables["statuses"]}
     items = sum(statuses.values())
-    reviewer_ids = BlindDecision.objects.filter(item__queue=queue).order_by().values("reviewer")
-    names = (
-        User.objects.filter(pk__in=reviewer_ids).order_by("pk").values_list("username", flat=True)
-    )
+    by_label: dict[int, Counter] = defaultdict(Counter)
+    for label_id, first, second, n in tables["labels"]:
+        by_label[label_id][first, second] = n
+    # Named as they are called now; a label deleted since is left out.
+    names = dict(ReviewLabel.objects.filter(pk__in=by_label).values_list("pk", "name"))
+    labelled = sorted((names[pk], table) for pk, table in by_label.items() if pk in names)
     return Agreement(
         items=items,
-        reviewers=tuple(names),
+        reviewers=tuple(tables["reviewers"]),
         status=Kappa("status", cohen_kappa(statuses), observed_agreement(statuses), items, items),
         statuses=[
             _binary(ReviewStatus(value).label, _given(statuses, value))
             for value, _ in DECISION_STATUSES
             if any(value in pair for pair in statuses)
         ],
-        labels=[_binary(name, _label_table(sides[name], items)) for name in sorted(sides)],
+        labels=[_binary(name, _label_table(table, items)) for name, table in labelled],
     )
+
+
+def _count_tables(queue: ReviewQueue) -> dict:
+    """The contingency tables of the queue's pairs of decisions, as JSON: the statuses'
+    (``[first, second, items]``) and each label's (``[label id, first gave it, second
+    gave it, items]``, but for the pairs where neither did), and the reviewers' names.
+
+    Counted in the database, a pair of decisions being an item's decision and the decision
+    of its other reviewer with a greater id (so that with two reviewers the first of every
+    pair is the same person's, as Cohen's κ compares two raters): what comes back is the
+    tables, not the decisions."""
+    by_status = _pairs("a.status, b.status, COUNT(*)") + " GROUP BY a.status, b.status"
+    sides: dict[int, dict[int, list[bool]]] = defaultdict(
+        lambda: defaultdict(lambda: [False, False])
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(by_status, [queue.pk])
+        statuses = [list(row) for row in cursor.fetchall()]
+        # The labels on the first decisions of the pairs, then on the second ones.
+        for index, side in enumerate("ab"):
+            cursor.execute(_pairs("dl.reviewlabel_id, a.item_id", labels_of=side), [queue.pk])
+            for label_id, item_id in cursor.fetchall():
+                sides[label_id][item_id][index] = True
+    reviewer_ids = BlindDecision.objects.filter(item__queue=queue).order_by().values("reviewer")
+    names = (
+        User.objects.filter(pk__in=reviewer_ids).order_by("pk").values_list("username", flat=True)
+    )
+    labels = [
+        [label_id, first, second, n]
+        for label_id, pairs in sides.items()
+        for (first, second), n in Counter(tuple(pair) for pair in pairs.values()).items()
+    ]
+    return {"reviewers": list(names), "statuses": statuses, "labels": labels}
 
 
 # An item's two decisions as a pair, the first the one of the reviewer with the smaller id,
@@ -283,17 +365,13 @@ _PAIRS = """
 
 
 def _pairs(columns: str, *, labels_of: str = "") -> str:
-    """``_PAIRS`` selecting ``columns``, with the labels (``l``) of decision ``labels_of``
+    """``_PAIRS`` selecting ``columns``, with the label links (``dl``) of decision ``labels_of``
     (``a`` or ``b``) if asked."""
     quote = connection.ops.quote_name
     join = ""
     if labels_of:
         link = quote(BlindDecision.labels.through._meta.db_table)
-        label = quote(ReviewLabel._meta.db_table)
-        join = (
-            f"JOIN {link} dl ON dl.blinddecision_id = {labels_of}.id "
-            f"JOIN {label} l ON l.id = dl.reviewlabel_id"
-        )
+        join = f"JOIN {link} dl ON dl.blinddecision_id = {labels_of}.id"
     return _PAIRS.format(
         columns=columns,
         decision=quote(BlindDecision._meta.db_table),
@@ -310,11 +388,11 @@ def _given(statuses: dict, value: str) -> Counter:
     return table
 
 
-def _label_table(sides: dict[int, list[bool]], items: int) -> Counter:
-    """Whether each reviewer gave the label, over the ``items`` pairs (those not listed in
-    ``sides``: neither did)."""
-    table = Counter(tuple(pair) for pair in sides.values())
-    table[False, False] += items - len(sides)
+def _label_table(table: Counter, items: int) -> Counter:
+    """Whether each reviewer gave the label, over the ``items`` pairs (those not counted in
+    ``table``: neither did)."""
+    table = Counter(table)
+    table[False, False] += items - sum(table.values())
     return table
 
 

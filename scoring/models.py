@@ -515,6 +515,9 @@ class ReviewQueue(models.Model):
     filter_query = models.TextField(blank=True, help_text="the runs table's query string")
     group = models.TextField(blank=True, help_text="the failing predicate's label")
     double_blind = models.BooleanField(default=False)
+    # A double-blind queue's agreement tables (``scoring.blind.agreement``), kept once both
+    # reviewers have decided every item: decisions cannot change after that.
+    agreement_tables = models.JSONField(null=True, blank=True, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )

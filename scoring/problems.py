@@ -99,6 +99,7 @@ def runs_of(submission: Submission, signatures) -> QuerySet[Run]:
 def apply_earlier_decisions(submission: Submission, author, signature: str = "") -> int:
     """Set each earlier decision (or the one on ``signature``) on this submission's runs of
     its problem; how many runs changed."""
+    from .blind import without_blind
     from .reviews import set_status  # reviews records its decisions here
 
     problems = offered(submission)
@@ -107,7 +108,9 @@ def apply_earlier_decisions(submission: Submission, author, signature: str = "")
     changed = 0
     for status in set(problems.values_list("status", flat=True)):
         signatures = problems.filter(status=status).values("signature")
-        changed += set_status(runs_of(submission, signatures), status, author)
+        # Not on the runs the author reviews blind: their review comes from the queue.
+        runs, _ = without_blind(runs_of(submission, signatures), author)
+        changed += set_status(runs, status, author)
     return changed
 
 

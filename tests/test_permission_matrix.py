@@ -74,6 +74,13 @@ PAGES = [
         MANAGE_POST,
     ),
     ("team_label_add", "post", {"slug": "team"}, {"name": "simulator error"}, EDIT_POST),
+    (
+        "team_label_edit",
+        "post",
+        {"slug": "team", "label_id": "label"},
+        {"name": "renamed"},
+        EDIT_POST,
+    ),
     ("team_label_delete", "post", {"slug": "team", "label_id": "label"}, {}, EDIT_POST),
     ("suite", "get", {"pk": "suite"}, None, READ),
     ("suite_export", "get", {"pk": "suite"}, None, READ),

@@ -9,7 +9,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from .. import services
 from ..forms import LabelForm, MemberForm, RoleForm, TeamForm
-from ..models import Membership, ReviewLabel, Role, Suite
+from ..models import LabelColour, Membership, ReviewLabel, Role, Suite
 from ..permissions import (
     LABELS_MANAGED_BY,
     can_manage_labels,
@@ -58,6 +58,7 @@ def _labels_context(request, team, form=None):
         "labels": team.review_labels.all(),
         "can_manage_labels": can_manage,
         "label_form": (form or LabelForm(team=team)) if can_manage else None,
+        "colours": LabelColour.choices,
     }
 
 
@@ -121,6 +122,28 @@ def label_add(request, slug):
             messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
         return redirect(team)
     context = {"team": team} | _labels_context(request, team, form)
+    return render(request, "cases/team_detail.html#labels", context, status=422 if form else 200)
+
+
+@login_required
+@require_POST
+@vary_on_headers("HX-Request")
+def label_edit(request, slug, label_id):
+    """Rename a review label, or change its key or colour (the team's editors and admins):
+    the runs that have it show it as it is called now."""
+    team = team_for(request.user, slug, at_least=LABELS_MANAGED_BY)
+    label = get_object_or_404(ReviewLabel, pk=label_id, team=team)
+    form = LabelForm(request.POST, instance=label, team=team)
+    if form.is_valid():
+        form.save()
+        form = None
+    if not request.htmx:
+        if form is not None:
+            messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(team)
+    context = {"team": team} | _labels_context(request, team)
+    if form is not None:
+        context |= {"edit_form": form, "edited": label.pk}
     return render(request, "cases/team_detail.html#labels", context, status=422 if form else 200)
 
 

@@ -291,7 +291,7 @@ class QueueViewSet(CasebookViewMixin, mixins.RetrieveModelMixin, viewsets.Generi
         if queue.double_blind:
             progress = blind.progress(queue)
             queue.total, queue.done = progress.items, progress.resolved
-            queue.agreement = blind.agreement(queue) if progress.all_decided else None
+            queue.agreement = blind.agreement(queue, final=True) if progress.all_decided else None
         else:
             progress = queues.progress(queue)
             queue.total, queue.done, queue.agreement = progress.total, progress.done, None

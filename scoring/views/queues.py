@@ -135,21 +135,25 @@ def queue_new(request, pk):
 @vary_on_headers("HX-Request")
 def queue_detail(request, pk):
     queue = queue_for(request.user, pk)
-    items = queue.items.select_related(
-        "run__result", "run__review", "assignee", "reserved_by", "resolved_by"
-    ).only(
-        "queue",  # the related manager sets it on each item
-        "position",
-        "reserved_until",
-        "run__submission_id",
-        "run__case_key",
-        "run__trial",
-        "run__result__verdict",
-        "run__review__status",
-        "assignee__username",
-        "reserved_by__username",
-        "resolved_at",
-        "resolved_by__username",
+    # By position alone: the items' default order leads with the queue's submission's and
+    # the queue's dates, a join and a sort of every item for one page.
+    items = (
+        queue.items.order_by("position")
+        .select_related("run__result", "run__review", "assignee", "reserved_by", "resolved_by")
+        .only(
+            "queue",  # the related manager sets it on each item
+            "position",
+            "reserved_until",
+            "run__submission_id",
+            "run__case_key",
+            "run__trial",
+            "run__result__verdict",
+            "run__review__status",
+            "assignee__username",
+            "reserved_by__username",
+            "resolved_at",
+            "resolved_by__username",
+        )
     )
     context = {
         "queue": queue,
@@ -211,7 +215,7 @@ def blind_context(queue: ReviewQueue, user, *, can_edit: bool) -> dict:
                 disputes.append((item, decisions, form))
     return {
         "blind_progress": progress,
-        "agreement": blind.agreement(queue) if progress.all_decided else None,
+        "agreement": blind.agreement(queue, final=True) if progress.all_decided else None,
         "own_left": own_left,
         "disputes": disputes,
         "can_edit": can_edit,

@@ -21,7 +21,7 @@ from cases.views.editor import render_draft
 from scoring import blind, problems, reviews, submissions
 from scoring.forms import PromoteForm, ReviewForm
 from scoring.matcher import InvalidInput, pretty_json
-from scoring.models import Result, ReviewQueue, Run
+from scoring.models import Result, Run
 from scoring.timeline import timeline_of
 from scoring.triage import nearby_trials, triage_links
 
@@ -39,6 +39,7 @@ def detail(request, pk, run_id):
     if timeline is not None and can_edit:
         timeline = timeline.promotable(reverse("run_promote", args=[pk, run.pk]))
     links = triage_links(run.submission, run, request.GET)
+    blind_review = blind_context(run, links.queue, request.user)
     context = {
         "submission": run.submission,
         "suite": run.submission.suite,
@@ -49,8 +50,11 @@ def detail(request, pk, run_id):
         "query": links.query,
         "trials": nearby_trials(run),
         "newer_version": newer_version(run.submission) if can_edit else None,
-        "problem": problems.run_problem(run, result.signature) if result else None,
-    } | review_context(run, can_edit=can_edit, blind=blind_context(run, links.queue, request.user))
+        # Not while blind: the problem's card tells an earlier decision on the same failure.
+        "problem": problems.run_problem(run, result.signature)
+        if result and not blind_review
+        else None,
+    } | review_context(run, can_edit=can_edit, blind=blind_review)
     return render(request, "scoring/run.html", context)
 
 
@@ -70,10 +74,12 @@ def review_context(
     the controls; or, for a reviewer of a double-blind queue's item, only their own
     decision (``blind``): not the run's thread, where the other reviewer may have written."""
     if blind:
-        return {"blind": blind, "can_edit": can_edit}
+        keyed = [label for label, _ in blind["labels"] if label.key]
+        return {"blind": blind, "can_edit": can_edit, "keyed_labels": keyed}
     members = reviewers(run.submission.suite)
     labels = reviews.team_labels(run)
     return {
+        "keyed_labels": [label for label in labels if label.key] if can_edit else (),
         "review": reviews.review_of(run),
         "run_labels": reviews.labels_of(run),
         "team_labels": labels if can_edit else (),
@@ -85,21 +91,18 @@ def review_context(
 
 
 def blind_context(run: Run, queue_id: str, user) -> dict | None:
-    """The user's decision on the run as an item of double-blind queue ``queue_id``, if it
-    is one and theirs, unresolved."""
-    if not queue_id:
+    """The user's decision on the run while they review it blind (``scoring.blind``): as an
+    item of queue ``queue_id`` (the address's), or of any open double-blind queue."""
+    item = blind.open_item(run, user, queue_id)
+    if item is None:
         return None
-    queue = ReviewQueue.objects.filter(pk=queue_id, double_blind=True).first()
-    item = blind.item_of(queue, run) if queue else None
-    decision = blind.own_decision(item, user) if item and item.resolved_at is None else None
-    if decision is None:
-        return None
+    decision = blind.own_decision(item, user)
     chosen = set(decision.labels.values_list("pk", flat=True))
     return {
-        "queue": queue,
+        "queue": item.queue,
         "item": item,
         "decision": decision,
-        "labels": [(label, label.pk in chosen) for label in blind.labels_for(queue)],
+        "labels": [(label, label.pk in chosen) for label in blind.labels_for(item.queue)],
         "statuses": blind.DECISION_STATUSES,
         "locked": blind.disputed(item),  # both decided: theirs stands until resolved
     }
@@ -112,6 +115,10 @@ def review(request, pk, run_id):
     """Change the run's review: its status, its assignee, or a comment. Answers the review
     panel (htmx), or the next failure when the reviewer asked to move on after deciding."""
     run = run_for(request.user, pk, run_id, edit=True)
+    try:
+        blind.refuse_if_blind(run, request.user)
+    except blind.ReviewingBlind as exc:
+        return _refuse_blind(request, run, str(exc))
     form = ReviewForm(
         request.POST, members=reviewers(run.submission.suite), labels=reviews.team_labels(run)
     )
@@ -148,6 +155,18 @@ def review(request, pk, run_id):
     context = {"run": run, "submission": run.submission, "query": request.GET.urlencode()}
     context |= review_context(run, can_edit=True, form=form)
     return render(request, "scoring/run.html#review", context, status=status)
+
+
+def _refuse_blind(request, run: Run, reason: str):
+    """The answer to a review change on a run the user reviews blind: nothing changed, the
+    reason, and their blind panel in place of the review panel."""
+    if not request.htmx:
+        messages.error(request, reason)
+        return redirect(_run_url(run, request.GET.urlencode()))
+    context = {"run": run, "submission": run.submission, "query": request.GET.urlencode()}
+    context |= review_context(run, can_edit=True, blind=blind_context(run, "", request.user))
+    context["blind_refusal"] = reason
+    return render(request, "scoring/run.html#review", context, status=409)
 
 
 def _run_url(run: Run, query: str) -> str:

@@ -26,7 +26,7 @@ from cases import tool_catalog
 from cases.forms import ToolsForm
 from cases.natural import natural_sorted
 from cases.permissions import can_edit_suite, reviewers, suite_for
-from scoring import exports, problems, reviews, submissions
+from scoring import blind, exports, problems, reviews, submissions
 from scoring.failures import Failures
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
 from scoring.matcher import pretty_json
@@ -325,10 +325,15 @@ def review_runs(request, pk):
 
 def bulk_review(submission, filters: RunFilters, form: BulkReviewForm, author) -> str:
     """Apply the form to the filtered runs; what changed, as sentences."""
-    runs = filters.runs(submission)
+    runs, blind_runs = blind.without_blind(filters.runs(submission), author)
     total = runs.count()
     of_total = f"of {total} run{pluralize(total)}"
     done = []
+    if blind_runs:
+        done.append(
+            f"{blind_runs} run{pluralize(blind_runs)} left alone: you review "
+            f"{pluralize(blind_runs, 'it,them')} blind in a double-blind queue."
+        )
     if status := form.cleaned_data["status"]:
         changed = reviews.set_status(runs, status, author)
         done.append(f"Status “{ReviewStatus(status).label}”: {changed} {of_total} changed.")

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from cases.models import Membership, ReviewLabel, Role
-from scoring import blind, queues
-from scoring.models import BlindDecision, Review, ReviewStatus
+from scoring import blind, queues, reviews
+from scoring.models import BlindDecision, Review, ReviewEvent, ReviewQueue, ReviewStatus, Run
 from scoring.results import RunFilters
 
 from .conftest import text
@@ -169,6 +169,65 @@ def test_a_decision_stays_hidden_from_the_other_reviewer_until_resolved(
     assert shown_decision(text(client.get(queue.get_absolute_url()))) == "expectation_wrong"
 
 
+def test_a_blind_reviewer_without_the_queue_in_the_address_gets_the_blind_panel(
+    queue, submission, admin, editor, as_user, client
+):
+    """Opening the run from the runs table (no ``?queue=``) is still reviewing it blind: the
+    blind panel, and neither the review made before the queue nor the problem's decision."""
+    first = items(queue)[0]
+    reviews.set_status(Run.objects.filter(pk=first.run_id), ReviewStatus.WONT_FIX, admin)
+    as_user(editor)
+    page = text(client.get(f"/submissions/{submission.pk}/runs/{first.run_id}/"))
+    assert "Blind review" in page
+    assert shown_decision(page) is None
+    assert "set the status to" not in page  # the run's thread
+    assert "Seen before" not in page
+
+
+def test_a_blind_reviewer_cannot_set_the_runs_review_by_hand(
+    queue, submission, admin, editor, wrong_tool, as_user, client
+):
+    first = items(queue)[0]
+    run_page = f"/submissions/{submission.pk}/runs/{first.run_id}/"
+    as_user(editor)
+    for data in (
+        {"status": "flaky"},
+        {"label": wrong_tool.pk},
+        {"assignee": editor.pk},
+        {"comment": "I think it is flaky"},
+    ):
+        answer = client.post(f"{run_page}review/", data, HTTP_HX_REQUEST="true")
+        assert answer.status_code == 409, data
+        assert "You are reviewing this run blind" in text(answer)
+        assert "Blind review" in text(answer)
+    page = text(client.post(f"{run_page}review/", {"status": "flaky"}, follow=True))
+    assert "You are reviewing this run blind in the double-blind queue “blind failures”" in page
+    assert not Review.objects.filter(run_id=first.run_id).exists()
+    assert not ReviewEvent.objects.filter(run_id=first.run_id).exists()
+    # Their own decision is still theirs to make, and then the run is theirs to review by
+    # hand again once both have decided (and agreed).
+    blind.decide(first, editor, ReviewStatus.FLAKY, [])
+    assert client.post(f"{run_page}review/", {"status": "wont_fix"}).status_code == 302
+    assert not Review.objects.filter(run_id=first.run_id).exists()
+    blind.decide(first, admin, ReviewStatus.FLAKY, [])
+    client.post(f"{run_page}review/", {"status": "wont_fix"})
+    assert Review.objects.get(run_id=first.run_id).status == ReviewStatus.WONT_FIX
+
+
+def test_a_bulk_review_leaves_the_runs_the_user_reviews_blind_alone(
+    queue, submission, admin, third, as_user, client
+):
+    failing = {item.run_id for item in items(queue)}
+    answer = as_user(admin).post(
+        f"/submissions/{submission.pk}/review/", {"status": "flaky"}, follow=True
+    )
+    assert f"{FAILED} runs left alone: you review them blind" in text(answer)
+    assert not Review.objects.filter(run_id__in=failing).exists()
+    # Someone who reviews none of them changes them all.
+    as_user(third).post(f"/submissions/{submission.pk}/review/", {"status": "wont_fix"})
+    assert Review.objects.filter(run_id__in=failing, status="wont_fix").count() == FAILED
+
+
 def test_agreeing_decisions_become_the_runs_review(queue, admin, editor, wrong_tool):
     first = items(queue)[0]
     blind.decide(first, admin, ReviewStatus.FLAKY, [wrong_tool])
@@ -288,6 +347,32 @@ def test_kappa_is_shown_once_both_reviewers_have_finished(
     assert api["double_blind"]
     assert api["agreement"]["items"] == FAILED
     assert api["agreement"]["labels"][0]["kappa"] == pytest.approx(label.kappa)
+
+
+def test_a_finished_queues_agreement_is_counted_once_and_kept(
+    queue, admin, editor, wrong_tool, as_user, django_assert_max_num_queries
+):
+    """Once both have decided every run no decision can change: the tables are counted on
+    the first look and read from the queue after (a label shown as it is called now)."""
+    for n, item in enumerate(items(queue)):
+        blind.decide(item, admin, ReviewStatus.FLAKY, [wrong_tool] if n < 2 else [])
+        blind.decide(item, editor, ReviewStatus.FLAKY if n else ReviewStatus.REGRESSION, [])
+    queue.refresh_from_db()
+    assert queue.agreement_tables is None
+    client = as_user(admin)
+    counted = text(client.get(queue.get_absolute_url()))
+    queue.refresh_from_db()
+    assert queue.agreement_tables is not None
+    recounted = ReviewQueue.objects.get(pk=queue.pk)
+    recounted.agreement_tables = None
+    assert blind.agreement(queue) == blind.agreement(recounted)
+    wrong_tool.name = "wrong function"
+    wrong_tool.save()
+    with django_assert_max_num_queries(1):  # the labels' names
+        kept = blind.agreement(queue)
+    assert [k.name for k in kept.labels] == ["wrong function"]
+    assert 'data-kappa="wrong tool">' in counted
+    assert 'data-kappa="wrong function">' in text(client.get(queue.get_absolute_url()))
 
 
 def test_the_queue_list_counts_resolved_items_as_done(queue, submission, admin, editor, as_user):

@@ -91,6 +91,37 @@ def test_deleting_a_label_takes_it_off_every_run_and_keeps_its_name_in_history(
     assert run.review_events.get().text == "wrong tool"
 
 
+def test_an_editor_renames_a_label_on_the_team_page(
+    team, editor, viewer, as_user, submission, wrong_tool, simulator
+):
+    run = submission.runs.first()
+    reviews.toggle_label(run, wrong_tool, editor)
+    client = as_user(editor)
+    edit = f"/teams/{team.slug}/labels/{wrong_tool.pk}/"
+    assert f'action="{edit}"' in text(client.get(f"/teams/{team.slug}/"))
+    response = client.post(
+        edit, {"name": "wrong function", "key": "f", "colour": "blue"}, headers=HX
+    )
+    assert response.status_code == 200
+    assert '<span class="label-chip blue">wrong function</span>' in text(response)
+    wrong_tool.refresh_from_db()
+    assert (wrong_tool.name, wrong_tool.key, wrong_tool.colour) == ("wrong function", "f", "blue")
+    assert labels_of(run) == ["wrong function"]
+    # The team's rules hold as when adding: another label's name or key, a page's key.
+    for data, error in (
+        ({"name": "Simulator Error", "key": "f"}, "already"),
+        ({"name": "wrong function", "key": "s"}, "The key s already applies"),
+        ({"name": "wrong function", "key": "j"}, "Choose a letter other than"),
+    ):
+        refused = client.post(edit, data, headers=HX)
+        assert refused.status_code == 422, data
+        assert error in text(refused)
+    assert ReviewLabel.objects.get(pk=wrong_tool.pk).name == "wrong function"
+    # Viewers may not, nor may anyone another team's label through this team's page.
+    assert as_user(viewer).post(edit, {"name": "x"}).status_code == 403
+    assert "Edit</summary>" not in text(as_user(viewer).get(f"/teams/{team.slug}/"))
+
+
 # --- the run page ---------------------------------------------------------------------------
 
 
@@ -111,6 +142,26 @@ def test_the_review_panel_toggles_a_label_and_records_it(
     kinds = list(run.review_events.values_list("kind", "text"))
     assert kinds == [("labelled", "wrong tool"), ("unlabelled", "wrong tool")]
     assert "took the label" in text(client.get(url(submission, f"runs/{run.pk}/")))
+
+
+def test_the_keys_dialog_lists_the_teams_label_keys(
+    editor, viewer, as_user, submission, wrong_tool, simulator
+):
+    run = submission.runs.first()
+    dialog = text(as_user(editor).get(url(submission, f"runs/{run.pk}/"))).split(
+        'id="triage-keys"'
+    )[1]
+    assert re.search(
+        r"<kbd>w</kbd></dt><dd>put on or take off the label <span[^>]*>wrong tool", dialog
+    )
+    assert re.search(
+        r"<kbd>s</kbd></dt><dd>put on or take off the label <span[^>]*>simulator error", dialog
+    )
+    # Viewers cannot label: no label keys for them.
+    dialog = text(as_user(viewer).get(url(submission, f"runs/{run.pk}/"))).split(
+        'id="triage-keys"'
+    )[1]
+    assert "the label" not in dialog
 
 
 def test_another_teams_label_is_refused(editor, as_user, submission, other_team):

@@ -567,10 +567,10 @@ def test_run_page_queries_are_bounded(
     client = as_user(editor)
     review_post(client, submission, run, {"comment": "look"})
     client.get(run_url(submission, run))  # the suite version is read once, then cached
-    # 21: the suite's latest version (to offer a re-score against it), the failure as a
-    # known problem (where it was first seen, the decision made on it elsewhere), and the
-    # team's review labels and the run's.
-    with django_assert_max_num_queries(21):
+    # 22: the suite's latest version (to offer a re-score against it), the failure as a
+    # known problem (where it was first seen, the decision made on it elsewhere), the
+    # team's review labels and the run's, and whether the user reviews the run blind.
+    with django_assert_max_num_queries(22):
         html = page(client, submission, run, verdict="fail", sort="case")
     assert 'data-triage="next"' in html
     assert 'data-triage="previous"' in html
