@@ -61,9 +61,11 @@ def decode(body: bytes, *, content_type: str, encoding: str, max_bytes: int) -> 
             document = parse_json(data)
         except InvalidInput as exc:
             raise BadExport(f"the body is not JSON: {exc}") from None
+        if not isinstance(document, Mapping):
+            raise BadExport("the body is not an OTLP/JSON trace export: it is not a JSON object")
         try:
             json_format.ParseDict(_with_base64_ids(document), request, ignore_unknown_fields=True)
-        except json_format.ParseError as exc:
+        except (json_format.ParseError, TypeError, ValueError) as exc:
             raise BadExport(f"the body is not an OTLP/JSON trace export: {exc}") from None
     else:
         raise BadExport(f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'}")

@@ -95,7 +95,7 @@ def test_a_viewer_teammate_can_read_and_export_but_not_edit(
     sign_in(admin, live_server, user.username, password)
     admin.goto(f"{live_server.url}/teams/agents/")
     admin.get_by_label("Username").fill("vic")
-    admin.get_by_role("button", name="Add").click()
+    admin.get_by_role("button", name="Add member").click()
     admin.get_by_role("combobox", name="Role of vic").wait_for()
 
     viewer = browser.new_page()

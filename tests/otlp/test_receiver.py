@@ -162,10 +162,13 @@ def test_a_suite_the_sender_may_not_see_404_and_only_see_403(client_of, suite, o
     [
         (b"\xff\xff\xff", {}, "not an OTLP protobuf trace export"),
         (b'{"resourceSpans": 3}', {"content_type": "application/json"}, "OTLP/JSON"),
+        (b"null", {"content_type": "application/json"}, "not a JSON object"),
+        (b"[1, 2]", {"content_type": "application/json"}, "not a JSON object"),
+        (b'{"resourceSpans": [null]}', {"content_type": "application/json"}, "OTLP/JSON"),
         (b"not gzip", {"HTTP_CONTENT_ENCODING": "gzip"}, "gzip data is broken"),
         (b"x", {"content_type": "text/plain"}, "Content-Type must be"),
     ],
-    ids=["protobuf", "json", "gzip", "content-type"],
+    ids=["protobuf", "json", "json-null", "json-array", "json-null-inside", "gzip", "content-type"],
 )
 def test_a_body_that_cannot_be_read_400_saying_why(sender, suite, body, headers, expected):
     headers.setdefault("content_type", PROTOBUF)
