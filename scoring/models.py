@@ -602,6 +602,10 @@ class Trace(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="trace"
     )
     problem = models.TextField(blank=True, help_text="why its spans make no valid run")
+    # Its stored spans and their bytes, kept with them: the caps (CASEBOOK_TRACE_MAX_SPANS,
+    # CASEBOOK_TRACE_MAX_BYTES) are checked against these, without reading the spans.
+    span_count = models.IntegerField(default=0)
+    span_bytes = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [

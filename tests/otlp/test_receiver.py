@@ -367,3 +367,86 @@ def test_the_case_attribute_is_a_setting_of_the_suite_page(client, suite, admin,
     suite.refresh_from_db()
     assert suite.trace_case_attribute == "gen_ai.conversation.id"
     assert suite.versions.count() == 1  # the suite file did not change
+
+
+# --- a trace's caps -----------------------------------------------------------------------------
+
+
+def test_spans_over_a_traces_span_cap_are_rejected_naming_it_and_the_rest_kept(
+    sender, suite, settings
+):
+    settings.CASEBOOK_TRACE_MAX_SPANS = 3
+    request = export(suite.pk, trace=1)
+    request.resource_spans.extend(export(suite.pk, trace=2, spans={0, 1}).resource_spans)
+    response = post(sender, request)
+    assert response.status_code == 200
+    partial = answer_of(response).partial_success
+    over = len(FIXTURE_SPANS) - 3
+    assert partial.rejected_spans == over
+    first = Trace.objects.get(trace_id=f"{1:032x}")
+    assert partial.error_message == (
+        f"trace {first.trace_id}: over the cap, CASEBOOK_TRACE_MAX_SPANS = 3 ({over} spans)"
+    )
+    assert (first.spans.count(), first.span_count) == (3, 3)
+    assert Trace.objects.get(trace_id=f"{2:032x}").spans.count() == 2  # nothing valid lost
+    # A full trace's later spans are rejected too, even when nothing else is sent.
+    response = post(sender, export(suite.pk, trace=1, spans={len(FIXTURE_SPANS) - 1}))
+    assert response.status_code == 200
+    assert answer_of(response).partial_success.rejected_spans == 1
+    # Sent again, the spans it holds are accepted as before, not counted again.
+    response = post(sender, export(suite.pk, trace=1, spans={0}))
+    assert not answer_of(response).HasField("partial_success")
+    assert first.spans.count() == 3
+
+
+def test_spans_over_a_traces_byte_cap_are_rejected_naming_it(sender, suite, settings):
+    sizes = [len(span.SerializeToString()) for span in spans_of(export(suite.pk))]
+    settings.CASEBOOK_TRACE_MAX_BYTES = sum(sizes[:2])
+    response = post(sender, export(suite.pk))
+    partial = answer_of(response).partial_success
+    assert partial.rejected_spans == len(FIXTURE_SPANS) - 2
+    assert f"CASEBOOK_TRACE_MAX_BYTES = {sum(sizes[:2]):,}" in partial.error_message
+    trace = Trace.objects.get()
+    assert trace.trace_id in partial.error_message
+    assert (trace.spans.count(), trace.span_bytes) == (2, sum(sizes[:2]))
+
+
+def test_a_capped_trace_whose_root_was_rejected_is_still_made_into_a_run(sender, suite, settings):
+    settings.CASEBOOK_TRACE_MAX_SPANS = len(FIXTURE_SPANS) - 1
+    others = set(range(len(FIXTURE_SPANS))) - {ROOT_SPAN}
+    post(sender, export(suite.pk, spans=others, case=None))
+    response = post(sender, export(suite.pk, spans={ROOT_SPAN}))
+    assert answer_of(response).partial_success.rejected_spans == 1
+    assert assemble_due() == 1  # the root came: no rootless wait
+    assert Run.objects.get().submission.live_day is not None
+
+
+def test_a_racing_exports_spans_are_counted_once(sender, suite, monkeypatch):
+    post(sender, export(suite.pk, spans={0}))
+    monkeypatch.setattr(traces, "stored_spans", lambda trace_pks: set())
+    post(sender, export(suite.pk))
+    trace = Trace.objects.get()
+    stored = [bytes(data) for data in trace.spans.values_list("data", flat=True)]
+    assert (trace.span_count, trace.span_bytes) == (len(stored), sum(map(len, stored)))
+
+
+def test_assembly_reads_no_more_spans_than_the_cap(sender, suite, settings, monkeypatch):
+    post(sender, export(suite.pk))
+    settings.CASEBOOK_TRACE_MAX_SPANS = 2  # lowered after the spans were kept
+    read = []
+    to_canonical = traces.to_canonical
+    monkeypatch.setattr(
+        traces, "to_canonical", lambda line, name: read.append(line) or to_canonical(line, name)
+    )
+    assemble_due()
+    first = sorted(FIXTURE_SPANS, key=lambda span: int(span["startTimeUnixNano"]))[:2]
+    assert [span["spanId"] for span in read[0]["spans"]] == [span["spanId"] for span in first]
+
+
+def spans_of(request: ExportTraceServiceRequest) -> list[Span]:
+    return [
+        span
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
