@@ -630,6 +630,9 @@ class TraceSpan(models.Model):
     span_hex = models.CharField(max_length=16, help_text="its spanId, hex")
     start = models.BigIntegerField(help_text="startTimeUnixNano")
     case_key = models.TextField(blank=True, help_text="casebook.case, on the span or resource")
+    case_value = models.TextField(
+        blank=True, help_text="the value of the suite's case attribute (Suite.trace_case_attribute)"
+    )
     data = models.BinaryField()
 
     class Meta:

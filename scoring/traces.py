@@ -5,7 +5,9 @@ and each trace made into a run of its suite's live submission once it is complet
   sender must be one of its editors. ``casebook.label`` (on the resource) names the
   submission, ``casebook.case`` (on any span, else on the resource) the case, or else the
   span attribute the suite's settings name (``Suite.trace_case_attribute``, such as
-  ``gen_ai.conversation.id``), whose value is then the case key. Spans that
+  ``gen_ai.conversation.id``): its value names the case the suite's map gives it
+  (``Suite.trace_case_map``, read when the trace is assembled), else the case of its own
+  key if there is one, else none (the run is unassigned). Spans that
   cannot be routed are rejected, and the answer says how many and why (OTLP's partial
   success); the others are kept.
 - Accepting: the spans of an export are written in one transaction, before the answer, so
@@ -89,7 +91,8 @@ LABEL_LIMIT = Trace._meta.get_field("label").max_length
 SWEEP_LIMIT = 1000  # traces assembled per sweep; the next sweep takes the rest
 READ_BATCH = 500  # spans read at a time when a trace is assembled
 REASONS_KEPT = 5  # reasons in a partial-success message
-SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "data")
+SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "case_value", "data")
+CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
 
 # Why spans were rejected, by kind: the answer's status when every span was rejected alike.
 NOT_FOUND, FORBIDDEN, INVALID = 404, 403, 400
@@ -127,7 +130,8 @@ def accept(user, export) -> Outcome:
     """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user``."""
     outcome = Outcome()
     suites: dict[object, tuple[Suite | None, tuple[int, str] | None]] = {}
-    rows = []  # (suite id, label, trace id, span id, is root, start, case key, span's bytes)
+    # (suite id, label, trace id, span id, is root, start, case key, case value, span's bytes)
+    rows = []
     for resource_spans in export.resource_spans:
         resource = attributes(resource_spans.resource.attributes)
         count = sum(len(scope.spans) for scope in resource_spans.scope_spans)
@@ -140,18 +144,20 @@ def accept(user, export) -> Outcome:
             continue
         label = _text(resource.get(LABEL))[:LABEL_LIMIT]
         resource_case = _text(resource.get(CASE))
-        case_keys = (CASE, suite.trace_case_attribute) if suite.trace_case_attribute else (CASE,)
+        attribute = suite.trace_case_attribute
         for scope in resource_spans.scope_spans:
             for span in scope.spans:
                 trace_id, span_id = hex_id(span.trace_id, 16), hex_id(span.span_id, 8)
                 if trace_id is None or span_id is None:
                     outcome.rejected[INVALID, "a span without a valid traceId and spanId"] += 1
                     continue
-                case = _case_of(attributes(span.attributes), case_keys) or resource_case
+                named = attributes(span.attributes)
+                case = _text(named.get(CASE)) or resource_case
+                value = "" if case or not attribute else _text(named.get(attribute))
                 root = not any(span.parent_span_id)
                 rows.append(
                     (suite.pk, label, trace_id, span_id, root, span.start_time_unix_nano, case,
-                     span.SerializeToString())
+                     value, span.SerializeToString())
                 )  # fmt: skip
     if rows:
         over_cap = _store(rows, user)
@@ -175,11 +181,6 @@ def _suite(user, reference) -> tuple[Suite | None, tuple[int, str] | None]:
     if not permissions.can_edit_suite(user, suite):
         return None, (FORBIDDEN, f"{SUITE} {pk}: only the suite's editors and admins send runs")
     return suite, None
-
-
-def _case_of(span_attributes: dict, keys: tuple[str, ...]) -> str:
-    """The case key a span names: ``casebook.case``, else the suite's case attribute."""
-    return next((_text(span_attributes[key]) for key in keys if key in span_attributes), "")
 
 
 def _text(value) -> str:
@@ -239,7 +240,7 @@ def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]
     existing = stored_spans({trace.pk for trace in traces.values()})
     new: dict[tuple[int, str], tuple] = {}
     over_cap = Counter()
-    for suite_id, _, trace_id, span_id, _, start, case, data in rows:
+    for suite_id, _, trace_id, span_id, _, start, case, value, data in rows:
         trace = traces[suite_id, trace_id]
         key = (trace.pk, span_id)
         if key in existing or key in new:
@@ -253,7 +254,7 @@ def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]
                 f"trace {trace_id}: over the cap, CASEBOOK_TRACE_MAX_BYTES = {max_bytes:,}"
             ] += 1
         else:
-            new[key] = (trace.pk, span_id, start, case, data)
+            new[key] = (trace.pk, span_id, start, case, value, data)
             trace.span_count += 1
             trace.span_bytes += len(data)
     return list(new.values()), over_cap
@@ -395,27 +396,41 @@ def assemble(trace_pk: int) -> bool:
         if submission is None:
             trace.problem = "the suite has no version to score against"
         else:
-            case_key, documents = _read_spans(trace)
-            trace.problem = _place(trace, submission, case_key, documents)
+            named_case, case_value, documents = _read_spans(trace)
+            case_key = named_case or _case_of_value(trace, case_value, submission)
+            trace.problem = _place(trace, submission, case_key, case_value, documents)
         trace.pending = False
         trace.save(update_fields=["pending", "problem", "run"])
     return trace.problem == ""
 
 
-def _read_spans(trace: Trace) -> tuple[str, list[dict]]:
-    """The case key the trace's spans name (the first, in start order) and the spans as
-    OTLP/JSON, in start order: no more than the caps let a trace hold, whatever is stored
-    (spans kept before a cap was lowered are left out), read a batch at a time."""
+def _read_spans(trace: Trace) -> tuple[str, str, list[dict]]:
+    """The case key the trace's spans name and the value of the suite's case attribute
+    they hold (each the first, in start order), and the spans as OTLP/JSON, in start order:
+    no more than the caps let a trace hold, whatever is stored (spans kept before a cap was
+    lowered are left out), read a batch at a time."""
     max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
-    spans = trace.spans.order_by("start", "span_hex").values_list("case_key", "data")
-    case_key, documents, size = "", [], 0
-    for key, data in spans[:max_spans].iterator(chunk_size=READ_BATCH):
+    spans = trace.spans.order_by("start", "span_hex")
+    case_key, case_value, documents, size = "", "", [], 0
+    rows = spans.values_list("case_key", "case_value", "data")[:max_spans]
+    for key, value, data in rows.iterator(chunk_size=READ_BATCH):
         size += len(data)
         if size > max_bytes:
             break
-        case_key = case_key or key
+        case_key, case_value = case_key or key, case_value or value
         documents.append(span_document(Span.FromString(bytes(data))))
-    return case_key, documents
+    return case_key, case_value, documents
+
+
+def _case_of_value(trace: Trace, value: str, submission: Submission) -> str:
+    """The case a value of the suite's case attribute names: the one the suite's map gives
+    it, else the case of its own key in the submission's version, else none (unassigned)."""
+    if not value:
+        return ""
+    mapping = Suite.objects.values_list("trace_case_map", flat=True).get(pk=trace.suite_id)
+    if value in mapping:
+        return mapping[value]
+    return value if suite_of_version(submission.version).case(value) is not None else ""
 
 
 def _live_submission(trace: Trace) -> Submission | None:
@@ -453,13 +468,16 @@ def _live_submission(trace: Trace) -> Submission | None:
     return live.select_for_update().get()
 
 
-def _place(trace: Trace, submission: Submission, case_key: str, documents: list) -> str:
+def _place(
+    trace: Trace, submission: Submission, case_key: str, case_value: str, documents: list
+) -> str:
     """Put the run of the trace's spans into the (locked) submission, and have it scored;
     returns why the spans make no run, or "" when they do."""
     # A trace with no case gets one for the importer, which wants it; the run keeps none.
     line = {
         "case": case_key or f"trace {trace.trace_id}",
-        "meta": {"trace_id": trace.trace_id},
+        "meta": {"trace_id": trace.trace_id}
+        | ({CASE_VALUE_META: case_value} if case_value else {}),
         "spans": documents,
     }
     try:

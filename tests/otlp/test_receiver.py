@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from cases import services
 from scoring import traces
 from scoring.models import Run, Submission, Trace, TraceSpan
 from scoring.models import Status as SubmissionStatus
@@ -450,3 +451,114 @@ def spans_of(request: ExportTraceServiceRequest) -> list[Span]:
         for scope in resource.scope_spans
         for span in scope.spans
     ]
+
+
+# --- the case attribute's values mapped to cases ------------------------------------------------
+
+
+def conversation_export(suite, value: str, *, trace=1, case=None):
+    """The fixture's trace, its chat span holding ``gen_ai.conversation.id`` = ``value``."""
+    request = export(suite.pk, case=case, trace=trace)
+    chat = request.resource_spans[0].scope_spans[0].spans[1]
+    chat.attributes.append(string_attribute("gen_ai.conversation.id", value))
+    return request
+
+
+@pytest.fixture
+def mapped_suite(suite, admin):
+    services.update_settings(
+        suite,
+        admin,
+        trace_case_attribute="gen_ai.conversation.id",
+        trace_case_map={"conv-17": "weather", "conv-18": "weather-answer"},
+    )
+    return suite
+
+
+def test_a_mapped_value_names_its_case_and_an_unmapped_case_key_its_own(sender, mapped_suite):
+    for trace, value in enumerate(["conv-17", "conv-18", "weather"], start=1):
+        post(sender, conversation_export(mapped_suite, value, trace=trace))
+    assert assemble_due() == 3
+    runs = Run.objects.order_by("seq")
+    assert [(run.case_key, run.result.verdict) for run in runs] == [
+        ("weather", "pass"),
+        ("weather-answer", "fail"),
+        ("weather", "pass"),
+    ]
+    assert runs[0].meta_values["case_value"] == "conv-17"
+
+
+def test_casebook_case_wins_over_the_mapped_attribute(sender, mapped_suite):
+    post(sender, conversation_export(mapped_suite, "conv-18", case="weather"))
+    assemble_due()
+    assert Run.objects.get().case_key == "weather"
+
+
+def test_a_value_neither_mapped_nor_a_case_key_is_unassigned_and_listed_so(
+    sender, mapped_suite, client, editor, password
+):
+    post(sender, conversation_export(mapped_suite, "conv-<99>"))
+    assert assemble_due() == 1
+    live = live_submission(mapped_suite)
+    run = Run.objects.get()
+    assert (run.case_key, live.unknown_cases, live.total) == ("", {}, 0)
+    client.login(username=editor.username, password=password)
+    page = client.get(f"/suites/{mapped_suite.pk}/unassigned/").content.decode()
+    assert "no value of <code>gen_ai.conversation.id</code> that the suite" in page
+    assert '<code class="key">conv-&lt;99&gt;</code>' in page
+
+
+def test_the_map_applies_to_traces_assembled_after_it_is_edited(sender, mapped_suite, admin):
+    post(sender, conversation_export(mapped_suite, "conv-20"))
+    assemble_due()
+    assert Run.objects.get().case_key == ""
+    services.update_settings(mapped_suite, admin, trace_case_map={"conv-20": "weather"})
+    post(sender, conversation_export(mapped_suite, "conv-20", trace=2))
+    assemble_due()
+    assert Run.objects.order_by("seq").last().case_key == "weather"
+
+
+def settings_form(suite, **fields) -> dict:
+    return {"name": suite.name, "visibility": "team", "match_preset": ""} | fields
+
+
+def test_the_map_is_edited_on_the_settings_page_with_clear_errors(client, suite, admin, password):
+    client.login(username=admin.username, password=password)
+    url = f"/suites/{suite.pk}/settings/"
+    form = settings_form(suite, trace_case_attribute="gen_ai.conversation.id")
+    response = client.post(url, form | {"trace_case_map": '{"conv-17": "weather"}'})
+    assert response.status_code == 302
+    suite.refresh_from_db()
+    assert suite.trace_case_map == {"conv-17": "weather"}
+    assert suite.versions.count() == 1
+    assert "&quot;conv-17&quot;: &quot;weather&quot;" in client.get(url).content.decode()
+
+    response = client.post(url, form | {"trace_case_map": '{"a": "nope", "b": "weather", "c": 3}'})
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<code>trace_case_map.a</code>: no case &#x27;nope&#x27; in the suite" in page
+    assert "<code>trace_case_map.c</code>: must be a case key (text)" in page
+    assert "trace_case_map.b" not in page
+    response = client.post(url, form | {"trace_case_map": '{"a": '})
+    assert "Not JSON" in response.content.decode()
+    many = json.dumps({f"conv-{k}": "weather" for k in range(services.TRACE_CASE_MAP_LIMIT + 1)})
+    response = client.post(url, form | {"trace_case_map": many})
+    assert f"{services.TRACE_CASE_MAP_LIMIT:,}" in response.content.decode()
+    suite.refresh_from_db()
+    assert suite.trace_case_map == {"conv-17": "weather"}  # none of those saved
+
+
+def test_the_map_is_edited_through_the_api(client_of, suite, editor, viewer):
+    as_editor = client_of(editor)
+    url = f"/api/suites/{suite.pk}/"
+    body = {"trace_case_attribute": "gen_ai.conversation.id", "trace_case_map": {"c1": "weather"}}
+    response = as_editor.patch(url, body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["trace_case_map"] == {"c1": "weather"}
+    assert response.json()["trace_case_attribute"] == "gen_ai.conversation.id"
+    response = as_editor.patch(url, {"trace_case_map": {"c1": "missing"}}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "trace_case_map": ["trace_case_map.c1: no case 'missing' in the suite"]
+    }
+    assert client_of(viewer).patch(url, body, format="json").status_code == 403

@@ -33,5 +33,10 @@ class Migration(migrations.Migration):
             name='span_count',
             field=models.IntegerField(default=0),
         ),
+        migrations.AddField(
+            model_name='tracespan',
+            name='case_value',
+            field=models.TextField(blank=True, help_text="the value of the suite's case attribute (Suite.trace_case_attribute)"),
+        ),
         migrations.RunPython(count_stored_spans, migrations.RunPython.noop),
     ]
