@@ -141,8 +141,8 @@ class SuiteSettingsForm(SuiteForm):
         required=False,
         label="Case attribute of live traces",
         help_text=(
-            "A span attribute whose value is the case key of a trace sent to /otlp/v1/traces "
-            "that has no casebook.case (e.g. gen_ai.conversation.id)."
+            "A span attribute whose value names the case of a trace sent to /otlp/v1/traces "
+            "that has no casebook.case (e.g. gen_ai.conversation.id), through the map below."
         ),
     )
     trace_case_map = forms.CharField(
