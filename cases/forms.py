@@ -1,5 +1,7 @@
 """Forms of the authoring pages. The case editor's forms live in editor_forms.py."""
 
+import json
+
 from django import forms
 from django.contrib.auth import get_user_model
 
@@ -139,10 +141,34 @@ class SuiteSettingsForm(SuiteForm):
         required=False,
         label="Case attribute of live traces",
         help_text=(
-            "A span attribute whose value is the case key of a trace sent to /otlp/v1/traces "
-            "that has no casebook.case (e.g. gen_ai.conversation.id)."
+            "A span attribute whose value names the case of a trace sent to /otlp/v1/traces "
+            "that has no casebook.case (e.g. gen_ai.conversation.id), through the map below."
         ),
     )
+    trace_case_map = forms.CharField(
+        max_length=100_000,
+        required=False,
+        label="Values of the case attribute → case keys",
+        widget=forms.Textarea(attrs={"rows": 5, "class": "code", "spellcheck": "false"}),
+        help_text=(
+            'A JSON object, e.g. {"conv-17": "refund"}. A value not in it names the case of '
+            "its own key, if there is one; else the trace's run is unassigned. Applies to "
+            "traces made into runs from now on."
+        ),
+    )
+
+    def clean_trace_case_map(self):
+        text = self.cleaned_data["trace_case_map"].strip()
+        if not text:
+            return {}
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"Not JSON: {exc}") from None
+
+    @staticmethod
+    def map_text(mapping: dict) -> str:
+        return json.dumps(mapping, indent=2, ensure_ascii=False) if mapping else ""
 
 
 class NewSuiteForm(SuiteForm):

@@ -20,6 +20,7 @@ from scoring.matcher import (
     SUITE_SCHEMA,
     InvalidInput,
     Problem,
+    field_path,
     json_equal,
     load_suite,
     suite_warnings,
@@ -406,7 +407,8 @@ def replace_contents(
 @transaction.atomic
 def update_settings(suite: Suite, user, *, message: str = "", **fields) -> SuiteVersion:
     """Change the suite's own fields (name, description, tags, visibility, match, and the
-    case attribute of live traces); a new version only when the suite file changed."""
+    case attribute of live traces and its map of values to case keys); a new version only
+    when the suite file changed."""
     suite = _locked(suite)
     document = suite_document(suite)
     for key in ("name", "description", "tags", "match"):
@@ -415,6 +417,10 @@ def update_settings(suite: Suite, user, *, message: str = "", **fields) -> Suite
     if document.get("match") is None:
         document.pop("match", None)
     validate_suite(document)
+    if "trace_case_map" in fields:
+        problems = trace_case_map_problems(suite, fields["trace_case_map"])
+        if problems:
+            raise InvalidInput(problems)
     for key, value in fields.items():
         setattr(suite, key, value)
     if "name" in fields:
@@ -424,6 +430,34 @@ def update_settings(suite: Suite, user, *, message: str = "", **fields) -> Suite
     if latest is not None and latest.document == suite_document(suite):
         return latest  # only the visibility (or the like) changed: the suite file did not
     return record_version(suite, user, message or "Changed the suite's settings")
+
+
+TRACE_CASE_MAP_LIMIT = 1000  # entries of a suite's map of live traces' case values
+TRACE_CASE_VALUE_LIMIT = 200  # characters of a value, as of a case key
+
+
+def trace_case_map_problems(suite: Suite, mapping) -> list[Problem]:
+    """What is wrong with ``mapping`` as the suite's ``trace_case_map``: an object of at
+    most ``TRACE_CASE_MAP_LIMIT`` values (each up to ``TRACE_CASE_VALUE_LIMIT`` characters),
+    each naming one of the suite's case keys."""
+    where = "trace_case_map"
+    if not isinstance(mapping, dict):
+        return [Problem(where, "must be an object of attribute values to case keys")]
+    if len(mapping) > TRACE_CASE_MAP_LIMIT:
+        return [Problem(where, f"{len(mapping):,} values; at most {TRACE_CASE_MAP_LIMIT:,}")]
+    keys = set(suite.cases.values_list("key", flat=True))
+    problems = []
+    for value, key in mapping.items():
+        path = field_path(where, value[:TRACE_CASE_VALUE_LIMIT])
+        if not value or len(value) > TRACE_CASE_VALUE_LIMIT:
+            problems.append(
+                Problem(path, f"a value must be 1 to {TRACE_CASE_VALUE_LIMIT} characters")
+            )
+        elif not isinstance(key, str):
+            problems.append(Problem(path, "must be a case key (text)"))
+        elif key not in keys:
+            problems.append(Problem(path, f"no case {key[:TRACE_CASE_VALUE_LIMIT]!r} in the suite"))
+    return problems
 
 
 @dataclass

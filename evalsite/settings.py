@@ -244,6 +244,10 @@ CASEBOOK_OTLP_MAX_BYTES = env.int("CASEBOOK_OTLP_MAX_BYTES", default=16 << 20)
 CASEBOOK_TRACE_GRACE_SECONDS = env.float("CASEBOOK_TRACE_GRACE_SECONDS", default=10.0)
 CASEBOOK_TRACE_ROOTLESS_SECONDS = env.float("CASEBOOK_TRACE_ROOTLESS_SECONDS", default=600.0)
 CASEBOOK_TRACE_SWEEP_SECONDS = env.float("CASEBOOK_TRACE_SWEEP_SECONDS", default=5.0)
+# What one trace may hold (its spans, and their bytes as sent): spans past either are
+# rejected (OTLP partial success), so a trace's assembly reads a bounded amount.
+CASEBOOK_TRACE_MAX_SPANS = env.int("CASEBOOK_TRACE_MAX_SPANS", default=10_000)
+CASEBOOK_TRACE_MAX_BYTES = env.int("CASEBOOK_TRACE_MAX_BYTES", default=32 << 20)
 # Django reads a request body into memory up to this size; run files are streamed past it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
 

@@ -646,6 +646,10 @@ class Trace(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="trace"
     )
     problem = models.TextField(blank=True, help_text="why its spans make no valid run")
+    # Its stored spans and their bytes, kept with them: the caps (CASEBOOK_TRACE_MAX_SPANS,
+    # CASEBOOK_TRACE_MAX_BYTES) are checked against these, without reading the spans.
+    span_count = models.IntegerField(default=0)
+    span_bytes = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -670,6 +674,9 @@ class TraceSpan(models.Model):
     span_hex = models.CharField(max_length=16, help_text="its spanId, hex")
     start = models.BigIntegerField(help_text="startTimeUnixNano")
     case_key = models.TextField(blank=True, help_text="casebook.case, on the span or resource")
+    case_value = models.TextField(
+        blank=True, help_text="the value of the suite's case attribute (Suite.trace_case_attribute)"
+    )
     data = models.BinaryField()
 
     class Meta:

@@ -5,12 +5,16 @@ and each trace made into a run of its suite's live submission once it is complet
   sender must be one of its editors. ``casebook.label`` (on the resource) names the
   submission, ``casebook.case`` (on any span, else on the resource) the case, or else the
   span attribute the suite's settings name (``Suite.trace_case_attribute``, such as
-  ``gen_ai.conversation.id``), whose value is then the case key. Spans that
+  ``gen_ai.conversation.id``): its value names the case the suite's map gives it
+  (``Suite.trace_case_map``, read when the trace is assembled), else the case of its own
+  key if there is one, else none (the run is unassigned). Spans that
   cannot be routed are rejected, and the answer says how many and why (OTLP's partial
   success); the others are kept.
 - Accepting: the spans of an export are written in one transaction, before the answer, so
   nothing accepted waits on a worker or the broker. A span sent twice (the exporter
-  retried) is kept once.
+  retried) is kept once. A trace holds at most ``CASEBOOK_TRACE_MAX_SPANS`` spans and
+  ``CASEBOOK_TRACE_MAX_BYTES`` of them (counted on its row): spans past a cap are rejected,
+  the answer naming the trace and the cap, and assembling reads no more than the caps.
 - Assembling: a trace is complete when its root span (no parent) has arrived and no span
   came for ``CASEBOOK_TRACE_GRACE_SECONDS`` (a trace whose root never comes: after
   ``CASEBOOK_TRACE_ROOTLESS_SECONDS``). Its spans, in start order, are then read by the
@@ -27,9 +31,10 @@ and each trace made into a run of its suite's live submission once it is complet
   beat) picks up whatever a lost message left pending. In the embedded default (no
   broker) a timer thread of the web process does both (``EmbeddedTimer``).
 
-Locks: accepting updates the trace rows it touches; assembling holds its trace's row and
-then the submission's. A span accepted while its trace is being assembled either is read
-by that assembly or makes the trace pending again after it.
+Locks: accepting locks the trace rows it touches (in id order), so that exports racing on
+a trace count its spans in turn; assembling holds its trace's row and then the
+submission's. A span accepted while its trace is being assembled either is read by that
+assembly or makes the trace pending again after it.
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ from datetime import timedelta
 from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, connections, transaction
-from django.db.models import Min, Q
+from django.db.models import Count, Min, Q, Sum
+from django.db.models.functions import Length
 from django.utils import timezone
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
@@ -83,8 +89,10 @@ LABEL = "casebook.label"
 CASE = "casebook.case"
 LABEL_LIMIT = Trace._meta.get_field("label").max_length
 SWEEP_LIMIT = 1000  # traces assembled per sweep; the next sweep takes the rest
+READ_BATCH = 500  # spans read at a time when a trace is assembled
 REASONS_KEPT = 5  # reasons in a partial-success message
-SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "data")
+SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "case_value", "data")
+CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
 
 # Why spans were rejected, by kind: the answer's status when every span was rejected alike.
 NOT_FOUND, FORBIDDEN, INVALID = 404, 403, 400
@@ -95,6 +103,7 @@ class Outcome:
     """What became of an export's spans."""
 
     accepted: int = 0
+    routed: int = 0  # spans sent to a suite the sender may send runs to
     rejected: Counter = field(default_factory=Counter)  # (kind, reason) → spans
 
     @property
@@ -108,9 +117,10 @@ class Outcome:
 
     @property
     def refusal(self) -> int | None:
-        """The HTTP status when nothing was accepted: the one kind of rejection (404 or
-        403), else 400. None when something was accepted (or there was nothing)."""
-        if self.accepted or not self.rejected:
+        """The HTTP status when no span could be routed: the one kind of rejection (404 or
+        403), else 400. None when some could (spans over a trace's cap are a partial
+        success, even all of them), or there was nothing."""
+        if self.routed or not self.rejected:
             return None
         kinds = {kind for kind, _ in self.rejected}
         return kinds.pop() if len(kinds) == 1 else INVALID
@@ -120,7 +130,8 @@ def accept(user, export) -> Outcome:
     """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user``."""
     outcome = Outcome()
     suites: dict[object, tuple[Suite | None, tuple[int, str] | None]] = {}
-    rows = []  # (suite id, label, trace id, span id, is root, start, case key, span's bytes)
+    # (suite id, label, trace id, span id, is root, start, case key, case value, span's bytes)
+    rows = []
     for resource_spans in export.resource_spans:
         resource = attributes(resource_spans.resource.attributes)
         count = sum(len(scope.spans) for scope in resource_spans.scope_spans)
@@ -133,22 +144,26 @@ def accept(user, export) -> Outcome:
             continue
         label = _text(resource.get(LABEL))[:LABEL_LIMIT]
         resource_case = _text(resource.get(CASE))
-        case_keys = (CASE, suite.trace_case_attribute) if suite.trace_case_attribute else (CASE,)
+        attribute = suite.trace_case_attribute
         for scope in resource_spans.scope_spans:
             for span in scope.spans:
                 trace_id, span_id = hex_id(span.trace_id, 16), hex_id(span.span_id, 8)
                 if trace_id is None or span_id is None:
                     outcome.rejected[INVALID, "a span without a valid traceId and spanId"] += 1
                     continue
-                case = _case_of(attributes(span.attributes), case_keys) or resource_case
+                named = attributes(span.attributes)
+                case = _text(named.get(CASE)) or resource_case
+                value = "" if case or not attribute else _text(named.get(attribute))
                 root = not any(span.parent_span_id)
                 rows.append(
                     (suite.pk, label, trace_id, span_id, root, span.start_time_unix_nano, case,
-                     span.SerializeToString())
+                     value, span.SerializeToString())
                 )  # fmt: skip
     if rows:
-        _store(rows, user)
-        outcome.accepted = len(rows)
+        over_cap = _store(rows, user)
+        outcome.routed = len(rows)
+        outcome.accepted = len(rows) - sum(over_cap.values())
+        outcome.rejected.update({(INVALID, reason): count for reason, count in over_cap.items()})
     return outcome
 
 
@@ -168,16 +183,13 @@ def _suite(user, reference) -> tuple[Suite | None, tuple[int, str] | None]:
     return suite, None
 
 
-def _case_of(span_attributes: dict, keys: tuple[str, ...]) -> str:
-    """The case key a span names: ``casebook.case``, else the suite's case attribute."""
-    return next((_text(span_attributes[key]) for key in keys if key in span_attributes), "")
-
-
 def _text(value) -> str:
     return "" if value is None else str(value)
 
 
-def _store(rows: list[tuple], user) -> None:
+def _store(rows: list[tuple], user) -> Counter:
+    """Store the rows' spans that are new and within their trace's caps; returns the spans
+    over a cap, by the reason (which names the trace and the cap)."""
     now = timezone.now()
     with transaction.atomic():
         first_label = {}
@@ -190,40 +202,88 @@ def _store(rows: list[tuple], user) -> None:
             ],
             ignore_conflicts=True,
         )
-        found = Trace.objects.filter(
-            suite_id__in={suite_id for suite_id, _ in first_label},
-            trace_id__in={trace_id for _, trace_id in first_label},
-        ).values_list("suite_id", "trace_id", "pk")
-        pks = {(suite_id, trace_id): pk for suite_id, trace_id, pk in found}
-        _insert_spans(
-            [
-                (pks[suite_id, trace_id], span_id, start, case, data)
-                for suite_id, _, trace_id, span_id, _, start, case, data in rows
-            ]
+        # Locked (in one order, against deadlocks), so that racing exports count in turn.
+        found = (
+            Trace.objects.select_for_update()
+            .filter(
+                suite_id__in={suite_id for suite_id, _ in first_label},
+                trace_id__in={trace_id for _, trace_id in first_label},
+            )
+            .order_by("pk")
+            .only("pk", "suite_id", "trace_id", "span_count", "span_bytes")
         )
-        touched = sorted(set(pks.values()))
-        roots = sorted({pks[row[0], row[2]] for row in rows if row[4]})
-        Trace.objects.filter(pk__in=touched).update(received=now, pending=True)
-        if roots:
-            Trace.objects.filter(pk__in=roots).update(has_root=True)
+        traces = {
+            (t.suite_id, t.trace_id): t for t in found if (t.suite_id, t.trace_id) in first_label
+        }
+        spans, over_cap = _within_caps(rows, traces)
+        if not _insert_spans(spans):
+            _recount(traces.values())  # some were stored by a racing export after all
+        for trace in traces.values():
+            trace.received, trace.pending = now, True
+        # A root over the cap has still arrived: the trace waits the grace period, not the
+        # rootless wait, and is made into a run of the spans it holds.
+        rooted = {traces[row[0], row[2]].pk for row in rows if row[4]}
+        Trace.objects.bulk_update(
+            traces.values(), ["received", "pending", "span_count", "span_bytes"]
+        )
+        if rooted:
+            Trace.objects.filter(pk__in=rooted).update(has_root=True)
+        touched = sorted(trace.pk for trace in traces.values())
         transaction.on_commit(lambda: schedule(touched))
+    return over_cap
 
 
-def _insert_spans(rows: list[tuple]) -> None:
-    """Insert the spans not stored yet, by COPY where the database has it. A span stored
-    by an export racing this one fails the COPY; the rows then go in one by one, each kept
-    only if new."""
-    existing = stored_spans({row[0] for row in rows})
-    new = {}
-    for row in rows:
-        if row[:2] not in existing:
-            new.setdefault(row[:2], row)  # and once, if the export holds it twice
+def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]:
+    """The rows of spans to insert (new, and within their trace's caps; their traces'
+    counts updated), and the spans over a cap by reason."""
+    max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
+    existing = stored_spans({trace.pk for trace in traces.values()})
+    new: dict[tuple[int, str], tuple] = {}
+    over_cap = Counter()
+    for suite_id, _, trace_id, span_id, _, start, case, value, data in rows:
+        trace = traces[suite_id, trace_id]
+        key = (trace.pk, span_id)
+        if key in existing or key in new:
+            continue  # sent again (the exporter retried), or twice in the export
+        if trace.span_count >= max_spans:
+            over_cap[
+                f"trace {trace_id}: over the cap, CASEBOOK_TRACE_MAX_SPANS = {max_spans:,}"
+            ] += 1
+        elif trace.span_bytes + len(data) > max_bytes:
+            over_cap[
+                f"trace {trace_id}: over the cap, CASEBOOK_TRACE_MAX_BYTES = {max_bytes:,}"
+            ] += 1
+        else:
+            new[key] = (trace.pk, span_id, start, case, value, data)
+            trace.span_count += 1
+            trace.span_bytes += len(data)
+    return list(new.values()), over_cap
+
+
+def _insert_spans(rows: list[tuple]) -> bool:
+    """Insert the spans (new when their traces were read), by COPY where the database has
+    it; False when a span stored by an export racing this one failed the COPY: the rows
+    then went in one by one, each kept only if new."""
     try:
         with transaction.atomic():
-            insert_rows(TraceSpan, SPAN_FIELDS, new.values())
+            insert_rows(TraceSpan, SPAN_FIELDS, rows)
     except IntegrityError:
-        spans = [TraceSpan(**dict(zip(SPAN_FIELDS, row, strict=True))) for row in new.values()]
+        spans = [TraceSpan(**dict(zip(SPAN_FIELDS, row, strict=True))) for row in rows]
         TraceSpan.objects.bulk_create(spans, ignore_conflicts=True)
+        return False
+    return True
+
+
+def _recount(traces) -> None:
+    """Set the traces' span counts and bytes from the spans stored."""
+    totals = (
+        TraceSpan.objects.filter(trace_id__in=[trace.pk for trace in traces])
+        .values("trace_id")
+        .annotate(count=Count("pk"), size=Sum(Length("data")))
+    )
+    by_trace = {row["trace_id"]: (row["count"], row["size"] or 0) for row in totals}
+    for trace in traces:
+        trace.span_count, trace.span_bytes = by_trace.get(trace.pk, (0, 0))
 
 
 def stored_spans(trace_pks: set[int]) -> set[tuple[int, str]]:
@@ -332,17 +392,45 @@ def assemble(trace_pk: int) -> bool:
         trace = Trace.objects.select_for_update().filter(due_pending(), pk=trace_pk).first()
         if trace is None:
             return False
-        spans = list(trace.spans.order_by("start", "span_hex").values_list("case_key", "data"))
-        case_key = next((key for key, _ in spans if key), "")
         submission = _live_submission(trace)
         if submission is None:
             trace.problem = "the suite has no version to score against"
         else:
-            documents = [span_document(Span.FromString(bytes(data))) for _, data in spans]
-            trace.problem = _place(trace, submission, case_key, documents)
+            named_case, case_value, documents = _read_spans(trace)
+            case_key = named_case or _case_of_value(trace, case_value, submission)
+            trace.problem = _place(trace, submission, case_key, case_value, documents)
         trace.pending = False
         trace.save(update_fields=["pending", "problem", "run"])
     return trace.problem == ""
+
+
+def _read_spans(trace: Trace) -> tuple[str, str, list[dict]]:
+    """The case key the trace's spans name and the value of the suite's case attribute
+    they hold (each the first, in start order), and the spans as OTLP/JSON, in start order:
+    no more than the caps let a trace hold, whatever is stored (spans kept before a cap was
+    lowered are left out), read a batch at a time."""
+    max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
+    spans = trace.spans.order_by("start", "span_hex")
+    case_key, case_value, documents, size = "", "", [], 0
+    rows = spans.values_list("case_key", "case_value", "data")[:max_spans]
+    for key, value, data in rows.iterator(chunk_size=READ_BATCH):
+        size += len(data)
+        if size > max_bytes:
+            break
+        case_key, case_value = case_key or key, case_value or value
+        documents.append(span_document(Span.FromString(bytes(data))))
+    return case_key, case_value, documents
+
+
+def _case_of_value(trace: Trace, value: str, submission: Submission) -> str:
+    """The case a value of the suite's case attribute names: the one the suite's map gives
+    it, else the case of its own key in the submission's version, else none (unassigned)."""
+    if not value:
+        return ""
+    mapping = Suite.objects.values_list("trace_case_map", flat=True).get(pk=trace.suite_id)
+    if value in mapping:
+        return mapping[value]
+    return value if suite_of_version(submission.version).case(value) is not None else ""
 
 
 def _live_submission(trace: Trace) -> Submission | None:
@@ -380,13 +468,16 @@ def _live_submission(trace: Trace) -> Submission | None:
     return live.select_for_update().get()
 
 
-def _place(trace: Trace, submission: Submission, case_key: str, documents: list) -> str:
+def _place(
+    trace: Trace, submission: Submission, case_key: str, case_value: str, documents: list
+) -> str:
     """Put the run of the trace's spans into the (locked) submission, and have it scored;
     returns why the spans make no run, or "" when they do."""
     # A trace with no case gets one for the importer, which wants it; the run keeps none.
     line = {
         "case": case_key or f"trace {trace.trace_id}",
-        "meta": {"trace_id": trace.trace_id},
+        "meta": {"trace_id": trace.trace_id}
+        | ({CASE_VALUE_META: case_value} if case_value else {}),
         "spans": documents,
     }
     try:

@@ -142,6 +142,16 @@ class ReviewLabelSerializer(serializers.ModelSerializer):
 # --- suites --------------------------------------------------------------------------------
 
 
+TRACE_CASE_ATTRIBUTE_HELP = (
+    "live traces (/otlp/v1/traces): a span attribute whose value names the case of a trace "
+    "with no casebook.case, such as gen_ai.conversation.id"
+)
+TRACE_CASE_MAP_HELP = (
+    "that attribute's values → case keys; a value not in it names the case of its own key, "
+    "if there is one, else the run is unassigned"
+)
+
+
 class SuiteSerializer(serializers.ModelSerializer):
     team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     tags = serializers.ListField(child=serializers.CharField(), read_only=True)
@@ -150,6 +160,10 @@ class SuiteSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text='match options (§3.1): an object, "lenient", or null for the defaults',
     )
+    trace_case_attribute = serializers.CharField(
+        read_only=True, help_text=TRACE_CASE_ATTRIBUTE_HELP
+    )
+    trace_case_map = serializers.JSONField(read_only=True, help_text=TRACE_CASE_MAP_HELP)
     case_count = serializers.IntegerField(read_only=True)
     version = serializers.IntegerField(
         read_only=True, allow_null=True, help_text="the current version's number"
@@ -167,6 +181,8 @@ class SuiteSerializer(serializers.ModelSerializer):
             "tags",
             "visibility",
             "match",
+            "trace_case_attribute",
+            "trace_case_map",
             "case_count",
             "version",
             "url",
@@ -189,6 +205,10 @@ class SuiteSettingsSerializer(serializers.Serializer):
         allow_null=True,
         help_text='match options (§3.1): an object, "lenient", or null for the defaults',
     )
+    trace_case_attribute = serializers.CharField(
+        max_length=200, allow_blank=True, required=False, help_text=TRACE_CASE_ATTRIBUTE_HELP
+    )
+    trace_case_map = serializers.JSONField(required=False, help_text=TRACE_CASE_MAP_HELP)
 
     def update(self, suite, validated_data):
         if not validated_data:

@@ -170,6 +170,7 @@ def suite_settings(request, pk):
         "tags": ", ".join(suite.tags),
         "visibility": suite.visibility,
         "trace_case_attribute": suite.trace_case_attribute,
+        "trace_case_map": SuiteSettingsForm.map_text(suite.trace_case_map),
         **SuiteSettingsForm.initial_for(suite.match),
     }
     form = SuiteSettingsForm(request.POST or None, initial=initial)
@@ -186,6 +187,7 @@ def suite_settings(request, pk):
                 match=match_from(data),
                 visibility=data["visibility"],
                 trace_case_attribute=data["trace_case_attribute"],
+                trace_case_map=data["trace_case_map"],
             )
         except InvalidInput as exc:
             problems = exc.problems

@@ -290,6 +290,8 @@ def test_the_detail_describes_the_suite(api, viewer, suite, team):
         "tags": [],
         "visibility": "team",
         "match": {"tool_names": "exact", "arg_names": "exact", "null_args": "must_be_null"},
+        "trace_case_attribute": "",
+        "trace_case_map": {},
         "case_count": 2,
         "version": 1,
         "url": suite_page(suite.pk),

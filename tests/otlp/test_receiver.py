@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from cases import services
 from scoring import traces
 from scoring.models import Run, Submission, Trace, TraceSpan
 from scoring.models import Status as SubmissionStatus
@@ -370,3 +371,197 @@ def test_the_case_attribute_is_a_setting_of_the_suite_page(client, suite, admin,
     suite.refresh_from_db()
     assert suite.trace_case_attribute == "gen_ai.conversation.id"
     assert suite.versions.count() == 1  # the suite file did not change
+
+
+# --- a trace's caps -----------------------------------------------------------------------------
+
+
+def test_spans_over_a_traces_span_cap_are_rejected_naming_it_and_the_rest_kept(
+    sender, suite, settings
+):
+    settings.CASEBOOK_TRACE_MAX_SPANS = 3
+    request = export(suite.pk, trace=1)
+    request.resource_spans.extend(export(suite.pk, trace=2, spans={0, 1}).resource_spans)
+    response = post(sender, request)
+    assert response.status_code == 200
+    partial = answer_of(response).partial_success
+    over = len(FIXTURE_SPANS) - 3
+    assert partial.rejected_spans == over
+    first = Trace.objects.get(trace_id=f"{1:032x}")
+    assert partial.error_message == (
+        f"trace {first.trace_id}: over the cap, CASEBOOK_TRACE_MAX_SPANS = 3 ({over} spans)"
+    )
+    assert (first.spans.count(), first.span_count) == (3, 3)
+    assert Trace.objects.get(trace_id=f"{2:032x}").spans.count() == 2  # nothing valid lost
+    # A full trace's later spans are rejected too, even when nothing else is sent.
+    response = post(sender, export(suite.pk, trace=1, spans={len(FIXTURE_SPANS) - 1}))
+    assert response.status_code == 200
+    assert answer_of(response).partial_success.rejected_spans == 1
+    # Sent again, the spans it holds are accepted as before, not counted again.
+    response = post(sender, export(suite.pk, trace=1, spans={0}))
+    assert not answer_of(response).HasField("partial_success")
+    assert first.spans.count() == 3
+
+
+def test_spans_over_a_traces_byte_cap_are_rejected_naming_it(sender, suite, settings):
+    sizes = [len(span.SerializeToString()) for span in spans_of(export(suite.pk))]
+    settings.CASEBOOK_TRACE_MAX_BYTES = sum(sizes[:2])
+    response = post(sender, export(suite.pk))
+    partial = answer_of(response).partial_success
+    assert partial.rejected_spans == len(FIXTURE_SPANS) - 2
+    assert f"CASEBOOK_TRACE_MAX_BYTES = {sum(sizes[:2]):,}" in partial.error_message
+    trace = Trace.objects.get()
+    assert trace.trace_id in partial.error_message
+    assert (trace.spans.count(), trace.span_bytes) == (2, sum(sizes[:2]))
+
+
+def test_a_capped_trace_whose_root_was_rejected_is_still_made_into_a_run(sender, suite, settings):
+    settings.CASEBOOK_TRACE_MAX_SPANS = len(FIXTURE_SPANS) - 1
+    others = set(range(len(FIXTURE_SPANS))) - {ROOT_SPAN}
+    post(sender, export(suite.pk, spans=others, case=None))
+    response = post(sender, export(suite.pk, spans={ROOT_SPAN}))
+    assert answer_of(response).partial_success.rejected_spans == 1
+    assert assemble_due() == 1  # the root came: no rootless wait
+    assert Run.objects.get().submission.live_day is not None
+
+
+def test_a_racing_exports_spans_are_counted_once(sender, suite, monkeypatch):
+    post(sender, export(suite.pk, spans={0}))
+    monkeypatch.setattr(traces, "stored_spans", lambda trace_pks: set())
+    post(sender, export(suite.pk))
+    trace = Trace.objects.get()
+    stored = [bytes(data) for data in trace.spans.values_list("data", flat=True)]
+    assert (trace.span_count, trace.span_bytes) == (len(stored), sum(map(len, stored)))
+
+
+def test_assembly_reads_no_more_spans_than_the_cap(sender, suite, settings, monkeypatch):
+    post(sender, export(suite.pk))
+    settings.CASEBOOK_TRACE_MAX_SPANS = 2  # lowered after the spans were kept
+    read = []
+    to_canonical = traces.to_canonical
+    monkeypatch.setattr(
+        traces, "to_canonical", lambda line, name: read.append(line) or to_canonical(line, name)
+    )
+    assemble_due()
+    first = sorted(FIXTURE_SPANS, key=lambda span: int(span["startTimeUnixNano"]))[:2]
+    assert [span["spanId"] for span in read[0]["spans"]] == [span["spanId"] for span in first]
+
+
+def spans_of(request: ExportTraceServiceRequest) -> list[Span]:
+    return [
+        span
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+
+
+# --- the case attribute's values mapped to cases ------------------------------------------------
+
+
+def conversation_export(suite, value: str, *, trace=1, case=None):
+    """The fixture's trace, its chat span holding ``gen_ai.conversation.id`` = ``value``."""
+    request = export(suite.pk, case=case, trace=trace)
+    chat = request.resource_spans[0].scope_spans[0].spans[1]
+    chat.attributes.append(string_attribute("gen_ai.conversation.id", value))
+    return request
+
+
+@pytest.fixture
+def mapped_suite(suite, admin):
+    services.update_settings(
+        suite,
+        admin,
+        trace_case_attribute="gen_ai.conversation.id",
+        trace_case_map={"conv-17": "weather", "conv-18": "weather-answer"},
+    )
+    return suite
+
+
+def test_a_mapped_value_names_its_case_and_an_unmapped_case_key_its_own(sender, mapped_suite):
+    for trace, value in enumerate(["conv-17", "conv-18", "weather"], start=1):
+        post(sender, conversation_export(mapped_suite, value, trace=trace))
+    assert assemble_due() == 3
+    runs = Run.objects.order_by("seq")
+    assert [(run.case_key, run.result.verdict) for run in runs] == [
+        ("weather", "pass"),
+        ("weather-answer", "fail"),
+        ("weather", "pass"),
+    ]
+    assert runs[0].meta_values["case_value"] == "conv-17"
+
+
+def test_casebook_case_wins_over_the_mapped_attribute(sender, mapped_suite):
+    post(sender, conversation_export(mapped_suite, "conv-18", case="weather"))
+    assemble_due()
+    assert Run.objects.get().case_key == "weather"
+
+
+def test_a_value_neither_mapped_nor_a_case_key_is_unassigned_and_listed_so(
+    sender, mapped_suite, client, editor, password
+):
+    post(sender, conversation_export(mapped_suite, "conv-<99>"))
+    assert assemble_due() == 1
+    live = live_submission(mapped_suite)
+    run = Run.objects.get()
+    assert (run.case_key, live.unknown_cases, live.total) == ("", {}, 0)
+    client.login(username=editor.username, password=password)
+    page = client.get(f"/suites/{mapped_suite.pk}/unassigned/").content.decode()
+    assert "no value of <code>gen_ai.conversation.id</code> that the suite" in page
+    assert '<code class="key">conv-&lt;99&gt;</code>' in page
+
+
+def test_the_map_applies_to_traces_assembled_after_it_is_edited(sender, mapped_suite, admin):
+    post(sender, conversation_export(mapped_suite, "conv-20"))
+    assemble_due()
+    assert Run.objects.get().case_key == ""
+    services.update_settings(mapped_suite, admin, trace_case_map={"conv-20": "weather"})
+    post(sender, conversation_export(mapped_suite, "conv-20", trace=2))
+    assemble_due()
+    assert Run.objects.order_by("seq").last().case_key == "weather"
+
+
+def settings_form(suite, **fields) -> dict:
+    return {"name": suite.name, "visibility": "team", "match_preset": ""} | fields
+
+
+def test_the_map_is_edited_on_the_settings_page_with_clear_errors(client, suite, admin, password):
+    client.login(username=admin.username, password=password)
+    url = f"/suites/{suite.pk}/settings/"
+    form = settings_form(suite, trace_case_attribute="gen_ai.conversation.id")
+    response = client.post(url, form | {"trace_case_map": '{"conv-17": "weather"}'})
+    assert response.status_code == 302
+    suite.refresh_from_db()
+    assert suite.trace_case_map == {"conv-17": "weather"}
+    assert suite.versions.count() == 1
+    assert "&quot;conv-17&quot;: &quot;weather&quot;" in client.get(url).content.decode()
+
+    response = client.post(url, form | {"trace_case_map": '{"a": "nope", "b": "weather", "c": 3}'})
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<code>trace_case_map.a</code>: no case &#x27;nope&#x27; in the suite" in page
+    assert "<code>trace_case_map.c</code>: must be a case key (text)" in page
+    assert "trace_case_map.b" not in page
+    response = client.post(url, form | {"trace_case_map": '{"a": '})
+    assert "Not JSON" in response.content.decode()
+    many = json.dumps({f"conv-{k}": "weather" for k in range(services.TRACE_CASE_MAP_LIMIT + 1)})
+    response = client.post(url, form | {"trace_case_map": many})
+    assert f"{services.TRACE_CASE_MAP_LIMIT:,}" in response.content.decode()
+    suite.refresh_from_db()
+    assert suite.trace_case_map == {"conv-17": "weather"}  # none of those saved
+
+
+def test_the_map_is_edited_through_the_api(client_of, suite, editor, viewer):
+    as_editor = client_of(editor)
+    url = f"/api/suites/{suite.pk}/"
+    body = {"trace_case_attribute": "gen_ai.conversation.id", "trace_case_map": {"c1": "weather"}}
+    response = as_editor.patch(url, body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["trace_case_map"] == {"c1": "weather"}
+    assert response.json()["trace_case_attribute"] == "gen_ai.conversation.id"
+    response = as_editor.patch(url, {"trace_case_map": {"c1": "missing"}}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "trace_case_map": ["trace_case_map.c1: no case 'missing' in the suite"]
+    }
+    assert client_of(viewer).patch(url, body, format="json").status_code == 403
