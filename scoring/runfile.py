@@ -365,7 +365,9 @@ class RecordReader:
 
     def _load(self, canonical: dict) -> Run:
         run = load_run(canonical)
-        return run if self.numbering is None else self.numbering.number(run)
+        if self.numbering is not None:  # numbered in place: the run is new, none holds it
+            run.trial = self.numbering.trial(run.case, run.trial)
+        return run
 
     def runs(self, records: Iterable[tuple[int, Any]], unit: str) -> Iterator[RunLine]:
         for number, value in records:
