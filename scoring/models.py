@@ -402,6 +402,33 @@ class FailureSummary(models.Model):
         return f"submission {self.submission_id} {self.level}: {self.cause_kind} {self.name}"
 
 
+class ProblemSummary(models.Model):
+    """A submission's failing runs counted by signature (``scoring.problems``), stored with
+    its ``FailureSummary`` once its scoring is done: the suite's open problems add up a few
+    rows per submission rather than group every failing run of ten submissions. Rows of an
+    older ``generation`` than the submission's are stale and never read."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    generation = models.PositiveIntegerField()
+    signature = models.CharField(max_length=32)
+    case_key = models.TextField()
+    runs = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["submission", "generation", "signature"],
+                include=["case_key", "runs"],
+                name="problem_summary",
+            )
+        ]
+
+    def __str__(self):
+        return f"submission {self.submission_id} {self.signature}: {self.runs} runs"
+
+
 class ScoredChunk(models.Model):
     """A scoring chunk that is done: written with its results in one transaction, so the
     submission's counts (the sums of these rows) count each run once however often a chunk
