@@ -429,6 +429,35 @@ class ProblemSummary(models.Model):
         return f"submission {self.submission_id} {self.signature}: {self.runs} runs"
 
 
+class CaseSummary(models.Model):
+    """A submission's scored runs of one case, stored once its scoring is done: which trials
+    were scored and which passed, and the runs a comparison opens for the case. Comparing
+    two submissions (``scoring.comparison``) then reads a row per case on either side
+    rather than every run of both. Rows of an older ``generation`` than the submission's
+    are stale and never read."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    generation = models.PositiveIntegerField()
+    case_key = models.TextField()
+    trials = models.JSONField(help_text="the trials scored, ascending")
+    passing = models.JSONField(help_text="the trials that passed, ascending")
+    # [run id, trial] of the first trial (by number) that passed, of the first that did not
+    # (scored or not), and of the first scored; null where there is none.
+    first_passing = models.JSONField(null=True)
+    first_not_passing = models.JSONField(null=True)
+    first_scored = models.JSONField(null=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["submission", "generation", "case_key"], name="case_summary")
+        ]
+
+    def __str__(self):
+        return f"submission {self.submission_id} {self.case_key}: {len(self.trials)} trials"
+
+
 class ScoredChunk(models.Model):
     """A scoring chunk that is done: written with its results in one transaction, so the
     submission's counts (the sums of these rows) count each run once however often a chunk
