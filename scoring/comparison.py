@@ -3,8 +3,8 @@ fixed, which still fail (issue 6, §4). A case's trials are compared where both 
 them: a trial on one side only is flagged, never counted as a regression (issue 13).
 
 Reading every run of two submissions of 100,000 runs takes seconds, so once a submission's
-scoring is done its runs are summarized case by case (``CaseSummary``: the trials scored,
-those that passed, the runs a row opens), by ``summarize``, which
+scoring is done its runs are summarized case by case (``CaseSummary``: each scored trial's
+verdict, compactly, and the runs a row opens), by ``summarize``, which
 ``failures.summarize_when_scored`` calls. A comparison reads a row per case on either side
 and classes, counts, sorts and paginates them here: memory and time grow with the cases,
 not with the runs.
@@ -143,12 +143,51 @@ def _case_summary(submission: Submission, key: str, runs: list[tuple]) -> CaseSu
         submission=submission,
         generation=submission.generation,
         case_key=key,
-        trials=[trial for trial, _, _ in scored],
-        passing=[trial for trial, _, verdict in scored if verdict == Verdict.PASS],
+        runs=len(scored),
+        passed=sum(verdict == Verdict.PASS for _, _, verdict in scored),
+        verdicts=_segments_text([(trial, verdict == Verdict.PASS) for trial, _, verdict in scored]),
         first_passing=first(lambda verdict: verdict == Verdict.PASS),
         first_not_passing=first(lambda verdict: verdict != Verdict.PASS),
         first_scored=first(lambda verdict: verdict is not None),
     )
+
+
+def _segments_text(verdicts: list[tuple[int, bool]]) -> str:
+    """``CaseSummary.verdicts`` of (trial, passed) pairs in trial order."""
+    segments: list[tuple[int, list[str]]] = []
+    for trial, passed in verdicts:
+        if not segments or segments[-1][0] + len(segments[-1][1]) != trial:
+            segments.append((trial, []))
+        segments[-1][1].append("p" if passed else "f")
+    return " ".join(f"{first}:{''.join(marks)}" for first, marks in segments)
+
+
+def _segments(summary: CaseSummary | None) -> list[tuple[int, str]]:
+    if summary is None:
+        return []
+    return [
+        (int(first), marks) for first, marks in (s.split(":") for s in summary.verdicts.split())
+    ]
+
+
+def _paired(base: list[tuple[int, str]], cand: list[tuple[int, str]]) -> tuple[int, int, int]:
+    """(trials both sides have, of which passed on the baseline, and on the candidate),
+    walking the two sides' segments in trial order."""
+    paired = base_passed = cand_passed = 0
+    i = j = 0
+    while i < len(base) and j < len(cand):
+        (base_first, base_marks), (cand_first, cand_marks) = base[i], cand[j]
+        base_end, cand_end = base_first + len(base_marks), cand_first + len(cand_marks)
+        low, high = max(base_first, cand_first), min(base_end, cand_end)
+        if low < high:
+            paired += high - low
+            base_passed += base_marks.count("p", low - base_first, high - base_first)
+            cand_passed += cand_marks.count("p", low - cand_first, high - cand_first)
+        if base_end <= cand_end:
+            i += 1
+        else:
+            j += 1
+    return paired, base_passed, cand_passed
 
 
 def summaries(submission: Submission, scope: Scope) -> dict[str, CaseSummary]:
@@ -252,19 +291,14 @@ def compare_case(
     """A case compared on the trials both sides have (then a trial on one side only is
     flagged, in ``one_side``), or on all of them when the sides have no trial in common
     (then the rates are all there is to compare)."""
-    base_trials, cand_trials = set(base.trials if base else ()), set(cand.trials if cand else ())
-    base_passing = set(base.passing if base else ())
-    cand_passing = set(cand.passing if cand else ())
-    if paired := base_trials & cand_trials:
-        compared = (
-            len(paired),
-            len(base_passing & paired),
-            len(paired),
-            len(cand_passing & paired),
-        )
-        one_side = len(base_trials) + len(cand_trials) - 2 * len(paired)
+    base_runs, base_passed = (base.runs, base.passed) if base else (0, 0)
+    cand_runs, cand_passed = (cand.runs, cand.passed) if cand else (0, 0)
+    paired, base_paired_passed, cand_paired_passed = _paired(_segments(base), _segments(cand))
+    if paired:
+        compared = (paired, base_paired_passed, paired, cand_paired_passed)
+        one_side = base_runs + cand_runs - 2 * paired
     else:
-        compared = (len(base_trials), len(base_passing), len(cand_trials), len(cand_passing))
+        compared = (base_runs, base_passed, cand_runs, cand_passed)
         one_side = 0
     base_runs, base_passed, cand_runs, cand_passed = compared
     change = _change(*compared)
@@ -287,7 +321,7 @@ def _side(summary: CaseSummary | None, wants_pass: bool) -> Side | None:
         return None
     preferred = summary.first_passing if wants_pass else summary.first_not_passing
     pk, trial = preferred or summary.first_scored
-    return Side(len(summary.trials), len(summary.passing), pk, trial)
+    return Side(summary.runs, summary.passed, pk, trial)
 
 
 @dataclass(frozen=True)

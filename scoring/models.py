@@ -441,8 +441,12 @@ class CaseSummary(models.Model):
     )
     generation = models.PositiveIntegerField()
     case_key = models.TextField()
-    trials = models.JSONField(help_text="the trials scored, ascending")
-    passing = models.JSONField(help_text="the trials that passed, ascending")
+    runs = models.PositiveIntegerField()  # scored
+    passed = models.PositiveIntegerField()
+    # The verdicts of the scored trials, compactly: a segment per stretch of consecutive
+    # trials, "first trial:verdicts" ("p" passed, "f" did not), segments by trial and
+    # separated by spaces: "0:ppfp 7:f". A submission's usual trials 0 to N make one.
+    verdicts = models.TextField()
     # [run id, trial] of the first trial (by number) that passed, of the first that did not
     # (scored or not), and of the first scored; null where there is none.
     first_passing = models.JSONField(null=True)
@@ -455,7 +459,7 @@ class CaseSummary(models.Model):
         ]
 
     def __str__(self):
-        return f"submission {self.submission_id} {self.case_key}: {len(self.trials)} trials"
+        return f"submission {self.submission_id} {self.case_key}: {self.passed}/{self.runs}"
 
 
 class ScoredChunk(models.Model):
