@@ -156,8 +156,8 @@ def seed_long_run(suite, user) -> None:
 def settle(proposed_indexes: bool) -> None:
     """Let the tables reach the state a live database is in soon after an upload (autovacuum
     has set their visibility maps and statistics), with the proposed indexes if asked. A
-    database seeded by an earlier version gets the tables added since, and the failure
-    summaries its last scoring task would have stored."""
+    database seeded by an earlier version gets the tables added since, and the summaries
+    (failures, problems, cases) its last scoring task would have stored."""
     from django.core.management import call_command
     from django.db import connection
 
@@ -171,7 +171,8 @@ def settle(proposed_indexes: bool) -> None:
         if proposed_indexes:
             for statement in PROPOSED_INDEXES:
                 cursor.execute(statement)
-        tables = ("run", "result", "predicateresult", "review", "failuresummary")
+        tables = ("run", "result", "predicateresult", "review")
+        tables += ("failuresummary", "problemsummary", "casesummary")
         for table in (f"scoring_{name}" for name in tables):
             cursor.execute(f"VACUUM ANALYZE {table}")
 

@@ -2,40 +2,30 @@
 fixed, which still fail (issue 6, §4). A case's trials are compared where both sides have
 them: a trial on one side only is flagged, never counted as a regression (issue 13).
 
-Everything that grows with the runs happens in the database: one grouped query over both
-submissions' results gives each case's runs and passes on either side, its class and its
-pass-rate delta; the page sorts, filters and paginates that query, and a second query over
-it counts the classes. Python only sees one page of cases.
+Reading every run of two submissions of 100,000 runs takes seconds, so once a submission's
+scoring is done its runs are summarized case by case (``CaseSummary``: each scored trial's
+verdict, compactly, and the runs a row opens), by ``summarize``, which
+``failures.summarize_when_scored`` calls. A comparison reads a row per case on either side
+and classes, counts, sorts and paginates them here: memory and time grow with the cases,
+not with the runs.
 """
 
 from __future__ import annotations
 
-import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import groupby, islice
+from operator import itemgetter
 
-from django.core.cache import cache
 from django.core.paginator import Paginator
-from django.db import models
-from django.db.models import (
-    Case,
-    Count,
-    Exists,
-    F,
-    FloatField,
-    OuterRef,
-    Q,
-    QuerySet,
-    Sum,
-    Value,
-    When,
-)
-from django.db.models.functions import Cast, NullIf
-from django.db.models.lookups import GreaterThan, LessThan
+from django.db import models, transaction
+from django.db.models import QuerySet
 
 from cases.models import SuiteVersion
+from cases.natural import natural_key
 
-from .models import Result, Run, Status, Submission, Verdict
+from .models import CaseSummary, Run, Status, Submission, Verdict
 
 
 class Change(models.TextChoices):
@@ -52,7 +42,7 @@ class Change(models.TextChoices):
 
 
 CHANGES = list(Change)  # a change's rank is its index here
-TOTALS_CACHED_FOR = 24 * 3600  # seconds
+SUMMARY_BATCH = 5000  # runs read, and case summaries written, at a time
 
 # Fields of a case that neither change what the agent was asked nor how it is scored.
 COSMETIC_CASE_FIELDS = frozenset({"title", "tags"})
@@ -116,103 +106,142 @@ def scope_of(baseline: Submission, candidate: Submission, *, identical_only=Fals
     )
 
 
-def _rate(passed: str, runs: str):
-    """passed / runs as a float in SQL; null when there are no runs."""
-    return Cast(F(passed), FloatField()) / NullIf(Cast(F(runs), FloatField()), 0.0)
-
-
-def _rank_of_change():
-    """The SQL that classifies a case (as its rank in CHANGES), on its compared runs
-    (``cmp_*``: the trials both sides have). Rates are compared as cross products of
-    integers, so 1/3 against 2/6 is exact."""
-    fell = LessThan(
-        F("cmp_cand_passed") * F("cmp_base_runs"), F("cmp_base_passed") * F("cmp_cand_runs")
+def summarize(submission: Submission) -> None:
+    """Store the submission's scored runs case by case (``CaseSummary``) for its current
+    results, unless they are stored already: once its scoring is done (the caller holds the
+    submission's row locked, as ``failures.summarize_when_scored`` does). Reads its runs in
+    case order, a case at a time."""
+    stored = CaseSummary.objects.filter(submission=submission)
+    if stored.filter(generation=submission.generation).exists():
+        return
+    stored.delete()
+    runs = (
+        Run.objects.filter(submission=submission)
+        .order_by("case_key", "trial")
+        .values_list("case_key", "trial", "pk", "result__verdict")
+        .iterator(chunk_size=SUMMARY_BATCH)
     )
-    rose = GreaterThan(
-        F("cmp_cand_passed") * F("cmp_base_runs"), F("cmp_base_passed") * F("cmp_cand_runs")
+    made = (
+        _case_summary(submission, key, list(trials))
+        for key, trials in groupby(runs, key=itemgetter(0))
+    )
+    while batch := [summary for summary in islice(made, SUMMARY_BATCH) if summary is not None]:
+        CaseSummary.objects.bulk_create(batch)
+
+
+def _case_summary(submission: Submission, key: str, runs: list[tuple]) -> CaseSummary | None:
+    """The summary of one case's runs (``(key, trial, run id, verdict)`` by trial); none
+    when no run of it was scored (the case then has no runs to compare)."""
+    scored = [(trial, pk, verdict) for _, trial, pk, verdict in runs if verdict is not None]
+    if not scored:
+        return None
+
+    def first(wanted) -> list[int] | None:
+        return next(([pk, trial] for _, trial, pk, verdict in runs if wanted(verdict)), None)
+
+    return CaseSummary(
+        submission=submission,
+        generation=submission.generation,
+        case_key=key,
+        runs=len(scored),
+        passed=sum(verdict == Verdict.PASS for _, _, verdict in scored),
+        verdicts=_segments_text([(trial, verdict == Verdict.PASS) for trial, _, verdict in scored]),
+        first_passing=first(lambda verdict: verdict == Verdict.PASS),
+        first_not_passing=first(lambda verdict: verdict != Verdict.PASS),
+        first_scored=first(lambda verdict: verdict is not None),
     )
 
-    def rank(change):
-        return Value(CHANGES.index(change))
 
-    return Case(
-        When(base_runs=0, then=rank(Change.NEW)),
-        When(cand_runs=0, then=rank(Change.GONE)),
-        When(fell, then=rank(Change.REGRESSED)),
-        When(rose, then=rank(Change.FIXED)),
-        When(cmp_cand_passed=F("cmp_cand_runs"), then=rank(Change.STILL_PASSING)),
-        When(cmp_cand_passed=0, then=rank(Change.STILL_FAILING)),
-        default=rank(Change.UNCHANGED),
-    )
+def _segments_text(verdicts: list[tuple[int, bool]]) -> str:
+    """``CaseSummary.verdicts`` of (trial, passed) pairs in trial order."""
+    segments: list[tuple[int, list[str]]] = []
+    for trial, passed in verdicts:
+        if not segments or segments[-1][0] + len(segments[-1][1]) != trial:
+            segments.append((trial, []))
+        segments[-1][1].append("p" if passed else "f")
+    return " ".join(f"{first}:{''.join(marks)}" for first, marks in segments)
 
 
-def _compared(all_runs: str, paired_runs: str):
-    """A side's runs as compared: those of the trials both sides have, or all of them when
-    the two sides have no trial in common (then the rates are all there is to compare)."""
-    return Case(When(paired=0, then=F(all_runs)), default=F(paired_runs))
+def _segments(summary: CaseSummary | None) -> list[tuple[int, str]]:
+    if summary is None:
+        return []
+    return [
+        (int(first), marks) for first, marks in (s.split(":") for s in summary.verdicts.split())
+    ]
 
 
-# The orders the rows can be listed in: the query parameter, and what it means. Cases on one
-# side only have no delta: they come after the others. Case keys in natural order.
+def _paired(base: list[tuple[int, str]], cand: list[tuple[int, str]]) -> tuple[int, int, int]:
+    """(trials both sides have, of which passed on the baseline, and on the candidate),
+    walking the two sides' segments in trial order."""
+    paired = base_passed = cand_passed = 0
+    i = j = 0
+    while i < len(base) and j < len(cand):
+        (base_first, base_marks), (cand_first, cand_marks) = base[i], cand[j]
+        base_end, cand_end = base_first + len(base_marks), cand_first + len(cand_marks)
+        low, high = max(base_first, cand_first), min(base_end, cand_end)
+        if low < high:
+            paired += high - low
+            base_passed += base_marks.count("p", low - base_first, high - base_first)
+            cand_passed += cand_marks.count("p", low - cand_first, high - cand_first)
+        if base_end <= cand_end:
+            i += 1
+        else:
+            j += 1
+    return paired, base_passed, cand_passed
+
+
+def summaries(submission: Submission, scope: Scope) -> dict[str, CaseSummary]:
+    """Case key → the submission's summary of it, for the cases of ``scope``. A finished
+    submission summarized before summaries existed (or whose last scoring step was lost)
+    is summarized first."""
+    current = CaseSummary.objects.filter(submission=submission, generation=submission.generation)
+    if not current.exists():
+        with transaction.atomic():
+            locked = (
+                Submission.objects.select_for_update()
+                .filter(pk=submission.pk, status=Status.DONE, generation=submission.generation)
+                .first()
+            )
+            if locked is not None:
+                summarize(locked)
+    rows = current.exclude(case_key__in=scope.excluded) if scope.excluded else current
+    return {row.case_key: row for row in rows}
+
+
+def _change(base_runs, base_passed, cand_runs, cand_passed) -> Change:
+    """The class of a case over its compared trials. Rates are compared as cross products
+    of integers, so 1/3 against 2/6 is exact."""
+    if not base_runs:
+        return Change.NEW
+    if not cand_runs:
+        return Change.GONE
+    if cand_passed * base_runs < base_passed * cand_runs:
+        return Change.REGRESSED
+    if cand_passed * base_runs > base_passed * cand_runs:
+        return Change.FIXED
+    if cand_passed == cand_runs:
+        return Change.STILL_PASSING
+    if cand_passed == 0:
+        return Change.STILL_FAILING
+    return Change.UNCHANGED
+
+
+# The orders the rows can be listed in: the query parameter, and what it sorts by. Cases on
+# one side only have no delta: they come after the others. Case keys in natural order.
 SORTS = {
-    "change": (F("rank").asc(), F("delta").asc(nulls_last=True), F("case_order"), F("case")),
-    "delta": (F("delta").asc(nulls_last=True), F("case_order"), F("case")),
-    "-delta": (F("delta").desc(nulls_last=True), F("case_order"), F("case")),
-    "case": (F("case_order").asc(), F("case").asc()),
+    "change": lambda row: (CHANGES.index(row.change), *_by_delta(row.delta), *_by_case(row)),
+    "delta": lambda row: (*_by_delta(row.delta), *_by_case(row)),
+    "-delta": lambda row: (*_by_delta(None if row.delta is None else -row.delta), *_by_case(row)),
+    "case": lambda row: _by_case(row),
 }
 
 
-def case_rows(baseline: Submission, candidate: Submission, scope: Scope) -> QuerySet:
-    """One row per case that has a scored run in either submission: ``case``, the runs and
-    passes on each side (``base_runs``, ``base_passed``, ``cand_runs``, ``cand_passed``),
-    ``one_side`` (its trials that only one side has: flagged, and left out of the
-    comparison when the sides have trials in common), ``rank`` (the change, as its index
-    in CHANGES) and ``delta`` (the candidate's pass rate minus the baseline's over the
-    compared trials; null for a case on one side only)."""
-    b, c = baseline.pk, candidate.pk
-    # Both sides of the join narrowed to the two submissions (a result's run is always of
-    # its submission): without the runs' filter PostgreSQL reads every run of every
-    # submission to build the join.
-    results = Result.objects.filter(submission__in=(b, c), run__submission__in=(b, c))
-    if scope.excluded:
-        results = results.exclude(run__case_key__in=scope.excluded)
-    # Whether the other side has a run of the same trial (one index lookup: a submission
-    # has one run per case and trial).
-    other_side = Run.objects.filter(
-        submission_id=Value(b + c) - OuterRef("submission_id"),
-        case_key=OuterRef("run__case_key"),
-        trial=OuterRef("run__trial"),
-    )
-    results = results.annotate(has_pair=Exists(other_side))
-    passed, pair = Q(verdict=Verdict.PASS), Q(has_pair=True)
-    return (
-        results.values(case=F("run__case_key"), case_order=F("run__case_order"))
-        .annotate(
-            base_runs=Count("pk", filter=Q(submission=b)),
-            base_passed=Count("pk", filter=Q(submission=b) & passed),
-            cand_runs=Count("pk", filter=Q(submission=c)),
-            cand_passed=Count("pk", filter=Q(submission=c) & passed),
-            # The same number on both sides: each paired trial is one run on either.
-            paired=Count("pk", filter=Q(submission=b) & pair),
-            base_paired_passed=Count("pk", filter=Q(submission=b) & pair & passed),
-            cand_paired_passed=Count("pk", filter=Q(submission=c) & pair & passed),
-        )
-        .annotate(
-            cmp_base_runs=_compared("base_runs", "paired"),
-            cmp_base_passed=_compared("base_passed", "base_paired_passed"),
-            cmp_cand_runs=_compared("cand_runs", "paired"),
-            cmp_cand_passed=_compared("cand_passed", "cand_paired_passed"),
-        )
-        .annotate(
-            one_side=Case(
-                When(paired=0, then=Value(0)),
-                default=F("base_runs") + F("cand_runs") - 2 * F("paired"),
-            ),
-            rank=_rank_of_change(),
-            delta=_rate("cmp_cand_passed", "cmp_cand_runs")
-            - _rate("cmp_base_passed", "cmp_base_runs"),
-        )
-    )
+def _by_delta(delta: float | None) -> tuple:
+    return (delta is None, delta or 0.0)
+
+
+def _by_case(row) -> tuple[str, str]:
+    return (natural_key(row.case), row.case)
 
 
 def signed_points(delta: float | None) -> str:
@@ -256,6 +285,45 @@ class CaseComparison:
         return signed_points(self.delta)
 
 
+def compare_case(
+    key: str, base: CaseSummary | None, cand: CaseSummary | None, scope: Scope
+) -> CaseComparison:
+    """A case compared on the trials both sides have (then a trial on one side only is
+    flagged, in ``one_side``), or on all of them when the sides have no trial in common
+    (then the rates are all there is to compare)."""
+    base_runs, base_passed = (base.runs, base.passed) if base else (0, 0)
+    cand_runs, cand_passed = (cand.runs, cand.passed) if cand else (0, 0)
+    paired, base_paired_passed, cand_paired_passed = _paired(_segments(base), _segments(cand))
+    if paired:
+        compared = (paired, base_paired_passed, paired, cand_paired_passed)
+        one_side = base_runs + cand_runs - 2 * paired
+    else:
+        compared = (base_runs, base_passed, cand_runs, cand_passed)
+        one_side = 0
+    base_runs, base_passed, cand_runs, cand_passed = compared
+    change = _change(*compared)
+    delta = cand_passed / cand_runs - base_passed / base_runs if base_runs and cand_runs else None
+    # Show a contrast where there is one: the baseline's passing trial beside the
+    # candidate's failing one for a regression, the other way round for a fix.
+    return CaseComparison(
+        case=key,
+        change=change,
+        baseline=_side(base, wants_pass=change is not Change.FIXED),
+        candidate=_side(cand, wants_pass=change in (Change.FIXED, Change.STILL_PASSING)),
+        delta=delta,
+        redefined=key in scope.redefined,
+        one_side=one_side,
+    )
+
+
+def _side(summary: CaseSummary | None, wants_pass: bool) -> Side | None:
+    if summary is None:
+        return None
+    preferred = summary.first_passing if wants_pass else summary.first_not_passing
+    pk, trial = preferred or summary.first_scored
+    return Side(summary.runs, summary.passed, pk, trial)
+
+
 @dataclass(frozen=True)
 class Totals:
     """Counts per change, and the pass rates over the compared cases."""
@@ -293,35 +361,11 @@ class Totals:
         return [(change, self.per_change[change]) for change in CHANGES]
 
 
-def totals_of(rows: QuerySet) -> Totals:
-    """Counted in one query over the grouped rows (Django wraps them in a subquery)."""
-    counts = {
-        f"n_{change.value}": Count("case", filter=Q(rank=i)) for i, change in enumerate(CHANGES)
-    }
-    sides = ("base_runs", "base_passed", "cand_runs", "cand_passed")
-    found = rows.aggregate(**counts, **{f"all_{name}": Sum(name) for name in sides})
-    return Totals(
-        {change: found[f"n_{change.value}"] for change in CHANGES},
-        **{name: found[f"all_{name}"] or 0 for name in sides},
-    )
-
-
-class CountedPaginator(Paginator):
-    """A paginator told its count, which the totals already hold: counting the grouped rows
-    again would aggregate both submissions a third time."""
-
-    def __init__(self, object_list, per_page, *, count: int):
-        super().__init__(object_list, per_page)
-        self._count = count
-
-    @cached_property
-    def count(self) -> int:
-        return self._count
-
-
 @dataclass
 class Comparison:
-    """The comparison of ``candidate`` with ``baseline``, optionally narrowed to one change."""
+    """The comparison of ``candidate`` with ``baseline``, optionally narrowed to one change.
+    Made from the two submissions' case summaries: a row per case on either side, however
+    many runs they have."""
 
     baseline: Submission
     candidate: Submission
@@ -330,86 +374,36 @@ class Comparison:
     sort: str = "change"
 
     @cached_property
-    def all_rows(self) -> QuerySet:
-        return case_rows(self.baseline, self.candidate, self.scope)
+    def all_rows(self) -> list[CaseComparison]:
+        base = summaries(self.baseline, self.scope)
+        cand = summaries(self.candidate, self.scope)
+        return [
+            compare_case(key, base.get(key), cand.get(key), self.scope)
+            for key in base.keys() | cand.keys()
+        ]
 
     @cached_property
     def totals(self) -> Totals:
-        """Cached: the counts of two finished submissions only change when one is re-scored,
-        which starts a new generation (part of the key), and moving between pages and
-        classes would otherwise aggregate both submissions again for the same numbers."""
-        scope = hashlib.sha256("\n".join(self.scope.excluded).encode()).hexdigest()[:16]
-        sides = ":".join(f"{s.uuid}.{s.generation}" for s in (self.baseline, self.candidate))
-        key = f"compare-totals:{sides}:{scope}"
-        return cache.get_or_set(key, lambda: totals_of(self.all_rows), TOTALS_CACHED_FOR)
+        per_change = Counter(row.change for row in self.all_rows)
+        base = [row.baseline for row in self.all_rows if row.baseline]
+        cand = [row.candidate for row in self.all_rows if row.candidate]
+        return Totals(
+            {change: per_change[change] for change in CHANGES},
+            base_runs=sum(side.runs for side in base),
+            base_passed=sum(side.passed for side in base),
+            cand_runs=sum(side.runs for side in cand),
+            cand_passed=sum(side.passed for side in cand),
+        )
 
     @property
-    def rows(self) -> QuerySet:
+    def rows(self) -> list[CaseComparison]:
         rows = self.all_rows
         if self.change:
-            rows = rows.filter(rank=CHANGES.index(self.change))
-        return rows.order_by(*SORTS[self.sort])
+            rows = [row for row in rows if row.change is self.change]
+        return sorted(rows, key=SORTS[self.sort])
 
     def page(self, number, per_page: int):
-        count = self.totals.per_change[self.change] if self.change else self.totals.cases
-        page = CountedPaginator(self.rows, per_page, count=count).get_page(number)
-        page.object_list = self.comparisons(list(page.object_list))
-        return page
-
-    def comparisons(self, rows: list[dict]) -> list[CaseComparison]:
-        """The rows of one page, each with the run it opens on either side (one query for
-        the page's runs)."""
-        keys = [row["case"] for row in rows]
-        runs = (
-            Run.objects.filter(
-                submission__in=(self.baseline.pk, self.candidate.pk), case_key__in=keys
-            )
-            .order_by("trial")
-            .values_list("submission_id", "case_key", "pk", "trial", "result__verdict")
-        )
-        trials: dict[tuple[int, str], list[tuple[int, int, str]]] = {}
-        for submission_id, key, pk, trial, verdict in runs:
-            trials.setdefault((submission_id, key), []).append((pk, trial, verdict))
-        out = []
-        for row in rows:
-            change = CHANGES[row["rank"]]
-            # Show a contrast where there is one: the baseline's passing trial beside the
-            # candidate's failing one for a regression, the other way round for a fix.
-            base_wants_pass = change is not Change.FIXED
-            cand_wants_pass = change in (Change.FIXED, Change.STILL_PASSING)
-            out.append(
-                CaseComparison(
-                    case=row["case"],
-                    change=change,
-                    baseline=_side(
-                        row["base_runs"],
-                        row["base_passed"],
-                        trials.get((self.baseline.pk, row["case"]), []),
-                        base_wants_pass,
-                    ),
-                    candidate=_side(
-                        row["cand_runs"],
-                        row["cand_passed"],
-                        trials.get((self.candidate.pk, row["case"]), []),
-                        cand_wants_pass,
-                    ),
-                    delta=row["delta"],
-                    redefined=row["case"] in self.scope.redefined,
-                    one_side=row["one_side"],
-                )
-            )
-        return out
-
-
-def _side(runs: int, passed: int, trials: list, wants_pass: bool) -> Side | None:
-    if not runs:
-        return None
-    scored = [(pk, trial) for pk, trial, verdict in trials if verdict is not None]
-    preferred = [
-        (pk, trial) for pk, trial, verdict in trials if (verdict == Verdict.PASS) == wants_pass
-    ]
-    pk, trial = (preferred or scored or [(None, None)])[0]
-    return Side(runs, passed, pk, trial)
+        return Paginator(self.rows, per_page).get_page(number)
 
 
 def default_baseline(candidate: Submission) -> Submission | None:

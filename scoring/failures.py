@@ -29,6 +29,7 @@ from django.db.models import F, Min, Q, QuerySet
 
 from scoring.matcher import CAUSE_WORDS
 
+from . import comparison, problems
 from .models import FailureSummary, PredicateResult, Status, Submission, Verdict
 from .results import RunFilters
 
@@ -254,16 +255,22 @@ def _first_seen(submission: Submission, of_groups: Q) -> dict[tuple[str, str], i
 
 
 def summarize_when_scored(submission_id: int) -> None:
-    """Store the failures by cause of the submission if its scoring is done and they are
-    not stored yet for its current results (called after every scoring step; a summary
-    made once is not made again, and one of an older generation is replaced)."""
+    """Store the failures by cause of the submission, its failing runs by signature
+    (``problems.summarize``) and its runs case by case (``comparison.summarize``), if its
+    scoring is done and they are not stored yet for its current results (called after
+    every scoring step; a summary made once is not made again, and one of an older
+    generation is replaced)."""
     with transaction.atomic():
         submission = (
             Submission.objects.select_for_update()
             .filter(pk=submission_id, status=Status.DONE)
             .first()
         )
-        if submission is None or _stored(submission).exists():
+        if submission is None:
+            return
+        problems.summarize(submission)  # the failing runs by signature, for the suite page
+        comparison.summarize(submission)  # the runs case by case, for comparisons
+        if _stored(submission).exists():
             return
         FailureSummary.objects.filter(submission=submission).delete()
         FailureSummary.objects.bulk_create(_summary_rows(submission), batch_size=1000)

@@ -402,6 +402,66 @@ class FailureSummary(models.Model):
         return f"submission {self.submission_id} {self.level}: {self.cause_kind} {self.name}"
 
 
+class ProblemSummary(models.Model):
+    """A submission's failing runs counted by signature (``scoring.problems``), stored with
+    its ``FailureSummary`` once its scoring is done: the suite's open problems add up a few
+    rows per submission rather than group every failing run of ten submissions. Rows of an
+    older ``generation`` than the submission's are stale and never read."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    generation = models.PositiveIntegerField()
+    signature = models.CharField(max_length=32)
+    case_key = models.TextField()
+    runs = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["submission", "generation", "signature"],
+                include=["case_key", "runs"],
+                name="problem_summary",
+            )
+        ]
+
+    def __str__(self):
+        return f"submission {self.submission_id} {self.signature}: {self.runs} runs"
+
+
+class CaseSummary(models.Model):
+    """A submission's scored runs of one case, stored once its scoring is done: which trials
+    were scored and which passed, and the runs a comparison opens for the case. Comparing
+    two submissions (``scoring.comparison``) then reads a row per case on either side
+    rather than every run of both. Rows of an older ``generation`` than the submission's
+    are stale and never read."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    generation = models.PositiveIntegerField()
+    case_key = models.TextField()
+    runs = models.PositiveIntegerField()  # scored
+    passed = models.PositiveIntegerField()
+    # The verdicts of the scored trials, compactly: a segment per stretch of consecutive
+    # trials, "first trial:verdicts" ("p" passed, "f" did not), segments by trial and
+    # separated by spaces: "0:ppfp 7:f". A submission's usual trials 0 to N make one.
+    verdicts = models.TextField()
+    # [run id, trial] of the first trial (by number) that passed, of the first that did not
+    # (scored or not), and of the first scored; null where there is none.
+    first_passing = models.JSONField(null=True)
+    first_not_passing = models.JSONField(null=True)
+    first_scored = models.JSONField(null=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["submission", "generation", "case_key"], name="case_summary")
+        ]
+
+    def __str__(self):
+        return f"submission {self.submission_id} {self.case_key}: {self.passed}/{self.runs}"
+
+
 class ScoredChunk(models.Model):
     """A scoring chunk that is done: written with its results in one transaction, so the
     submission's counts (the sums of these rows) count each run once however often a chunk

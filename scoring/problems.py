@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
-from .models import Problem, Result, ReviewStatus, Run, Submission
+from .models import Problem, ProblemSummary, Result, ReviewStatus, Run, Submission
 
 PROBLEM_SUBMISSIONS = 10  # the suite page's problems are those of its latest submissions
 PROBLEMS_READ = 200  # most recent problems read, of which the open ones are shown
@@ -174,10 +174,62 @@ class SuiteProblem:
         return self.decision.status not in (ReviewStatus.FIXED, ReviewStatus.WONT_FIX)
 
 
-def suite_problems(submission_ids: list[int]) -> list[SuiteProblem]:
-    """The suite's open problems over ``submission_ids`` (its latest submissions): most
-    recently seen first, then most runs; at most ``PROBLEMS_SHOWN``."""
-    rows = list(
+def summarize(submission: Submission) -> None:
+    """Store the submission's failing runs counted by signature, for its current results
+    (its scoring is done: ``failures.summarize_when_scored`` calls this in its transaction),
+    unless they are stored already. A row with no signature marks a summary made, which a
+    submission with no failure has too."""
+    stored = ProblemSummary.objects.filter(submission=submission)
+    if stored.filter(generation=submission.generation).exists():
+        return
+    stored.delete()
+    counted = (
+        _here(submission)
+        .values_list("signature")
+        .annotate(case_key=Min("run__case_key"), runs=Count("pk"))
+        .order_by("signature")
+    )
+    rows = [("", "", 0), *counted]
+    ProblemSummary.objects.bulk_create(
+        (
+            ProblemSummary(
+                submission=submission,
+                generation=submission.generation,
+                signature=signature,
+                case_key=case_key,
+                runs=runs,
+            )
+            for signature, case_key, runs in rows
+        ),
+        batch_size=1000,
+    )
+
+
+def _current_summaries(submission_ids: list[int]) -> QuerySet[ProblemSummary]:
+    return ProblemSummary.objects.filter(
+        submission_id__in=submission_ids, generation=F("submission__generation")
+    )
+
+
+def _grouped(submission_ids: list[int]) -> QuerySet:
+    """Each signature failing in ``submission_ids``: its case, first and last submission,
+    in how many submissions and runs. Added up from the stored summaries when every one
+    of the submissions has its current one, else grouped from their results."""
+    summarized = _current_summaries(submission_ids).filter(signature="")
+    if summarized.count() == len(set(submission_ids)):
+        return (
+            _current_summaries(submission_ids)
+            .exclude(signature="")
+            .values("signature")
+            .annotate(
+                case_key=Min("case_key"),
+                first=Min("submission_id"),
+                last=Max("submission_id"),
+                submissions=Count("submission_id"),  # one row per submission and signature
+                runs=Sum("runs"),
+            )
+        )
+    return (
         Result.objects.filter(submission_id__in=submission_ids)
         .exclude(signature="")
         .values("signature")
@@ -188,8 +240,13 @@ def suite_problems(submission_ids: list[int]) -> list[SuiteProblem]:
             submissions=Count("submission_id", distinct=True),
             runs=Count("pk"),
         )
-        .order_by("-last", "-runs", "signature")[:PROBLEMS_READ]
     )
+
+
+def suite_problems(submission_ids: list[int]) -> list[SuiteProblem]:
+    """The suite's open problems over ``submission_ids`` (its latest submissions): most
+    recently seen first, then most runs; at most ``PROBLEMS_SHOWN``."""
+    rows = list(_grouped(submission_ids).order_by("-last", "-runs", "signature")[:PROBLEMS_READ])
     if not rows:
         return []
     suite_id = Submission.objects.filter(pk=submission_ids[0]).values_list("suite_id", flat=True)
