@@ -25,32 +25,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.pages import PG, TARGET_MS  # noqa: E402
+from bench.pages import TARGET_MS, configure, recreate_database  # noqa: E402
 
 DATABASE = "casebook_benchblind"
 STATUSES = ["regression", "expectation_wrong", "flaky", "wont_fix"]
 
 
 def setup() -> None:
-    import os
 
-    import psycopg
-
-    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
-    os.environ.pop("REDIS_URL", None)
-    os.environ.update(
-        DATABASE_URL=f"{PG}/{DATABASE}",
-        DJANGO_SETTINGS_MODULE="evalsite.settings",
-        DEBUG="0",
-        SECRET_KEY="bench-only-secret-key",
-        ALLOWED_HOSTS="testserver",
-        LOG_LEVEL="WARNING",
-    )
-    import django
-
-    django.setup()
+    recreate_database(DATABASE)
+    configure(DATABASE)
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)

@@ -295,6 +295,25 @@ def adversarial_cases() -> list[tuple[str, dict, dict]]:
     return out
 
 
+def _calling(calls: list[dict]) -> dict:
+    """The OpenAI Chat assistant message making ``calls`` (arguments as JSON strings)."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": orjson.dumps(call["arguments"]).decode(),
+                },
+            }
+            for call in calls
+        ],
+    }
+
+
 def as_openai_chat(run: dict) -> dict:
     """The same run as an OpenAI Chat Completions transcript (formats.md): each batch an
     assistant message with ``tool_calls`` (arguments as JSON strings), each result a
@@ -304,23 +323,7 @@ def as_openai_chat(run: dict) -> dict:
         {"role": "user", "content": f"Please handle request {run['case']}."},
     ]
     for batch in run["batches"]:
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call["id"],
-                        "type": "function",
-                        "function": {
-                            "name": call["name"],
-                            "arguments": orjson.dumps(call["arguments"]).decode(),
-                        },
-                    }
-                    for call in batch
-                ],
-            }
-        )
+        messages.append(_calling(batch))
         messages.extend(
             {
                 "role": "tool",
@@ -361,23 +364,7 @@ def long_conversation(seed: int, case: dict, turns: int = 300) -> dict:
                 name, arguments = rng.choice(TOOLS[:8]), _arguments(rng)
             calls.append({"id": f"call_{batch}_{p}", "name": name, "arguments": arguments})
         batch += 1
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call["id"],
-                        "type": "function",
-                        "function": {
-                            "name": call["name"],
-                            "arguments": orjson.dumps(call["arguments"]).decode(),
-                        },
-                    }
-                    for call in calls
-                ],
-            }
-        )
+        messages.append(_calling(calls))
         for call in calls:
             result = {
                 "reservation_id": call["arguments"].get("id"),

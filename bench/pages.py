@@ -59,11 +59,11 @@ PROPOSED_INDEXES = [
 ]
 
 
-def configure() -> None:
-    """Django on the benchmark's database, as in production (DEBUG off, eager tasks)."""
+def configure(database: str = DATABASE) -> None:
+    """Django on a benchmark's database, as in production (DEBUG off, eager tasks)."""
     os.environ.pop("REDIS_URL", None)
     os.environ.update(
-        DATABASE_URL=f"{PG}/{DATABASE}",
+        DATABASE_URL=f"{PG}/{database}",
         DJANGO_SETTINGS_MODULE="evalsite.settings",
         DEBUG="0",
         SECRET_KEY="bench-only-secret-key",
@@ -75,12 +75,12 @@ def configure() -> None:
     django.setup()
 
 
-def recreate_database() -> None:
+def recreate_database(database: str = DATABASE) -> None:
     import psycopg
 
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
+        conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {database}")
 
 
 def seed(n_runs: int):
