@@ -35,6 +35,7 @@ from cases.models import ReviewLabel, User
 
 from .agreement import cohen_kappa, observed_agreement
 from .models import BlindDecision, QueueItem, ReviewQueue, ReviewStatus, Run
+from .queues import Progress, Share
 from .reviews import labels_of_team, set_labels, set_status
 
 # What a blind reviewer may decide: a status that says something (not "untriaged").
@@ -202,35 +203,18 @@ def with_decisions(items) -> list[tuple[QueueItem, list[BlindDecision]]]:
 
 
 @dataclass(frozen=True)
-class Share:
-    reviewer: str
-    total: int
-    done: int
+class BlindProgress(Progress):
+    """The queue's decisions per reviewer (``shares``: ``done`` of ``total`` decisions), and
+    its items' resolution."""
 
-    @property
-    def left(self) -> int:
-        return self.total - self.done
-
-
-@dataclass(frozen=True)
-class BlindProgress:
-    shares: list[Share]  # decisions per reviewer
     items: int
     resolved: int
     disputed: int  # decided by both, differently, not yet resolved
 
     @property
-    def decided(self) -> int:
-        return sum(share.done for share in self.shares)
-
-    @property
-    def decisions(self) -> int:
-        return sum(share.total for share in self.shares)
-
-    @property
     def all_decided(self) -> bool:
         """Whether both reviewers have decided every item: agreement can be shown."""
-        return self.decided == self.decisions
+        return super().finished
 
     @property
     def finished(self) -> bool:
@@ -257,7 +241,7 @@ def progress(queue: ReviewQueue) -> BlindProgress:
     return BlindProgress(
         shares=sorted(
             (Share(names[row["reviewer_id"]], row["total"], row["done"]) for row in rows),
-            key=lambda share: share.reviewer,
+            key=lambda share: share.assignee,
         ),
         items=counts["items"],
         resolved=counts["resolved"],
