@@ -52,12 +52,12 @@ def _members_context(request, team, form=None):
     } | _labels_context(request, team)
 
 
-def _labels_context(request, team, form=None):
+def _labels_context(request, team):
     can_manage = can_manage_labels(request.user, team)
     return {
         "labels": team.review_labels.all(),
         "can_manage_labels": can_manage,
-        "label_form": (form or LabelForm(team=team)) if can_manage else None,
+        "label_form": LabelForm(team=team) if can_manage else None,
         "colours": LabelColour.choices,
     }
 
@@ -107,6 +107,20 @@ def member_change(request, slug, membership_id):
     return render(request, template, _members_context(request, team))
 
 
+def _label_saved(request, team, form, refused: dict):
+    """Save a label form: the team page (a message if refused), or under htmx the labels
+    part again, with ``refused`` (the form and its errors) in its context if refused."""
+    saved = form.is_valid()
+    if saved:
+        form.save()
+    if not request.htmx:
+        if not saved:
+            messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(team)
+    context = {"team": team} | _labels_context(request, team) | ({} if saved else refused)
+    return render(request, "cases/team_detail.html#labels", context, status=200 if saved else 422)
+
+
 @login_required
 @require_POST
 @vary_on_headers("HX-Request")
@@ -114,15 +128,7 @@ def label_add(request, slug):
     """Add a review label to the team (its editors and admins)."""
     team = team_for(request.user, slug, at_least=LABELS_MANAGED_BY)
     form = LabelForm(request.POST, team=team)
-    if form.is_valid():
-        form.save()
-        form = None
-    if not request.htmx:
-        if form is not None:
-            messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
-        return redirect(team)
-    context = {"team": team} | _labels_context(request, team, form)
-    return render(request, "cases/team_detail.html#labels", context, status=422 if form else 200)
+    return _label_saved(request, team, form, {"label_form": form})
 
 
 @login_required
@@ -134,17 +140,7 @@ def label_edit(request, slug, label_id):
     team = team_for(request.user, slug, at_least=LABELS_MANAGED_BY)
     label = get_object_or_404(ReviewLabel, pk=label_id, team=team)
     form = LabelForm(request.POST, instance=label, team=team)
-    if form.is_valid():
-        form.save()
-        form = None
-    if not request.htmx:
-        if form is not None:
-            messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
-        return redirect(team)
-    context = {"team": team} | _labels_context(request, team)
-    if form is not None:
-        context |= {"edit_form": form, "edited": label.pk}
-    return render(request, "cases/team_detail.html#labels", context, status=422 if form else 200)
+    return _label_saved(request, team, form, {"edit_form": form, "edited": label.pk})
 
 
 @login_required
