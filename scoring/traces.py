@@ -371,8 +371,9 @@ class EmbeddedTimer:
             assemble_due()
             wait = seconds_to_next_due()
         except Exception:
-            log.exception("assembling traces failed; the next export tries again")
-            wait = None
+            # A database busy past its timeout, say: the traces stay pending; try again.
+            log.exception("assembling traces failed; trying again after the grace period")
+            wait = settings.CASEBOOK_TRACE_GRACE_SECONDS
         finally:
             connections.close_all()  # this thread's own connections
         if wait is not None:
