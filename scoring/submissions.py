@@ -9,10 +9,12 @@ are enqueued only once the transaction that made their work visible has committe
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from functools import lru_cache
 from typing import BinaryIO
 
+from celery.exceptions import Retry
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Sum
@@ -36,6 +38,9 @@ from .models import (
 from .uploads import UploadRefused, store_upload
 
 log = logging.getLogger(__name__)
+
+# Seconds between the tries of a task run in-process (eager) that asked to be retried.
+EAGER_RETRY_WAITS = (0.2, 0.5, 1, 2, 4)
 
 UNKNOWN_CASES_KEPT = 1000  # case keys listed per submission; their runs are all counted
 UNKNOWN_LINES_KEPT = 5  # line numbers listed per unknown case
@@ -310,11 +315,26 @@ def _after_commit(task, *args) -> None:
     is logged, not raised: the work is in the database, and the sweep sends it again."""
 
     def send():
-        try:
-            task.delay(*args)
-        except Exception:
-            # Eager mode (no broker) runs the task here, so this is also where a task's
-            # own failure lands; it has already marked the submission failed.
-            log.exception("could not run %s%r now; the sweep will retry", task.name, args)
+        for retries, wait in enumerate((*EAGER_RETRY_WAITS, None)):
+            try:
+                if retries:
+                    task.apply(args, retries=retries, throw=True)
+                else:
+                    task.delay(*args)
+                return
+            except Retry:
+                # Eager mode (no broker) runs the task here, and Celery does not retry an
+                # eager task that raises: wait and run it again, as a worker would after its
+                # backoff (SQLite refused a write while another thread of this process read).
+                if wait is None:
+                    log.error("%s%r still failing; the sweep will retry", task.name, args)
+                    return
+                log.warning("%s%r failed; trying again in %s s", task.name, args, wait)
+                time.sleep(wait)
+            except Exception:
+                # Also where an eager task's own failure lands; it has already marked the
+                # submission failed.
+                log.exception("could not run %s%r now; the sweep will retry", task.name, args)
+                return
 
     transaction.on_commit(send)

@@ -8,12 +8,13 @@ import io
 from datetime import timedelta
 
 import pytest
+from django.db import OperationalError
 from django.test import TestCase
 from django.utils import timezone
 
 from cases import services
 from cases.models import SuiteVersion
-from scoring import chunks, ingest
+from scoring import chunks, ingest, submissions
 from scoring.matcher import CAUSE_KINDS
 from scoring.models import (
     InvalidLine,
@@ -300,6 +301,31 @@ def test_a_bug_in_a_task_fails_the_submission_with_the_reason(demo_suite, monkey
     assert submission.status == Status.FAILED
     assert submission.error == "ValueError: a bug"
     assert "the sweep will retry" in caplog.text  # logged by the eager send, not raised
+
+
+def test_a_task_run_in_process_that_the_database_refuses_is_tried_again(
+    demo_suite, small_chunks, monkeypatch, caplog
+):
+    """With no broker Celery runs tasks eagerly and does not retry them: a write SQLite
+    refused (another thread of the process reading) would leave the submission unfinished."""
+    refusals = {"ingest": 1, "chunk": 2}
+
+    def refusing(kind, real):
+        def run(*args, **kwargs):
+            if refusals[kind]:
+                refusals[kind] -= 1
+                raise OperationalError("database table is locked: scoring_submission")
+            return real(*args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(submissions, "EAGER_RETRY_WAITS", (0, 0, 0))
+    monkeypatch.setattr(chunks, "finish_if_complete", refusing("chunk", chunks.finish_if_complete))
+    monkeypatch.setattr(ingest, "read_run_lines", refusing("ingest", ingest.read_run_lines))
+    submission = upload(demo_suite, DEMO_RUNS)
+    assert refusals == {"ingest": 0, "chunk": 0}
+    assert_consistent(submission)
+    assert caplog.text.count("trying again") == 3
 
 
 # --- deleting -------------------------------------------------------------------------------------
