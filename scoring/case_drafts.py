@@ -83,12 +83,15 @@ def draft_cases(
     ``into``: the suite the drafts are for; a key it has is drafted as a revision of its
     case. None: a new suite, every draft a new case."""
     results = passing(filters).matching(submission)
-    keys = results.values_list("run__case_key", flat=True).distinct().order_by("run__case_key")
+    # The runs' keys and trials are read from the runs' (submission, case_key, seq) index,
+    # not their wide rows, when the planner knows the runs' submission.
+    of_runs = results.filter(run__submission=submission)
+    keys = of_runs.values_list("run__case_key", flat=True).distinct().order_by("run__case_key")
     # One key beyond the cap says whether there are more; only then are they counted.
     chosen_keys = list(keys[: DRAFTS_PER_REQUEST + 1])
     key_count = keys.count() if len(chosen_keys) > DRAFTS_PER_REQUEST else len(chosen_keys)
     chosen_keys = chosen_keys[:DRAFTS_PER_REQUEST]
-    trials = _trials_offered(results, chosen_keys)
+    trials = _trials_offered(of_runs, chosen_keys)
     picks = set(picks)
     runs = {
         key: next((t for t in offered if t.run_id in picks), offered[0])

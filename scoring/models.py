@@ -200,9 +200,14 @@ class Run(models.Model):
             models.Index(
                 fields=["submission", "case_order", "case_key", "trial"], name="run_natural_order"
             ),
-            # The runs' cases without their wide rows (PostgreSQL): a tag filter's runs, and
-            # the cases of the failing runs a filter's failures are grouped by.
-            models.Index(fields=["submission", "case_key"], include=["id"], name="run_case_keys"),
+            # The runs' cases without their wide rows (PostgreSQL): a tag filter's runs, the
+            # cases of the failing runs a filter's failures are grouped by, and each case's
+            # first passing runs in file order ("cases from these runs").
+            models.Index(
+                fields=["submission", "case_key", "seq"],
+                include=["id", "trial"],
+                name="run_cases_in_file_order",
+            ),
         ]
 
     def __str__(self):

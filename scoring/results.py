@@ -439,6 +439,11 @@ class RunFilters:
     def matching(self, submission: Submission) -> QuerySet[Result]:
         """The submission's results that pass the filters, unordered."""
         results = Result.objects.filter(submission=submission)
+        if self.case or self.tag or self.tool or self.text:
+            # The run's submission too, when a filter reads the runs: the planner may then
+            # combine the runs' (submission, ...) indexes with the filter's own (the text
+            # filter's trigrams match in every submission), rather than read the rows of all.
+            results = results.filter(run__submission=submission)
         if self.verdict:
             results = results.filter(verdict=self.verdict)
         if self.case:

@@ -43,6 +43,15 @@ def percent(part, whole) -> str:
 
 
 @register.filter
+def clip(value, length: int) -> str:
+    """``truncatechars`` for text repeated many times on a page (predicate labels): the same
+    cut, an ellipsis as the last of ``length`` characters, without Django's scan of every
+    character for combining marks, which made up a fifth of a page of drafts."""
+    text = str(value)
+    return text if len(text) <= length else f"{text[: length - 1]}…"
+
+
+@register.filter
 def duration(value) -> str:
     """A timedelta as people say it: ``3.5 s``, ``4 min 12 s``, ``2 h 5 min``."""
     seconds = value.total_seconds()
