@@ -4,9 +4,11 @@ says, after a re-score and after reviews change too; a filter's groups are aggre
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -14,7 +16,7 @@ from rest_framework.test import APIClient
 from cases import services
 from scoring import reviews
 from scoring.failures import SHOWN, Failures, summarize_when_scored
-from scoring.models import FailureSummary, ReviewStatus, Status
+from scoring.models import CaseSummary, FailureSummary, ProblemSummary, ReviewStatus, Status
 from scoring.results import RunFilters
 from scoring.submissions import rescore
 
@@ -185,3 +187,25 @@ def test_a_submission_still_scoring_is_not_summarized(lookups):
     summarize_when_scored(lookups.pk)
     summarize_when_scored(lookups.pk)  # made once
     assert FailureSummary.objects.filter(submission=lookups, level="failing").count() == 1
+
+
+def test_the_summarize_command_stores_what_submissions_scored_before_the_summaries_lack(
+    lookups, submit
+):
+    """An upgrade leaves submissions scored before the summaries without them: the pages
+    then count their runs on every request, until ``manage.py summarize`` stores them."""
+    other = submit(lookups.suite, lookup_runs()[:20], label="again")
+    kept = answer(other)
+    summaries = (FailureSummary, ProblemSummary, CaseSummary)
+    for model in summaries:
+        model.objects.filter(submission=lookups).delete()
+    expected = aggregated(lookups)
+    kept_rows = FailureSummary.objects.filter(submission=other).count()
+    out = io.StringIO()
+    call_command("summarize", stdout=out)
+    assert "2 scored submission(s)" in out.getvalue()
+    assert all(model.objects.filter(submission=lookups).exists() for model in summaries)
+    assert Failures(lookups).summarized
+    assert answer(lookups) == expected
+    assert FailureSummary.objects.filter(submission=other).count() == kept_rows
+    assert answer(other) == kept
