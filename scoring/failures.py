@@ -7,12 +7,12 @@ one level further down. Each level counts runs (a run failing two predicates of 
 counts once) and cases. Everything is read from the stored causes (``PredicateResult.cause_*``),
 never by scoring again.
 
-Grouping 100,000 runs' failures takes a second, so once a submission's scoring is done the
-unfiltered groups are grouped once and stored (``FailureSummary``, by
+Grouping 100,000 runs' failures takes a few hundred milliseconds, so once a submission's
+scoring is done the unfiltered groups are grouped once and stored (``FailureSummary``, by
 ``summarize_when_scored``, which the scoring tasks call); the page and the API read those
 rows. The groups of a filter (tag, review status, text ...) are grouped when asked for: the
-filter is evaluated once, and the failed predicates of its failing runs are read a batch of
-runs at a time and counted here, in memory bounded by the groups, not by the runs.
+failing runs and their failed predicates are read as two streams in run order and counted
+here, in memory bounded by the groups, not by the runs.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property, reduce
-from itertools import islice
-from operator import or_
+from itertools import groupby
+from operator import itemgetter, or_
 
 from django.db import transaction
 from django.db.models import F, Min, Q, QuerySet
@@ -37,7 +37,7 @@ Level = FailureSummary.Level
 
 API_GROUPS = 1000  # top-level groups the API lists (most runs first)
 SHOWN = 20  # arguments, and exact predicates, listed under a group (the most runs first)
-BATCH_RUNS = 2000  # failing runs whose predicates are read in one query
+STREAM_ROWS = 5000  # rows fetched at a time from a server-side cursor
 
 
 @dataclass(frozen=True)
@@ -102,27 +102,38 @@ def aggregate(
     """(how many runs of the filter did not pass, every group of their failed predicates,
     most runs first, each with its ``SHOWN`` most common arguments and exact predicates)."""
     results = (filters or RunFilters()).matching(submission).exclude(verdict=Verdict.PASS)
-    failing = results.order_by().values_list("pk", "run__case_key").iterator(chunk_size=BATCH_RUNS)
+    # Two streams in run order, walked together: the failing runs with their case (read
+    # from the runs' index), and their failed predicates (no join to the wide runs).
+    runs = results.order_by("pk").values_list("pk", "run__case_key").iterator(STREAM_ROWS)
+    failed = (
+        PredicateResult.objects.filter(
+            submission=submission, passed=False, result__in=results.values("pk")
+        )
+        .order_by("result_id")
+        .values_list("result_id", "cause_kind", "cause_tool", "cause_argument", "label")
+        .iterator(STREAM_ROWS)
+    )
     n_failing = 0
     groups: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
     arguments: dict[tuple[str, str], dict[str, _Tally]] = defaultdict(lambda: defaultdict(_Tally))
     labels: dict[tuple[str, str], Counter] = defaultdict(Counter)
-    while batch := dict(islice(failing, BATCH_RUNS)):
-        n_failing += len(batch)
-        predicates = PredicateResult.objects.filter(result_id__in=batch, passed=False).values_list(
-            "result_id", "cause_kind", "cause_tool", "cause_argument", "label"
-        )
+    for result_id, predicates in groupby(failed, key=itemgetter(0)):
+        run_id, case_key = next(runs)
+        n_failing += 1
+        while run_id != result_id:  # a failing run with no failed predicate
+            run_id, case_key = next(runs)
+            n_failing += 1
         # A run failing two predicates of a group (or argument) counts once in it.
         counted = set()
-        for result_id, kind, tool, argument, label in predicates:
-            case_key = batch[result_id]
-            if (result_id, kind, tool) not in counted:
-                counted.add((result_id, kind, tool))
+        for _, kind, tool, argument, label in predicates:
+            if (kind, tool) not in counted:
+                counted.add((kind, tool))
                 groups[kind, tool].add(case_key)
-            if argument and (result_id, kind, tool, argument) not in counted:
-                counted.add((result_id, kind, tool, argument))
+            if argument and (kind, tool, argument) not in counted:
+                counted.add((kind, tool, argument))
                 arguments[kind, tool][argument].add(case_key)
             labels[kind, tool][label] += 1  # unique within a report: one run each
+    n_failing += sum(1 for _ in runs)  # failing runs after the last with a failed predicate
     found = []
     for key in _most_runs({key: tally.runs for key, tally in groups.items()}):
         of_group = arguments[key]
