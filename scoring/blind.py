@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from cases.models import ReviewLabel, User
 
-from .agreement import cohen_kappa, observed_agreement
+from .agreement import cohen_kappa, fleiss_kappa, observed_agreement
 from .models import BlindDecision, QueueItem, ReviewQueue, ReviewStatus, Run
 from .queues import Progress, Share
 from .reviews import labels_of_team, set_labels, set_status
@@ -249,6 +249,11 @@ def progress(queue: ReviewQueue) -> BlindProgress:
     )
 
 
+# Two reviewers: Cohen's κ, each with their own habits. More, two of them to an item: the
+# pairs differ from item to item, and Fleiss' κ pools the decisions of all.
+KAPPAS = {"cohen": cohen_kappa, "fleiss": fleiss_kappa}
+
+
 @dataclass(frozen=True)
 class Kappa:
     """Agreement on one question (the status, or one status or label: given or not)."""
@@ -264,14 +269,16 @@ class Kappa:
 class Agreement:
     items: int  # decided by both
     reviewers: tuple[str, ...]
+    statistic: str  # "cohen": two reviewers; "fleiss": more, two of them to an item
     status: Kappa  # over the statuses as categories
     statuses: list[Kappa]  # each status, as given or not
     labels: list[Kappa]  # each label either gave, as given or not
 
 
 def agreement(queue: ReviewQueue, *, final: bool = False) -> Agreement:
-    """How far the two reviewers agree, over the items both decided: on the status (κ over
-    the statuses), and on each status and each label used (κ of "given it" or not).
+    """How far the reviewers agree, over the items both of their reviewers decided: on the
+    status (κ over the statuses), and on each status and each label used (κ of "given it"
+    or not); Cohen's κ with two reviewers, Fleiss' κ with more (``KAPPAS``).
 
     ``final``: both reviewers have decided every item, so that no decision can change any
     more (``decide`` refuses once both are in): the tables are then counted once and kept
@@ -290,16 +297,19 @@ def agreement(queue: ReviewQueue, *, final: bool = False) -> Agreement:
     # Named as they are called now; a label deleted since is left out.
     names = dict(ReviewLabel.objects.filter(pk__in=by_label).values_list("pk", "name"))
     labelled = sorted((names[pk], table) for pk, table in by_label.items() if pk in names)
+    statistic = "cohen" if len(tables["reviewers"]) <= 2 else "fleiss"
+    kappa = KAPPAS[statistic]
     return Agreement(
         items=items,
         reviewers=tuple(tables["reviewers"]),
-        status=Kappa("status", cohen_kappa(statuses), observed_agreement(statuses), items, items),
+        statistic=statistic,
+        status=Kappa("status", kappa(statuses), observed_agreement(statuses), items, items),
         statuses=[
-            _binary(ReviewStatus(value).label, _given(statuses, value))
+            _binary(ReviewStatus(value).label, _given(statuses, value), kappa)
             for value, _ in DECISION_STATUSES
             if any(value in pair for pair in statuses)
         ],
-        labels=[_binary(name, _label_table(table, items)) for name, table in labelled],
+        labels=[_binary(name, _label_table(table, items), kappa) for name, table in labelled],
     )
 
 
@@ -380,10 +390,10 @@ def _label_table(table: Counter, items: int) -> Counter:
     return table
 
 
-def _binary(name: str, table: Counter) -> Kappa:
+def _binary(name: str, table: Counter, kappa) -> Kappa:
     first = sum(n for (a, _), n in table.items() if a)
     second = sum(n for (_, b), n in table.items() if b)
-    return Kappa(name, cohen_kappa(table), observed_agreement(table), first, second)
+    return Kappa(name, kappa(table), observed_agreement(table), first, second)
 
 
 def own_decisions(items, user) -> dict[int, BlindDecision]:

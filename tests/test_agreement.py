@@ -1,5 +1,5 @@
-"""Cohen's κ (``scoring.agreement``), from contingency tables (first reviewer's decision,
-second's) → items, against textbook values and at its edges."""
+"""Cohen's and Fleiss' κ (``scoring.agreement``), from contingency tables (first reviewer's
+decision, second's) → items, against textbook values and at their edges."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from scoring.agreement import cohen_kappa, observed_agreement
+from scoring.agreement import cohen_kappa, fleiss_kappa, observed_agreement
 
 
 def pairs(*decided: tuple) -> Counter:
@@ -80,3 +80,66 @@ def test_booleans_work_as_categories():
 def test_a_negative_count_is_an_error():
     with pytest.raises(ValueError, match="negative count"):
         cohen_kappa({("a", "a"): 3, ("a", "b"): -1})
+
+
+# --- Fleiss' κ: two decisions an item, by any two of several reviewers ---------------------
+
+
+def fleiss_from_items(items: list[tuple]) -> float:
+    """Fleiss' κ as Fleiss (1971) writes it, item by item: P_i = Σ_j n_ij (n_ij - 1) /
+    (n (n - 1)), P̄ their mean, p_j the share of all decisions in category j, P̄_e = Σ p_j².
+    A second way to the number, to check the table-based one against."""
+    n = 2
+    categories = {category for item in items for category in item}
+    shares = {c: sum(item.count(c) for item in items) / (n * len(items)) for c in categories}
+    agreement = [
+        sum(item.count(c) * (item.count(c) - 1) for c in categories) / (n * (n - 1))
+        for item in items
+    ]
+    observed = sum(agreement) / len(items)
+    chance = sum(share * share for share in shares.values())
+    return (observed - chance) / (1 - chance)
+
+
+def test_fleiss_on_the_worked_example():
+    # Pooled: "yes" 25 + 30 of 100 decisions, "no" 45: p_e = 0.55² + 0.45² = 0.505;
+    # p_o = 0.7; κ = 0.195 / 0.495 ≈ 0.3939 (Scott's π, which Fleiss' κ is for two raters).
+    worked = {("yes", "yes"): 20, ("yes", "no"): 5, ("no", "yes"): 10, ("no", "no"): 15}
+    assert fleiss_kappa(worked) == pytest.approx(0.3939, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {("y", "y"): 45, ("y", "n"): 15, ("n", "y"): 25, ("n", "n"): 15},
+        {("y", "y"): 25, ("y", "n"): 35, ("n", "y"): 5, ("n", "n"): 35},
+        {
+            ("a", "a"): 10,
+            ("a", "b"): 2,
+            ("b", "b"): 8,
+            ("b", "a"): 1,
+            ("b", "c"): 1,
+            ("c", "c"): 7,
+            ("c", "b"): 1,
+        },
+        {(True, False): 3, (False, True): 4, (True, True): 1},
+    ],
+)
+def test_fleiss_from_the_table_is_fleiss_item_by_item(table):
+    items = [pair for pair, n in table.items() for _ in range(n)]
+    assert fleiss_kappa(table) == pytest.approx(fleiss_from_items(items))
+
+
+def test_fleiss_does_not_care_which_of_a_pair_is_first_where_cohen_does():
+    table = {("y", "y"): 25, ("y", "n"): 35, ("n", "y"): 5, ("n", "n"): 35}
+    turned = {("y", "y"): 25, ("y", "n"): 20, ("n", "y"): 20, ("n", "n"): 35}
+    assert fleiss_kappa(table) == pytest.approx(fleiss_kappa(turned))
+    assert cohen_kappa(table) != pytest.approx(cohen_kappa(turned))
+
+
+def test_fleiss_is_undefined_where_cohen_is():
+    assert fleiss_kappa({}) is None
+    assert fleiss_kappa({("flaky", "flaky"): 5}) is None
+    assert fleiss_kappa(pairs(("a", "a"), ("b", "b"))) == 1.0
+    with pytest.raises(ValueError, match="negative count"):
+        fleiss_kappa({("a", "a"): 3, ("a", "b"): -1})

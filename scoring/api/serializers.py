@@ -279,16 +279,23 @@ class FailureGroupSerializer(serializers.Serializer):
 class KappaSerializer(serializers.Serializer):
     name = serializers.CharField(help_text='the status or label ("status": all statuses)')
     kappa = serializers.FloatField(
-        allow_null=True, help_text="Cohen's κ; null where undefined (one answer for every run)"
+        allow_null=True,
+        help_text="κ (see `statistic`); null where undefined (one answer for every run)",
     )
     agreement = serializers.FloatField(help_text="the share of runs they agree on")
-    first = serializers.IntegerField(help_text="runs the first reviewer gave it")
-    second = serializers.IntegerField(help_text="runs the second reviewer gave it")
+    first = serializers.IntegerField(
+        help_text="runs the first reviewer gave it (with more than two: the first of its pair)"
+    )
+    second = serializers.IntegerField(help_text="runs the second reviewer (of its pair) gave it")
 
 
 class AgreementSerializer(serializers.Serializer):
     items = serializers.IntegerField(help_text="runs both reviewers decided")
     reviewers = serializers.ListField(child=serializers.CharField())
+    statistic = serializers.ChoiceField(
+        choices=["cohen", "fleiss"],
+        help_text="Cohen's κ with two reviewers; Fleiss' κ with more (two of them to a run)",
+    )
     status = KappaSerializer()
     statuses = KappaSerializer(many=True)
     labels = KappaSerializer(many=True)

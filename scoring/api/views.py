@@ -282,7 +282,7 @@ class QueueViewSet(CasebookViewMixin, mixins.RetrieveModelMixin, viewsets.Generi
         )
 
     @extend_schema(
-        summary="A review queue's progress, and a double-blind queue's agreement (Cohen's κ)",
+        summary="A review queue's progress, and a double-blind queue's agreement (κ)",
         parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
         responses={200: QueueSerializer, 404: NOT_FOUND},
     )

@@ -6,11 +6,13 @@ Cohen's κ is shown once both have finished."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
 
-from cases.models import Membership, ReviewLabel, Role
+from cases.models import Membership, ReviewLabel, Role, User
 from scoring import blind, queues, reviews
+from scoring.agreement import cohen_kappa, fleiss_kappa
 from scoring.models import BlindDecision, Review, ReviewEvent, ReviewQueue, ReviewStatus, Run
 from scoring.results import RunFilters
 
@@ -347,6 +349,39 @@ def test_kappa_is_shown_once_both_reviewers_have_finished(
     assert api["double_blind"]
     assert api["agreement"]["items"] == FAILED
     assert api["agreement"]["labels"][0]["kappa"] == pytest.approx(label.kappa)
+
+
+def test_with_three_reviewers_the_agreement_is_fleiss_kappa(
+    submission, admin, editor, third, as_user, client
+):
+    """Two of three to a run: the pairs differ, so there is no first reviewer's habit for
+    Cohen's κ to count; Fleiss' κ pools everyone's decisions."""
+    made = queues.build_queue(
+        submission,
+        "three",
+        admin,
+        filters=RunFilters(verdict="fail"),
+        reviewers=[admin, editor, third],
+        double_blind=True,
+    )
+    says = {admin.pk: ReviewStatus.FLAKY, editor.pk: ReviewStatus.REGRESSION}
+    pairs = Counter()
+    for item in items(made):
+        reviewers = sorted(item.decisions.values_list("reviewer", flat=True))
+        for pk in reviewers:
+            blind.decide(item, User.objects.get(pk=pk), says.get(pk, ReviewStatus.FLAKY), [])
+        pairs[tuple(says.get(pk, ReviewStatus.FLAKY).value for pk in reviewers)] += 1
+    measured = blind.agreement(made)
+    assert measured.statistic == "fleiss"
+    assert measured.items == FAILED
+    assert measured.status.kappa == pytest.approx(fleiss_kappa(pairs))
+    assert measured.status.kappa != pytest.approx(cohen_kappa(pairs))
+    page = text(as_user(admin).get(made.get_absolute_url()))
+    assert "Fleiss' κ on the status" in page
+    assert f'data-kappa="status">{measured.status.kappa:.2f}<' in page
+    api = client.get(f"/api/queues/{made.pk}/").json()["agreement"]
+    assert api["statistic"] == "fleiss"
+    assert api["status"]["kappa"] == pytest.approx(measured.status.kappa)
 
 
 def test_a_finished_queues_agreement_is_counted_once_and_kept(
