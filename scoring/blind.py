@@ -137,6 +137,37 @@ def decide(item: QueueItem, user, status: str, labels) -> BlindDecision:
     return mine
 
 
+def _undecided(queue: ReviewQueue) -> QuerySet[BlindDecision]:
+    """The decisions of the queue not yet made (on runs not yet resolved)."""
+    open_items = Q(item__queue=queue, item__resolved_at__isnull=True)
+    return BlindDecision.objects.filter(open_items, status="")
+
+
+def reviewers_with_runs_left(queue: ReviewQueue) -> QuerySet[User]:
+    """The queue's reviewers with runs they have not decided, by username."""
+    left = _undecided(queue).values("reviewer")
+    return User.objects.filter(pk__in=left).order_by("username")
+
+
+@dataclass(frozen=True)
+class HandedOn:
+    moved: int  # runs now the new reviewer's
+    kept: int  # runs left with the old one: the new reviewer is already the other one
+
+
+def hand_on(queue: ReviewQueue, reviewer, to) -> HandedOn:
+    """Give ``to`` the runs of the queue ``reviewer`` has not decided (someone away, say),
+    but those ``to`` already reviews: a run keeps two different reviewers. What ``reviewer``
+    decided stays theirs; the agreement then compares more than two people (Fleiss' κ)."""
+    undecided = _undecided(queue).filter(reviewer=reviewer)
+    already = BlindDecision.objects.filter(item=OuterRef("item"), reviewer=to)
+    with transaction.atomic():
+        # Locked, as ``decide`` locks them: a decision made meanwhile stays its maker's.
+        movable = undecided.exclude(Exists(already)).select_for_update()
+        moved = undecided.filter(pk__in=list(movable.values_list("pk", flat=True)))
+        return HandedOn(moved.update(reviewer=to), undecided.filter(Exists(already)).count())
+
+
 def _settle(item: QueueItem, decisions: list[BlindDecision], author) -> None:
     first, second = (_verdict(d) for d in decisions)
     if first == second:

@@ -47,6 +47,7 @@ urlpatterns = [
     path("submissions/<int:pk>/queues/new/", queues.queue_new, name="queue_new"),
     path("queues/<int:pk>/", queues.queue_detail, name="queue"),
     path("queues/<int:pk>/assign/", queues.queue_assign, name="queue_assign"),
+    path("queues/<int:pk>/hand-on/", queues.queue_hand_on, name="queue_hand_on"),
     path("queues/<int:pk>/next/", queues.queue_next, name="queue_next"),
     path("queues/<int:pk>/delete/", queues.queue_delete, name="queue_delete"),
     path("queues/<int:pk>/items/<int:item_id>/decide/", queues.queue_decide, name="queue_decide"),

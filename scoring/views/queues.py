@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -45,14 +46,31 @@ class AssignForm(forms.Form):
         )
 
 
+class HandOnForm(forms.Form):
+    """A double-blind queue's reviewer whose undecided runs go to someone else."""
+
+    def __init__(self, *args, queue: ReviewQueue, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reviewer"] = forms.ModelChoiceField(
+            blind.reviewers_with_runs_left(queue), label="Runs not yet decided by"
+        )
+        self.fields["to"] = forms.ModelChoiceField(reviewers(queue.submission.suite), label="Go to")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("reviewer") is not None and data.get("reviewer") == data.get("to"):
+            self.add_error("to", "Choose someone else.")
+        return data
+
+
 class QueueForm(AssignForm):
     name = forms.CharField(max_length=200)
     double_blind = forms.BooleanField(
         required=False,
         label="Double-blind",
         help_text="Each run goes to two of the reviewers, who do not see each other's decision; "
-        "their agreement (Cohen's κ) is shown when both have finished, and disagreements "
-        "are resolved by someone else or by you.",
+        "their agreement (κ) is shown when all have finished, and disagreements are resolved "
+        "by someone else or by you.",
     )
     field_order = ["name", "reviewers", "double_blind"]
 
@@ -214,6 +232,7 @@ def blind_context(queue: ReviewQueue, user, *, can_edit: bool) -> dict:
                 )
                 disputes.append((item, decisions, form))
     return {
+        "hand_on_form": HandOnForm(queue=queue) if can_edit and not progress.all_decided else None,
         "blind_progress": progress,
         "agreement": blind.agreement(queue, final=True) if progress.all_decided else None,
         "own_left": own_left,
@@ -281,9 +300,12 @@ def queue_assign(request, pk):
     queue = queue_for(request.user, pk, edit=True)
     form = AssignForm(request.POST, submission=queue.submission)
     if queue.double_blind:
-        # Its pairs of reviewers are fixed when made: κ compares the same two people.
+        # Dealt out again, runs would lose the decisions made on them: one reviewer's
+        # undecided runs are handed on instead (``queue_hand_on``).
         messages.error(
-            request, "A double-blind queue's runs stay with the reviewers it was made for."
+            request,
+            "A double-blind queue's runs stay with the reviewers it was made for: hand on "
+            "one reviewer's undecided runs to someone else instead.",
         )
     elif form.is_valid():
         chosen = form.cleaned_data["reviewers"]
@@ -292,6 +314,26 @@ def queue_assign(request, pk):
         messages.success(request, f"The unreviewed runs now go to {names}.")
     else:
         messages.error(request, "Choose reviewers among the team's editors and admins.")
+    return redirect(queue)
+
+
+@login_required
+@require_POST
+def queue_hand_on(request, pk):
+    """Give one reviewer's undecided runs of a double-blind queue to someone else."""
+    queue = queue_for(request.user, pk, edit=True)
+    if not queue.double_blind:
+        raise Http404("Only a double-blind queue's runs are handed on; share the others out.")
+    form = HandOnForm(request.POST, queue=queue)
+    if not form.is_valid():
+        messages.error(request, "Choose a reviewer with runs left, and someone else to take them.")
+        return redirect(queue)
+    reviewer, to = form.cleaned_data["reviewer"], form.cleaned_data["to"]
+    handed = blind.hand_on(queue, reviewer, to)
+    message = f"{handed.moved} of {reviewer}'s undecided runs now go to {to}."
+    if handed.kept:
+        message += f" {handed.kept} stay with {reviewer}: {to} is already their other reviewer."
+    messages.success(request, message)
     return redirect(queue)
 
 

@@ -427,3 +427,78 @@ def test_a_double_blind_queues_reviewers_are_not_dealt_out_again(queue, admin, t
     assert "stay with the reviewers it was made for" in text(response)
     assert sorted(BlindDecision.objects.values_list("item", "reviewer")) == before
     assert not queue.items.filter(assignee__isnull=False).exists()
+
+
+# --- handing on an absent reviewer's runs ---------------------------------------------------
+
+
+def test_an_absent_reviewers_undecided_runs_are_handed_on(queue, admin, editor, third, as_user):
+    """The editor decided two runs and went away: the other three go to the third person,
+    whose decisions then settle them; what the editor decided stays theirs."""
+    first, second, *rest = items(queue)
+    for item in (first, second):
+        blind.decide(item, editor, ReviewStatus.FLAKY, [])
+    client = as_user(admin)
+    page = text(client.get(queue.get_absolute_url()))
+    assert f'action="/queues/{queue.pk}/hand-on/"' in page
+    response = client.post(
+        f"/queues/{queue.pk}/hand-on/", {"reviewer": editor.pk, "to": third.pk}, follow=True
+    )
+    assert f"3 of {editor}&#x27;s undecided runs now go to {third}." in text(response)
+    for item in (first, second):
+        assert blind.own_decision(item, editor).status == ReviewStatus.FLAKY
+        assert blind.own_decision(item, third) is None
+    for item in rest:
+        assert blind.own_decision(item, editor) is None
+        assert blind.own_decision(item, third).status == ""
+    assert blind.next_item(queue, editor) is None
+    assert blind.next_item(queue, third) == rest[0]
+    for item in items(queue):
+        blind.decide(item, admin, ReviewStatus.FLAKY, [])
+    for item in rest:
+        blind.decide(item, third, ReviewStatus.FLAKY, [])
+    assert blind.progress(queue).finished  # all agreed: each run's review is set
+    measured = blind.agreement(queue)
+    assert (measured.statistic, measured.items) == ("fleiss", FAILED)  # three people
+
+
+def test_runs_whose_other_reviewer_is_the_new_one_stay(submission, admin, editor, third, as_user):
+    made = queues.build_queue(
+        submission,
+        "three",
+        admin,
+        filters=RunFilters(verdict="fail"),
+        reviewers=[admin, editor, third],
+        double_blind=True,
+    )
+    shared = BlindDecision.objects.filter(item__queue=made, reviewer=admin)
+    admins, with_editor = shared.count(), shared.filter(item__decisions__reviewer=editor).count()
+    assert 0 < with_editor < admins
+    handed = blind.hand_on(made, admin, editor)
+    assert (handed.moved, handed.kept) == (admins - with_editor, with_editor)
+    for item in items(made):
+        reviewers = list(item.decisions.values_list("reviewer", flat=True))
+        assert len(reviewers) == len(set(reviewers)) == 2
+    response = as_user(admin).post(
+        f"/queues/{made.pk}/hand-on/", {"reviewer": admin.pk, "to": editor.pk}, follow=True
+    )
+    assert f"{with_editor} stay with {admin}: {editor} is already their other reviewer" in text(
+        response
+    )
+
+
+def test_only_editors_hand_on_runs_and_only_of_a_double_blind_queue(
+    queue, submission, admin, editor, third, viewer, as_user
+):
+    handing = {"reviewer": editor.pk, "to": third.pk}
+    refused = as_user(viewer).post(f"/queues/{queue.pk}/hand-on/", handing)
+    assert refused.status_code in (403, 404)
+    page = text(as_user(viewer).get(queue.get_absolute_url()))
+    assert "hand-on/" not in page
+    plain = queues.build_queue(submission, "plain", admin, reviewers=[editor])
+    assert as_user(admin).post(f"/queues/{plain.pk}/hand-on/", handing).status_code == 404
+    same = as_user(admin).post(
+        f"/queues/{queue.pk}/hand-on/", {"reviewer": editor.pk, "to": editor.pk}, follow=True
+    )
+    assert "Choose a reviewer with runs left" in text(same)
+    assert BlindDecision.objects.filter(item__queue=queue, reviewer=third).count() == 0
