@@ -166,6 +166,7 @@ PAGES = [
     ("queue", "get", {"pk": "queue"}, None, READ),
     ("queue_assign", "post", {"pk": "queue"}, {"reviewers": []}, EDIT_POST),
     ("queue_delete", "post", {"pk": "queue"}, {}, EDIT_POST),
+    ("queue_hand_on", "post", {"pk": "blind_queue"}, {}, EDIT_POST),
     # Reserves the next run and opens it, on POST only; a GET (a link from anywhere) reserves
     # nothing and opens the queue's page, to whoever may read it.
     ("queue_next", "get", {"pk": "queue"}, None, (302, 404, 302, 302, 302)),
