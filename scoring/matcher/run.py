@@ -124,7 +124,7 @@ def load_run(data: Any) -> Run:
     meta = data.get("meta")
     if meta is None:
         meta = {}
-    elif not isinstance(meta, Mapping):
+    elif type(meta) is not dict and not isinstance(meta, Mapping):
         problems.add("meta", _expected("an object", data, "meta"))
 
     raw_batches = data.get("batches")
@@ -138,11 +138,10 @@ def load_run(data: Any) -> Run:
                     f"batches[{b}]", f"must be a list of calls, not {json_type(raw_batch)}"
                 )
                 continue
-            batch = []
-            for p, raw in enumerate(raw_batch):
-                call = _good_call(raw, b, p)
-                batch.append(call if call is not None else _check_call(raw, b, p, problems))
-            batches.append(tuple(batch))
+            good = _good_batch(raw_batch, b)
+            if good is None:
+                good = tuple(_check_call(raw, b, p, problems) for p, raw in enumerate(raw_batch))
+            batches.append(good)
 
     transcript = _transcript(data.get("transcript"), len(batches), problems)
     notes = _notes(data.get("notes"), problems)
@@ -221,29 +220,33 @@ def _notes(raw: Any, problems: Problems) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _good_call(raw: Any, batch: int, position: int) -> Call | None:
-    """The call, when ``raw`` is a well-formed call object (the fast path), else None."""
-    if type(raw) is not dict:
-        return None
-    name = raw.get("name")
-    arguments = raw.get("arguments", MISSING)
-    arguments_raw = raw.get("arguments_raw")
-    call_id = raw.get("id")
-    is_error = raw.get("is_error")
-    if (
-        type(name) is str
-        and (arguments is None or arguments is MISSING or type(arguments) is dict)
-        and (arguments_raw is None or type(arguments_raw) is str)
-        and (call_id is None or type(call_id) is str or type(call_id) is int)
-        and (is_error is None or type(is_error) is bool)
-    ):
+def _good_batch(raw_batch: list, batch: int) -> tuple[Call, ...] | None:
+    """The calls of batch ``batch``, when every one is a well-formed call object (the fast
+    path, one function call per batch rather than per call), else None."""
+    calls = []
+    for position, raw in enumerate(raw_batch):
+        if type(raw) is not dict:
+            return None
+        name = raw.get("name")
+        arguments = raw.get("arguments", MISSING)
+        arguments_raw = raw.get("arguments_raw")
+        call_id = raw.get("id")
+        is_error = raw.get("is_error")
+        if not (
+            type(name) is str
+            and (arguments is None or arguments is MISSING or type(arguments) is dict)
+            and (arguments_raw is None or type(arguments_raw) is str)
+            and (call_id is None or type(call_id) is str or type(call_id) is int)
+            and (is_error is None or type(is_error) is bool)
+        ):
+            return None
         if arguments is MISSING:
             arguments = {}
-        return Call(
+        calls.append(Call(
             name, arguments, batch, position, call_id, raw.get("result"), is_error is True,
             arguments_raw,
-        )  # fmt: skip
-    return None
+        ))  # fmt: skip
+    return tuple(calls)
 
 
 def _check_call(raw: Any, batch: int, position: int, problems: Problems) -> Call | None:
