@@ -76,16 +76,20 @@ class Run:
     batch_of: list[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.calls = calls = tuple(chain.from_iterable(self.batches))
-        self.batch_of = [b for b, batch in enumerate(self.batches) for _ in batch]
-        by_name: dict[str, list[int]] = {}
-        for n, call in enumerate(calls):
-            positions = by_name.get(call.name)
-            if positions is None:
-                by_name[call.name] = [n]
-            else:
-                positions.append(n)
-        self.by_name = by_name
+        self.calls = tuple(chain.from_iterable(self.batches))
+        # One loop for both (a call's batch, its name's positions): most of building a run.
+        self.batch_of = batch_of = []
+        self.by_name = by_name = {}
+        n = 0
+        for b, batch in enumerate(self.batches):
+            for call in batch:
+                batch_of.append(b)
+                positions = by_name.get(call.name)
+                if positions is None:
+                    by_name[call.name] = [n]
+                else:
+                    positions.append(n)
+                n += 1
 
     def with_trial(self, trial: int) -> Run:
         return replace(self, trial=trial)
