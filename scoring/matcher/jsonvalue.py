@@ -70,10 +70,12 @@ def parse_json(data: bytes | str) -> Any:
 
     Raises ``InvalidInput`` with the parser's message (NaN and Infinity are refused).
     """
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     try:
-        return _DECODER.decode(raw)
+        return _DECODER.decode(data)  # a string as it is: msgspec reads its UTF-8 in place
     except (msgspec.DecodeError, ValueError, RecursionError):  # UnicodeDecodeError is one
+        # A string holding a lone surrogate has no UTF-8 (msgspec raises
+        # UnicodeEncodeError): written with surrogatepass, the parsers say where it is.
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
         return _parse_refused(raw)
 
 
