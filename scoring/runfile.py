@@ -380,7 +380,7 @@ class RecordReader:
                     raise value
                 if self.case_field:
                     value = with_case_from(value, self.case_field)
-                if name is None and isinstance(value, Mapping):
+                if name is None and (type(value) is dict or isinstance(value, Mapping)):
                     name = detect_format(value)
                 canonical = to_canonical(value, name)
                 run = self._load(canonical)

@@ -88,6 +88,9 @@ def test_a_line_at_the_limit_is_read_one_byte_over_is_not(source):
         ),
         (b'{"case": "x", "meta": {"note": "a \\u003a b", "k": 1, "k": 2}}', "meta", "k"),
         (b'{"case" : "x", "case" : "y"}', "", "case"),
+        # As json.dumps writes it: spaced, non-ASCII as \u escapes.
+        (b'{"case": "x", "final_text": "I don\\u2019t", "meta": {"k": 1, "k": 2}}', "meta", "k"),
+        (b'{"case":"\\u00e9","meta":{"k":"\\ud83d\\ude00","k":2}}', "meta", "k"),
     ],
 )
 def test_a_run_line_naming_a_key_twice_is_invalid_naming_the_key(line, path, key):
@@ -108,6 +111,8 @@ def test_a_run_line_naming_a_key_twice_is_invalid_naming_the_key(line, path, key
         b'{"case": "x", "final_text": "key\\": value: \\"case\\": 1"}',
         b'{"case": "x", "final_text": "\\u003a\\u003A", "meta": {"a:b": {"a": ":"}}}',
         b'{"case": "x", "meta": {"case": "y", "n": 123456789012345678901234567890}}',
+        b'{"case": "x", "final_text": "I don\\u2019t: \\u00e9 \\ud83d\\ude00", "meta": {}}',
+        b'{"case": "\\u2019", "final_text": "caf\xc3\xa9: \\u2019"}',
     ],
 )
 def test_colons_and_keys_inside_strings_are_no_duplicates(line):
