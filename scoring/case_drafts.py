@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 
+from django.db import connection
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
@@ -118,17 +120,34 @@ def draft_cases(
 
 def _trials_offered(results, keys: list[str]) -> dict[str, list[Trial]]:
     """The first ``TRIALS_OFFERED`` passing runs of each key, in file order (one query)."""
-    ranked = (
-        results.filter(run__case_key__in=keys)
-        .annotate(
-            rank=Window(RowNumber(), partition_by=F("run__case_key"), order_by=F("run__seq").asc())
+    columns = ("run__case_key", "run__seq", "run_id", "run__trial")
+    if not keys:
+        return {}
+    if connection.features.supports_slicing_ordering_in_compound:
+        # PostgreSQL: each key's first runs read from the runs' (submission, case_key, seq)
+        # index, stopping at the last one offered; ranking every passing run of the keys
+        # (below) sorts them all, a tenth of a second at 100,000 runs.
+        firsts = [
+            results.filter(run__case_key=key).order_by("run__seq").values_list(*columns)
+            for key in keys
+        ]
+        rows = firsts[0][:TRIALS_OFFERED].union(
+            *(first[:TRIALS_OFFERED] for first in firsts[1:]), all=True
         )
-        .filter(rank__lte=TRIALS_OFFERED)
-        .order_by("run__case_key", "run__seq")
-        .values_list("run__case_key", "run_id", "run__trial")
-    )
+    else:  # SQLite takes no LIMIT in the parts of a UNION
+        rows = (
+            results.filter(run__case_key__in=keys)
+            .annotate(
+                rank=Window(
+                    RowNumber(), partition_by=F("run__case_key"), order_by=F("run__seq").asc()
+                )
+            )
+            .filter(rank__lte=TRIALS_OFFERED)
+            .order_by("run__case_key", "run__seq")
+            .values_list(*columns)
+        )
     offered: dict[str, list[Trial]] = {key: [] for key in keys}
-    for key, run_id, trial in ranked:
+    for key, _, run_id, trial in sorted(rows, key=itemgetter(1)):  # a UNION keeps no order
         offered[key].append(Trial(run_id, trial))
     return offered
 
