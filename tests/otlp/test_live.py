@@ -9,6 +9,7 @@ broker and worker, the worker down while the spans arrive: tests/pipeline/test_o
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -38,16 +39,23 @@ def short_grace(settings):
         timer.cancel()
 
 
+def embedded_timer_busy() -> bool:
+    """Whether the server's assembly timer waits or works (scoring, then summarizing)."""
+    return any(isinstance(t, threading.Timer) and t.is_alive() for t in threading.enumerate())
+
+
 def scored_live_submission(runs: int, timeout: float = 30) -> Submission:
+    """The live submission once its runs are scored and the timer is done with it: SQLite's
+    in-memory test database is shared by the live server's threads, and refuses (rather than
+    waits for) a read or write of this thread while the timer writes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             live = Submission.objects.filter(live_day__isnull=False).first()
         except OperationalError:
-            # SQLite's in-memory test database is shared by the live server's threads: a
-            # read while the server's assembly timer writes is refused, not waited for.
-            live = None
-        if live is not None and live.stored_runs == runs and live.scored == live.total == 2:
+            live = None  # refused, not waited for: see above
+        scored = live is not None and live.stored_runs == runs and live.scored == live.total == 2
+        if scored and not embedded_timer_busy():
             return live
         time.sleep(0.2)
     raise AssertionError(f"no scored live submission: {list(Submission.objects.values())}")
