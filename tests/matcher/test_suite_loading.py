@@ -647,6 +647,18 @@ def test_a_lone_surrogate_in_a_suite_is_refused_by_path(where):
     assert "lone surrogate" in refused.value.problems[0].message
 
 
+def test_a_key_named_twice_deep_in_a_suite_is_refused_by_path():
+    text = (
+        '{"cases": [{"key": "c", "expected_calls": '
+        '[{"name": "f", "required_args": {"x": 1, "x": 2}}]}]}'
+    )
+    with pytest.raises(InvalidInput) as refused:
+        load_suite(parse_suite_document(text, "s.json"))
+    assert [(p.path, p.message) for p in refused.value.problems] == [
+        ("cases[0].expected_calls[0].required_args", "duplicate key 'x'")
+    ]
+
+
 # --- unknown fields --------------------------------------------------------------------------
 
 
