@@ -53,6 +53,19 @@ def queue(submission, admin, editor):
     )
 
 
+@pytest.fixture
+def three_way(submission, admin, editor, third):
+    """The failures, each to two of the admin (who made the queue), the editor and third."""
+    return queues.build_queue(
+        submission,
+        "three",
+        admin,
+        filters=RunFilters(verdict="fail"),
+        reviewers=[admin, editor, third],
+        double_blind=True,
+    )
+
+
 def shown_decision(html: str) -> str | None:
     """The decision of the first run a page shows as made (a status shown or pressed, a
     label ticked or pressed), or None."""
@@ -94,17 +107,9 @@ def test_each_item_goes_to_two_different_reviewers(queue, admin, editor):
     assert not BlindDecision.objects.exclude(status="").exists()
 
 
-def test_three_reviewers_share_the_items_two_by_two(submission, admin, editor, third):
-    made = queues.build_queue(
-        submission,
-        "three",
-        admin,
-        filters=RunFilters(verdict="fail"),
-        reviewers=[admin, editor, third],
-        double_blind=True,
-    )
+def test_three_reviewers_share_the_items_two_by_two(three_way, admin, editor, third):
     per_reviewer = {user.pk: 0 for user in (admin, editor, third)}
-    for item in items(made):
+    for item in items(three_way):
         pair = list(item.decisions.values_list("reviewer", flat=True))
         assert len(set(pair)) == 2
         for pk in pair:
@@ -352,34 +357,26 @@ def test_kappa_is_shown_once_both_reviewers_have_finished(
 
 
 def test_with_three_reviewers_the_agreement_is_fleiss_kappa(
-    submission, admin, editor, third, as_user, client
+    three_way, admin, editor, third, as_user, client
 ):
     """Two of three to a run: the pairs differ, so there is no first reviewer's habit for
     Cohen's κ to count; Fleiss' κ pools everyone's decisions."""
-    made = queues.build_queue(
-        submission,
-        "three",
-        admin,
-        filters=RunFilters(verdict="fail"),
-        reviewers=[admin, editor, third],
-        double_blind=True,
-    )
     says = {admin.pk: ReviewStatus.FLAKY, editor.pk: ReviewStatus.REGRESSION}
     pairs = Counter()
-    for item in items(made):
+    for item in items(three_way):
         reviewers = sorted(item.decisions.values_list("reviewer", flat=True))
         for pk in reviewers:
             blind.decide(item, User.objects.get(pk=pk), says.get(pk, ReviewStatus.FLAKY), [])
         pairs[tuple(says.get(pk, ReviewStatus.FLAKY).value for pk in reviewers)] += 1
-    measured = blind.agreement(made)
+    measured = blind.agreement(three_way)
     assert measured.statistic == "fleiss"
     assert measured.items == FAILED
     assert measured.status.kappa == pytest.approx(fleiss_kappa(pairs))
     assert measured.status.kappa != pytest.approx(cohen_kappa(pairs))
-    page = text(as_user(admin).get(made.get_absolute_url()))
+    page = text(as_user(admin).get(three_way.get_absolute_url()))
     assert "Fleiss' κ on the status" in page
     assert f'data-kappa="status">{measured.status.kappa:.2f}<' in page
-    api = client.get(f"/api/queues/{made.pk}/").json()["agreement"]
+    api = client.get(f"/api/queues/{three_way.pk}/").json()["agreement"]
     assert api["statistic"] == "fleiss"
     assert api["status"]["kappa"] == pytest.approx(measured.status.kappa)
 
@@ -462,25 +459,17 @@ def test_an_absent_reviewers_undecided_runs_are_handed_on(queue, admin, editor, 
     assert (measured.statistic, measured.items) == ("fleiss", FAILED)  # three people
 
 
-def test_runs_whose_other_reviewer_is_the_new_one_stay(submission, admin, editor, third, as_user):
-    made = queues.build_queue(
-        submission,
-        "three",
-        admin,
-        filters=RunFilters(verdict="fail"),
-        reviewers=[admin, editor, third],
-        double_blind=True,
-    )
-    shared = BlindDecision.objects.filter(item__queue=made, reviewer=admin)
+def test_runs_whose_other_reviewer_is_the_new_one_stay(three_way, admin, editor, as_user):
+    shared = BlindDecision.objects.filter(item__queue=three_way, reviewer=admin)
     admins, with_editor = shared.count(), shared.filter(item__decisions__reviewer=editor).count()
     assert 0 < with_editor < admins
-    handed = blind.hand_on(made, admin, editor)
+    handed = blind.hand_on(three_way, admin, editor)
     assert (handed.moved, handed.kept) == (admins - with_editor, with_editor)
-    for item in items(made):
+    for item in items(three_way):
         reviewers = list(item.decisions.values_list("reviewer", flat=True))
         assert len(reviewers) == len(set(reviewers)) == 2
     response = as_user(admin).post(
-        f"/queues/{made.pk}/hand-on/", {"reviewer": admin.pk, "to": editor.pk}, follow=True
+        f"/queues/{three_way.pk}/hand-on/", {"reviewer": admin.pk, "to": editor.pk}, follow=True
     )
     assert f"{with_editor} stay with {admin}: {editor} is already their other reviewer" in text(
         response
