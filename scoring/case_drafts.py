@@ -86,9 +86,9 @@ def draft_cases(
     ``into``: the suite the drafts are for; a key it has is drafted as a revision of its
     case. None: a new suite, every draft a new case."""
     results = passing(filters).matching(submission)
-    # The runs' keys and trials are read from the runs' (submission, case_key, seq) index,
-    # not their wide rows, when the planner knows the runs' submission.
-    of_runs = results.filter(run__submission=submission)
+    # With the runs' submission given (``results``), their keys and trials are read from the
+    # runs' (submission, case_key, seq) index, not their wide rows.
+    of_runs = passing(filters).results(submission)
     keys = of_runs.values_list("run__case_key", flat=True).distinct().order_by("run__case_key")
     # One key beyond the cap says whether there are more; only then are they counted.
     chosen_keys = list(keys[: DRAFTS_PER_REQUEST + 1])
