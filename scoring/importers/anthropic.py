@@ -38,19 +38,18 @@ SIGNATURE = "messages"
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"}
 )
-_TEXT_CONTENT = frozenset({str, type(None)})
 
 
 def has_anthropic_blocks(messages: list) -> bool:
     """Whether any message's content holds a block type only Anthropic uses."""
-    # Every OpenAI line is scanned too (twice: by this importer's detection and by
-    # openai_chat's), so this is written for speed: parsed JSON holds dicts, and the
-    # contents are gathered in C; an OpenAI line's are text or null, which ends it there.
+    # Every OpenAI line is scanned too (detection tries this format before openai_chat),
+    # so this is written for speed: parsed JSON holds dicts, and the contents are gathered
+    # in C; an OpenAI line's are text or null, which ends it there.
     try:
         contents = list(map(dict.get, messages, repeat("content")))
     except TypeError:  # a message that is not an object (a dict): it has no content
         contents = [message.get("content") for message in messages if isinstance(message, dict)]
-    if set(map(type, contents)) <= _TEXT_CONTENT:
+    if list not in set(map(type, contents)):
         return False
     for content in contents:
         if isinstance(content, list):

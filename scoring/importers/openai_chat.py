@@ -20,8 +20,8 @@ from typing import Any
 
 from scoring.matcher import InvalidInput
 
-from .anthropic import has_anthropic_blocks
 from .common import (
+    ROLE_NAMES,
     arguments_fields,
     content_text,
     envelope_fields,
@@ -40,12 +40,13 @@ SIGNATURE = "choices"  # and messages, which anthropic lists
 
 
 def detect(line: Mapping) -> bool:
-    """A ``messages`` list without Anthropic content blocks (a run with only text turns
-    reads the same in both formats, so it is this one's), a ChatCompletion, or a request
-    and its ChatCompletion."""
-    messages = line.get("messages")
-    if isinstance(messages, list):
-        return not has_anthropic_blocks(messages)
+    """A ``messages`` list, a ChatCompletion, or a request and its ChatCompletion.
+
+    Detection tries ``anthropic`` first, which takes the messages lists holding its content
+    blocks; any other is this format's (a run with only text turns reads the same in both),
+    so the messages are not scanned a second time here."""
+    if isinstance(line.get("messages"), list):
+        return True
     return is_completion(line) or (
         isinstance(line.get("request"), Mapping) and is_completion(line.get("response"))
     )
@@ -89,17 +90,23 @@ def convert(line: Mapping) -> dict:
                 legacy_call, batch = None, len(batches) - 1
             transcript.append(turn("tool", text, batch))
             continue
-        if role != "assistant":
-            transcript.append(turn(role, text))
+        if role != "assistant":  # ``turn``, written out: a third of the messages are these
+            name = ROLE_NAMES.get(role) if type(role) is str else None
+            if name is not None:
+                transcript.append({"role": name, "text": text})
             continue
         tool_calls = message.get("tool_calls") or []
-        if not isinstance(tool_calls, list):
+        if type(tool_calls) is not list:
             raise InvalidInput.single(f"{path_of(i)}.tool_calls", "must be a list")
         if tool_calls:
-            calls = [_call(call, path_of, i, j) for j, call in enumerate(tool_calls)]
-            awaiting.update(
-                (call["id"], (call, len(batches))) for call in calls if is_join_key(call["id"])
-            )
+            calls = []
+            batch = len(batches)
+            for j, raw_call in enumerate(tool_calls):
+                call = _call(raw_call, path_of, i, j)
+                calls.append(call)
+                call_id = call["id"]
+                if type(call_id) is str or is_join_key(call_id):
+                    awaiting[call_id] = (call, batch)
             batches.append(calls)
         elif message.get("function_call") is not None:
             legacy_call = _function(message["function_call"], f"{path_of(i)}.function_call")
@@ -153,9 +160,14 @@ def _call(call: Any, path_of: Callable[[int], str], i: int, j: int) -> dict:
     """Call ``j`` of message ``i``'s ``tool_calls``; its path is written only for a problem."""
     if type(call) is dict:
         function = call.get("function")
-        if type(function) is dict and type(function.get("name")) is str:
-            arguments = arguments_fields(function.get("arguments"))
-            return {"id": call.get("id"), "name": function["name"], **arguments}
+        if type(function) is dict:
+            name = function.get("name")
+            if type(name) is str:
+                return {
+                    "id": call.get("id"),
+                    "name": name,
+                    **arguments_fields(function.get("arguments")),
+                }
     where = f"{path_of(i)}.tool_calls[{j}]"
     if not isinstance(call, Mapping):
         raise InvalidInput.single(where, "must be a tool call with a function object")

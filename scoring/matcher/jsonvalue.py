@@ -145,10 +145,12 @@ def duplicate_key(raw: bytes, value: Any) -> tuple[str, str] | None:
     if raw.startswith(dumped) and not raw[len(dumped) :].strip():
         return None
     # A line with escapes holds text (a transcript's \\n, json.dumps's \\u for non-ASCII):
-    # long strings, which msgspec steps over faster than a third scan looks for \\u003.
-    # Lines without (memchr finds none) have short tokens, and counting costs less there.
+    # long strings, which msgspec steps over faster than counting their colons. Lines
+    # without (memchr finds none) have short tokens, and counting costs less there; so do
+    # lines whose non-ASCII text is written as \\u escapes, which no compact dump matches
+    # (writing the dump's characters as escapes to compare costs more than counting).
     escapes = b"\\" in raw
-    if escapes and _same_tokens(raw, dumped):
+    if escapes and (dumped.isascii() or not raw.isascii()) and _same_tokens(raw, dumped):
         return None
     escaped_colon = escapes and b"\\u003" in raw
     if not escaped_colon and raw.count(b":") == dumped.count(b":"):
@@ -158,24 +160,14 @@ def duplicate_key(raw: bytes, value: Any) -> tuple[str, str] | None:
 
 def _same_tokens(raw: bytes, dumped: bytes) -> bool:
     """Whether the JSON text ``raw``, its white space taken out, is ``dumped`` (the compact
-    dump of its value), or is it with non-ASCII characters written as ``\\u`` escapes (as
-    Python's json.dumps writes them): then it names the same keys as the value, none twice.
+    dump of its value): then it names the same keys as the value, none twice.
 
     White space is taken out in C (msgspec keeps every token as written, keys named twice
     included), at a third of the cost of counting the colons of both texts."""
     try:
-        compact = msgspec.json.format(raw, indent=-1)
+        return msgspec.json.format(raw, indent=-1) == dumped
     except msgspec.DecodeError:  # what only the slower parsers read (a lone surrogate)
         return False
-    if compact == dumped:
-        return True
-    # An escape writes a character below U+0100 as \\xNN and one past U+FFFF as \\UNNNNNNNN,
-    # which JSON has not: such a text never equals a parsed line, and the colons decide.
-    return (
-        raw.isascii()
-        and not dumped.isascii()
-        and compact == dumped.decode().encode("ascii", "backslashreplace")
-    )
 
 
 def _first_duplicate(value: Any, path: str) -> tuple[str, str] | None:

@@ -135,6 +135,8 @@ def load_run(data: Any) -> Run:
     batches: list[tuple[Call, ...]] = []
     if not isinstance(raw_batches, list):
         problems.add("batches", _expected("a list of batches (lists of calls)", data, "batches"))
+    elif (good := _good_batches(raw_batches)) is not None:
+        batches = good
     else:
         for b, raw_batch in enumerate(raw_batches):
             if not isinstance(raw_batch, list):
@@ -142,10 +144,9 @@ def load_run(data: Any) -> Run:
                     f"batches[{b}]", f"must be a list of calls, not {json_type(raw_batch)}"
                 )
                 continue
-            good = _good_batch(raw_batch, b)
-            if good is None:
-                good = tuple(_check_call(raw, b, p, problems) for p, raw in enumerate(raw_batch))
-            batches.append(good)
+            batches.append(
+                tuple(_check_call(raw, b, p, problems) for p, raw in enumerate(raw_batch))
+            )
 
     transcript = _transcript(data.get("transcript"), len(batches), problems)
     notes = _notes(data.get("notes"), problems)
@@ -223,33 +224,39 @@ def _notes(raw: Any, problems: Problems) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _good_batch(raw_batch: list, batch: int) -> tuple[Call, ...] | None:
-    """The calls of batch ``batch``, when every one is a well-formed call object (the fast
-    path, one function call per batch rather than per call), else None."""
-    calls = []
-    for position, raw in enumerate(raw_batch):
-        if type(raw) is not dict:
+def _good_batches(raw_batches: list) -> list[tuple[Call, ...]] | None:
+    """The batches of calls, when every batch is a list and every call a well-formed call
+    object (the fast path, one function call per run rather than per batch or call), else
+    None: ``_check_call`` then says what is wrong."""
+    batches = []
+    for batch, raw_batch in enumerate(raw_batches):
+        if type(raw_batch) is not list:
             return None
-        name = raw.get("name")
-        arguments = raw.get("arguments", MISSING)
-        arguments_raw = raw.get("arguments_raw")
-        call_id = raw.get("id")
-        is_error = raw.get("is_error")
-        if not (
-            type(name) is str
-            and (arguments is None or arguments is MISSING or type(arguments) is dict)
-            and (arguments_raw is None or type(arguments_raw) is str)
-            and (call_id is None or type(call_id) is str or type(call_id) is int)
-            and (is_error is None or type(is_error) is bool)
-        ):
-            return None
-        if arguments is MISSING:
-            arguments = {}
-        calls.append(Call(
-            name, arguments, batch, position, call_id, raw.get("result"), is_error is True,
-            arguments_raw,
-        ))  # fmt: skip
-    return tuple(calls)
+        calls = []
+        for position, raw in enumerate(raw_batch):
+            if type(raw) is not dict:
+                return None
+            name = raw.get("name")
+            arguments = raw.get("arguments", MISSING)
+            arguments_raw = raw.get("arguments_raw")
+            call_id = raw.get("id")
+            is_error = raw.get("is_error")
+            if not (
+                type(name) is str
+                and (arguments is None or arguments is MISSING or type(arguments) is dict)
+                and (arguments_raw is None or type(arguments_raw) is str)
+                and (call_id is None or type(call_id) is str or type(call_id) is int)
+                and (is_error is None or type(is_error) is bool)
+            ):
+                return None
+            if arguments is MISSING:
+                arguments = {}
+            calls.append(Call(
+                name, arguments, batch, position, call_id, raw.get("result"), is_error is True,
+                arguments_raw,
+            ))  # fmt: skip
+        batches.append(tuple(calls))
+    return batches
 
 
 def _check_call(raw: Any, batch: int, position: int, problems: Problems) -> Call | None:

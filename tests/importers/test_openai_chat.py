@@ -117,9 +117,10 @@ def test_detected_automatically_and_forced_by_name():
     assert imported(example(), "openai_chat") == imported(example())
 
 
-@pytest.mark.parametrize("other", sorted(set(LINES) - {"openai_chat", "inspect_ai"}))
+@pytest.mark.parametrize("other", sorted(set(LINES) - {"openai_chat", "inspect_ai", "anthropic"}))
 def test_lines_of_other_formats_are_not_taken_for_openai_chat(other):
-    # An Inspect sample has chat messages too; detection tries inspect_ai first.
+    # An Inspect sample and an Anthropic conversation have chat messages too; detection
+    # tries inspect_ai and anthropic first (test_detection).
     assert not openai_chat.detect(LINES[other]())
 
 
