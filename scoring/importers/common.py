@@ -13,7 +13,7 @@ import orjson
 from scoring.matcher import InvalidInput, json_type, parse_json
 
 # The roles of a transcript (DESIGN.md §3.2), and the names formats give them.
-ROLE_NAMES = {
+_ROLES = {
     "system": "system",
     "developer": "system",
     "user": "user",
@@ -61,7 +61,7 @@ def truncation_error(field: str, value: str) -> str:
 def turn(role: Any, text: Any, batch: int | None = None) -> dict | None:
     """One transcript turn (DESIGN.md §3.2), or None for a role the transcript has no name
     for. ``text`` that is not a string (a tool's result object, say) is written as JSON."""
-    role = ROLE_NAMES.get(role) if type(role) is str else None
+    role = _ROLES.get(role) if type(role) is str else None
     if role is None:
         return None
     if text is not None and type(text) is not str:

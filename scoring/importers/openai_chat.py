@@ -21,7 +21,6 @@ from typing import Any
 from scoring.matcher import InvalidInput
 
 from .common import (
-    ROLE_NAMES,
     arguments_fields,
     content_text,
     envelope_fields,
@@ -90,10 +89,8 @@ def convert(line: Mapping) -> dict:
                 legacy_call, batch = None, len(batches) - 1
             transcript.append(turn("tool", text, batch))
             continue
-        if role != "assistant":  # ``turn``, written out: a third of the messages are these
-            name = ROLE_NAMES.get(role) if type(role) is str else None
-            if name is not None:
-                transcript.append({"role": name, "text": text})
+        if role != "assistant":
+            transcript.append(turn(role, text))
             continue
         tool_calls = message.get("tool_calls") or []
         if type(tool_calls) is not list:
