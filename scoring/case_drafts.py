@@ -85,10 +85,11 @@ def draft_cases(
 
     ``into``: the suite the drafts are for; a key it has is drafted as a revision of its
     case. None: a new suite, every draft a new case."""
-    results = passing(filters).matching(submission)
+    passing_runs = passing(filters)
+    results = passing_runs.matching(submission)
     # With the runs' submission given (``results``), their keys and trials are read from the
     # runs' (submission, case_key, seq) index, not their wide rows.
-    of_runs = passing(filters).results(submission)
+    of_runs = passing_runs.results(submission)
     keys = of_runs.values_list("run__case_key", flat=True).distinct().order_by("run__case_key")
     # One key beyond the cap says whether there are more; only then are they counted.
     chosen_keys = list(keys[: DRAFTS_PER_REQUEST + 1])
