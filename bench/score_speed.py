@@ -1,6 +1,6 @@
 """Reading run files and `manage.py score`, before and after (issue 12, section 5).
 
-    python bench/score_speed.py                    # against the code of --before
+    python bench/score_speed.py                    # against the two commits named below
     python bench/score_speed.py --before HEAD~3 --runs 5000 --rounds 1
 
 Prints, for canonical run lines (bench.datagen's realistic runs) and OpenAI-messages lines
@@ -9,10 +9,16 @@ lines with orjson alone (the floor), of import + load alone (`read_run_lines`: r
 file as the tree's `manage.py score` opens it, parse, the duplicate-key check, detect,
 convert, `load_run`; one process), of `score()` on runs already loaded, and of `manage.py
 score --json` end to end (process start included) with --jobs 1 and --jobs 2, with the
-peak memory of its processes. "before" is the code of the --before commit, exported to a
+peak memory of its processes. Each "before" is the code of a --before commit, exported to a
 temporary directory and measured in the same run, rounds interleaved so that a shared
-machine's drift falls on both alike. The machine's free cores are measured too: --jobs 2
-cannot beat --jobs 1 on a machine whose other load leaves one core.
+machine's drift falls on all alike; each tree's command runs in its own directory (Celery
+puts the working directory first on sys.path, which would mix the trees) and must write a
+report for every run. The machine's free cores are measured too: --jobs 2 cannot beat
+--jobs 1 on a machine whose other load leaves one core.
+
+CPU seconds on a shared VM drift by a third from minute to minute; ``--instructions`` also
+counts the instructions that import + load takes per line, with valgrind's callgrind: the
+same count every time for the same code and input, whatever else the machine is doing.
 """
 
 from __future__ import annotations
@@ -38,8 +44,13 @@ sys.path.insert(0, str(ROOT))
 from bench.datagen import realistic_stream  # noqa: E402
 from tests import tau_bench  # noqa: E402
 
-# The commit before the work on section 5 (main when it began).
-BEFORE = "2313a0d99233b04dd920474719d38bc1266499e7"
+# What "before" means, twice: main when issue 12 was filed (its figures are of this code),
+# and main once the issue's formats and checks were in (the duplicate-key refusal, the
+# transcript and notes), when work on its section 5 began: the same work, done faster.
+BEFORE = {
+    "a6b663f1353301c5acaf495cb20b1f38dc1979ae": "when the issue was filed",
+    "2313a0d99233b04dd920474719d38bc1266499e7": "when work on its section 5 began",
+}
 
 # Run in a child process with the tree's code first on the path: the CPU seconds of reading
 # the file (process start and imports left out; CPU, not wall, time: a shared machine's
@@ -146,13 +157,45 @@ def read_rates(tree: Path, suite: Path, runs: Path, n_runs: int) -> tuple[float,
     return n_runs / float(read), int(scored) / float(scoring)
 
 
+# Import + load of the first N lines of a run file, for callgrind to count (``--instructions``):
+# the lines are read into memory first, so the count is the reading of a stream in memory,
+# parsing, checking, converting and loading, with nothing of the disk in it.
+_COUNT = """
+import io, sys
+sys.path.insert(0, sys.argv[1])
+from scoring import runfile
+lines = open(sys.argv[2], "rb").readlines()[: int(sys.argv[3])]
+stream = io.BufferedReader(io.BytesIO(b"".join(lines)), 1 << 20)
+count = sum(1 for item in runfile.read_run_lines(stream, max_line_bytes=1 << 24) if item.run)
+assert count == len(lines), count
+"""
+COUNTED_LINES = (100, 500)  # the count per line is the difference over the lines between
+
+
+def instructions_per_line(tree: Path, runs: Path) -> float:
+    """Instructions per line of import + load: callgrind's total over ``COUNTED_LINES[1]``
+    lines less that over ``COUNTED_LINES[0]`` (start-up and imports cancel out)."""
+    valgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    totals = []
+    for lines in COUNTED_LINES:
+        done = subprocess.run(
+            [*valgrind, sys.executable, "-c", _COUNT, str(tree), str(runs), str(lines)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        totals.append(int(done.stderr.split("Collected : ")[1].split()[0]))
+    return (totals[1] - totals[0]) / (COUNTED_LINES[1] - COUNTED_LINES[0])
+
+
 # ``manage.py score`` in a grandchild, so that the peak memory reported (the largest of its
-# processes', main or worker) is the command's own, not the benchmark's.
+# processes', main or worker) is the command's own, not the benchmark's; with the number of
+# reports it wrote (one "verdict" key each), so that a command that fails is no figure.
 _PEAK = """
 import resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 sys.stderr.buffer.write(done.stderr)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.stdout.count(b'"verdict":'))
 raise SystemExit(done.returncode)
 """
 
@@ -171,14 +214,18 @@ def score_rate(
     done = subprocess.run(
         [sys.executable, "-c", _PEAK, *command],
         capture_output=True,
+        cwd=tree,
         env={**os.environ, "PYTHONPATH": str(tree)},
         check=False,
     )
     elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{command}: exit {done.returncode}: {done.stderr.decode()[:500]}")
-    peak_mb = int(done.stdout) / 1024
-    return n_runs / elapsed, (_children_cpu() - used) / n_runs * 1000, peak_mb
+    peak, reports = (int(figure) for figure in done.stdout.split())
+    if done.returncode not in (0, 1) or reports != n_runs:
+        raise SystemExit(
+            f"{command}: exit {done.returncode}, {reports:,} reports of {n_runs:,}:"
+            f" {done.stderr.decode()[-500:]}"
+        )
+    return n_runs / elapsed, (_children_cpu() - used) / n_runs * 1000, peak / 1024
 
 
 def _children_cpu() -> float:
@@ -214,28 +261,43 @@ def free_cores() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", default=BEFORE, help="the commit to compare with")
+    parser.add_argument(
+        "--before",
+        action="append",
+        help="a commit to compare with (repeat for more; default: the two of BEFORE)",
+    )
     parser.add_argument("--runs", type=int, default=20_000, help="canonical runs")
     parser.add_argument("--tau-copies", type=int, default=25, help="copies of τ-bench's 200")
     parser.add_argument("--rounds", type=int, default=3, help="rounds; medians are printed")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count import + load's instructions per line (valgrind; a few minutes)",
+    )
     args = parser.parse_args()
+    befores = dict.fromkeys(args.before, "") if args.before else BEFORE
     with tempfile.TemporaryDirectory() as tmp:
-        before = export(args.before, Path(tmp, "before"))
-        print(f"before: {args.before[:12]}; after: the working tree ({ROOT})")
+        trees = {}
+        for commit, when in befores.items():
+            label = f"before {commit[:7]}"
+            trees[label] = export(commit, Path(tmp, commit))
+            print(f"{label}: {commit}" + (f", {when}" if when else ""))
+        trees["after"] = ROOT
+        print(f"after: the working tree ({ROOT})")
         print(f"cores free for two processes now: {free_cores():.1f} of {os.cpu_count()}")
         for name, suite, runs, n_runs in inputs(Path(tmp), args.runs, args.tau_copies):
             size = runs.stat().st_size / 1e6
             print(f"\n{name}: {n_runs:,} runs, {size:.0f} MB")
-            measure(suite, runs, n_runs, before, args.rounds)
+            measure(suite, runs, n_runs, trees, args.rounds)
+            if args.instructions:
+                count_instructions(runs, trees)
 
 
-def measure(suite: Path, runs: Path, n_runs: int, before: Path, rounds: int) -> None:
-    trees = {"before": before, "after": ROOT}
-    commands = {
-        "before": (before, None),
-        "after, --jobs 1": (ROOT, 1),
-        "after, --jobs 2": (ROOT, 2),
-    }
+def measure(suite: Path, runs: Path, n_runs: int, trees: dict[str, Path], rounds: int) -> None:
+    """Every figure for one input, over ``trees`` (the befores, then "after")."""
+    befores = [label for label in trees if label != "after"]
+    commands = {f"{label} (one process)": (trees[label], None) for label in befores}
+    commands |= {"after, --jobs 1": (ROOT, 1), "after, --jobs 2": (ROOT, 2)}
     floor: list[float] = []
     reads: dict[str, list] = {label: [] for label in trees}
     scores: dict[str, list] = {label: [] for label in commands}
@@ -246,27 +308,33 @@ def measure(suite: Path, runs: Path, n_runs: int, before: Path, rounds: int) -> 
         for label, (tree, jobs) in commands.items():
             scores[label].append(score_rate(tree, suite, runs, n_runs, jobs))
     median = statistics.median
-    print(f"  {'orjson.loads alone (the floor):':<44} {median(floor):>9,.0f} runs per CPU second")
+
+    def ratio(figures: dict[str, list], after: str, before: str) -> float:
+        """The median of the rounds' ratios of the first figure, after over before."""
+        pairs = zip(figures[after], figures[before], strict=True)
+        return median(a[0] / b[0] for a, b in pairs)
+
+    print(f"  {'orjson.loads alone (the floor):':<48} {median(floor):>9,.0f} runs per CPU second")
     for label in trees:
         rate = median(read for read, _ in reads[label])
-        print(f"  {f'import + load, {label}:':<44} {rate:>9,.0f} runs per CPU second")
-    ratio = median(a[0] / b[0] for a, b in zip(reads["after"], reads["before"], strict=True))
-    print(f"  import + load: {ratio:.2f}x before (median of the rounds' ratios)")
+        print(f"  {f'import + load, {label}:':<48} {rate:>9,.0f} runs per CPU second")
+    for label in befores:
+        print(f"  import + load: {ratio(reads, 'after', label):.2f}x {label}")
     for label in trees:
         rate = median(scoring for _, scoring in reads[label])
-        print(f"  {f'score() on loaded runs, {label}:':<44} {rate:>9,.0f} runs per CPU second")
+        print(f"  {f'score() on loaded runs, {label}:':<48} {rate:>9,.0f} runs per CPU second")
     for label in commands:
         rate = median(rate for rate, _, _ in scores[label])
         cpu = median(cpu for _, cpu, _ in scores[label])
         peak = max(peak for _, _, peak in scores[label])
-        jobs = " (every core)" if label == "before" else ""
         print(
-            f"  {f'manage.py score --json, {label}{jobs}:':<44} {rate:>9,.0f} runs/s wall, "
+            f"  {f'manage.py score --json, {label}:':<48} {rate:>9,.0f} runs/s wall, "
             f"{cpu:.3f} CPU s per 1,000 runs (all processes), peak {peak:.0f} MB"
         )
-    for label in ("after, --jobs 1", "after, --jobs 2"):
-        ratio = median(a[0] / b[0] for a, b in zip(scores[label], scores["before"], strict=True))
-        print(f"  manage.py score {label}: {ratio:.2f}x before, wall clock")
+    for after in ("after, --jobs 1", "after, --jobs 2"):
+        for before in befores:
+            figure = ratio(scores, after, f"{before} (one process)")
+            print(f"  manage.py score {after}: {figure:.2f}x {before}, wall clock")
     alone, _ = cpu_split(suite, runs, 1)
     main_cpu, workers_cpu = cpu_split(suite, runs, 2)
     bound = max(main_cpu, (main_cpu + workers_cpu) / 2)
@@ -275,6 +343,15 @@ def measure(suite: Path, runs: Path, n_runs: int, before: Path, rounds: int) -> 
         f" s, workers {workers_cpu:.2f} s: on two free cores at least {bound:.2f} s (half"
         f" of all, or the main process if more), {alone / bound:.2f}x --jobs 1 at best"
     )
+
+
+def count_instructions(runs: Path, trees: dict[str, Path]) -> None:
+    counts = {label: instructions_per_line(tree, runs) for label, tree in trees.items()}
+    for label, count in counts.items():
+        print(f"  {f'import + load, {label}:':<48} {count:>9,.0f} instructions per line")
+    for label in trees:
+        if label != "after":
+            print(f"  import + load: {counts[label] / counts['after']:.2f}x {label}, instructions")
 
 
 if __name__ == "__main__":
