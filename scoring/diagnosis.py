@@ -6,6 +6,10 @@ of its first record) and the problems of its first invalid records (why they wer
 refused), and says which of the usual mistakes it is: a pretty-printed document where JSON
 lines were expected, records in no format Casebook reads, runs that name their case in
 another field, a file that is not JSON at all.
+
+A file whose runs are read, but none of a case the suite has, scores nothing either:
+``no_known_case`` says which cases the runs name and which the suite has (a τ-bench file's
+``"0"``, ``"1"`` against a suite keyed ``task-0``, ``task-1``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ _NO_FORMAT = "unrecognised run format"
 _ZIP = b"PK\x03\x04"
 _BOM = b"\xef\xbb\xbf"
 _KEYS_SHOWN = 8
+_CASES_SHOWN = 3
+CASES_KEPT = 1000  # the runs' case keys a caller of ``no_known_case`` need keep, at most
+_AFFIX_CHECKED = 20  # run keys checked for a prefix or suffix the suite's keys add
 
 
 def diagnose(head: bytes, problems: list[str], *, invalid: int, via: str = UPLOAD) -> str:
@@ -165,3 +172,84 @@ def _listed(keys: list[str]) -> str:
         return "none"
     more = f", … ({len(top)} in all)" if len(top) > _KEYS_SHOWN else ""
     return ", ".join(top[:_KEYS_SHOWN]) + more
+
+
+def no_known_case(
+    run_cases: list[str],
+    runs: int,
+    suite_cases: list[str],
+    *,
+    suite: str = "the suite",
+    more: bool = False,
+    via: str = UPLOAD,
+) -> str:
+    """One message for runs that were read but none of a case ``suite`` has, so nothing was
+    scored: the cases they name (``run_cases``, in file order; ``more`` when that list was
+    cut short), the suite's, how the two differ when the suite's keys are the runs' with a
+    fixed prefix or suffix, and what to change."""
+    if len(run_cases) == 1 and not more:
+        named = f"case {run_cases[0]!r}"
+    else:
+        named = f"{len(run_cases):,}{' or more' if more else ''} cases ({_cases(run_cases)})"
+    has = f"its cases are {_cases(suite_cases)}" if suite_cases else "it has no cases"
+    affix = _affix(run_cases, set(suite_cases))
+    if via == COMMAND:
+        advice = (
+            "Score against a suite that has these cases, or give the runs the suite's"
+            " keys (--case-field PATH reads them from another field)."
+        )
+    else:
+        advice = (
+            "Re-score against a version that has these cases, or upload the runs with the"
+            " suite's keys (the Case field, ?case_field=PATH, reads them from another field)."
+        )
+    opening = (
+        f"The file's one run is of no case in {suite}: it names"
+        if runs == 1
+        else f"None of the {runs:,} runs is of a case in {suite}: they name"
+    )
+    return f"{opening} {named}, and {has}{affix}. {advice}"
+
+
+def _cases(keys: list[str]) -> str:
+    shown = ", ".join(repr(key) for key in keys[:_CASES_SHOWN])
+    return shown + (", …" if len(keys) > _CASES_SHOWN else "")
+
+
+def _affix(run_cases: list[str], suite_cases: set[str]) -> str:
+    """``"; its keys are the runs' with 'task-' before them"`` (or the runs' keys the
+    suite's with something added) when the one prefix or suffix holds for every run key
+    checked; else ``""``."""
+    checked = run_cases[:_AFFIX_CHECKED]
+    if not checked or not suite_cases:
+        return ""
+    first = checked[0]
+    for key in suite_cases:
+        if key == first:
+            continue
+        # (the added text, where, whether the suite's keys are the longer, the key it makes)
+        if key.endswith(first):
+            added, where, longer = key[: -len(first)], "before", True
+        elif key.startswith(first):
+            added, where, longer = key[len(first) :], "after", True
+        elif first.endswith(key):
+            added, where, longer = first[: -len(key)], "before", False
+        elif first.startswith(key):
+            added, where, longer = first[len(key) :], "after", False
+        else:
+            continue
+        if all(_with(added, where, run_case, longer) in suite_cases for run_case in checked):
+            if longer:
+                return f"; its keys are the runs' with {added!r} {where} them"
+            return f"; the runs' keys are its keys with {added!r} {where} them"
+    return ""
+
+
+def _with(added: str, where: str, run_case: str, longer: bool) -> str:
+    """The suite key ``run_case`` stands for, when the suite's keys are the runs' with
+    ``added`` (``longer``), or the runs' are the suite's with ``added``."""
+    if longer:
+        return added + run_case if where == "before" else run_case + added
+    if where == "before":
+        return run_case.removeprefix(added) if run_case.startswith(added) else ""
+    return run_case.removesuffix(added) if run_case.endswith(added) else ""

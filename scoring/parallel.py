@@ -42,8 +42,9 @@ _IN_FLIGHT_PER_JOB = 2
 class Scored:
     """One record of a run file: its report (and the seconds scoring it took), or the
     problems that stop it. ``read`` tells whether reading it gave a run, even one of a case
-    the suite does not have. ``report`` is the report's JSON text when the workers were
-    asked for it (``WorkerSettings.as_json``); ``verdict`` is the report's verdict."""
+    the suite does not have (``unknown_case``, that case's key). ``report`` is the report's
+    JSON text when the workers were asked for it (``WorkerSettings.as_json``); ``verdict``
+    is the report's verdict."""
 
     line: int
     problems: tuple[Problem, ...] = ()
@@ -51,6 +52,7 @@ class Scored:
     report: Report | bytes | None = None
     verdict: str | None = None
     seconds: float = 0.0
+    unknown_case: str | None = None
 
 
 def collect_cycles_less() -> None:
@@ -86,7 +88,7 @@ def score_records(
             continue
         case = suite.case(item.run.case)
         if case is None:
-            yield Scored(item.line, (_unknown_case(item, item.run.case),))
+            yield _of_unknown_case(item, item.run.case)
             continue
         started = time.perf_counter()
         report = score(case, item.run, time_budget=time_budget)
@@ -147,7 +149,7 @@ def _numbered(results: list[Scored | _Read], numbering: TrialNumbering) -> Itera
             yield Scored(line, problems, read=False)
             continue
         if report is None:
-            yield Scored(line, (_unknown_case(RunLine(line, unit=unit), case),))
+            yield _of_unknown_case(RunLine(line, unit=unit), case)
             continue
         if type(report) is bytes:
             if own_trial is None:  # the text says null: the case key comes first, a
@@ -158,8 +160,9 @@ def _numbered(results: list[Scored | _Read], numbering: TrialNumbering) -> Itera
         yield Scored(line, report=report, verdict=verdict, seconds=seconds)
 
 
-def _unknown_case(item: RunLine, case: str) -> Problem:
-    return item.problem("case", f"{case!r} is not in the suite")
+def _of_unknown_case(item: RunLine, case: str) -> Scored:
+    problem = item.problem("case", f"{case!r} is not in the suite")
+    return Scored(item.line, (problem,), unknown_case=case)
 
 
 _worker: dict[str, Any] = {}  # a worker process's suite and settings, set as it starts

@@ -24,6 +24,7 @@ from cases.models import Suite, SuiteVersion
 from scoring.matcher import Suite as MatcherSuite
 from scoring.matcher import load_suite
 
+from .diagnosis import no_known_case
 from .models import (
     EarlierResult,
     EarlierScore,
@@ -269,14 +270,38 @@ def update_counts(submission: Submission) -> None:
 
 
 def finish_if_complete(submission: Submission) -> None:
-    """Mark the (locked) submission done once its file is read and every run scored."""
+    """Mark the (locked) submission done once its file is read and every run scored.
+
+    A file whose runs are all of cases its version lacks has nothing to score: it ends
+    failed, saying which cases the runs name and which the version has, and so never
+    stands as a result. Its runs stay, scored by a re-score against a version that has
+    their cases. A live submission (traces, ``live_day``) waits for further traces instead."""
     if (
-        submission.status == Status.SCORING
-        and submission.ingest_finished is not None
-        and submission.scored >= submission.total
+        submission.status != Status.SCORING
+        or submission.ingest_finished is None
+        or submission.scored < submission.total
     ):
-        submission.status = Status.DONE
-        submission.scoring_finished = timezone.now()
+        return
+    if not submission.total and submission.stored_runs and submission.live_day is None:
+        submission.status = Status.FAILED
+        submission.error = nothing_to_score(submission)
+        return
+    submission.status = Status.DONE
+    submission.scoring_finished = timezone.now()
+
+
+def nothing_to_score(submission: Submission) -> str:
+    """Why a submission whose runs are all of cases its version lacks scored nothing."""
+    version = SuiteVersion.objects.defer("document").get(pk=submission.version_id)
+    suite_cases = [case.key for case in suite_of_version(version).cases]
+    run_cases = list(submission.unknown_cases)
+    return no_known_case(
+        run_cases,
+        submission.stored_runs,
+        suite_cases,
+        suite=f"version {version.number} of the suite",
+        more=len(run_cases) >= UNKNOWN_CASES_KEPT,
+    )
 
 
 def suite_of_version(version: SuiteVersion) -> MatcherSuite:

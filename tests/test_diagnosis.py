@@ -1,9 +1,10 @@
 """``scoring.diagnosis``: one message for a file that gave no valid run, from its first
-bytes and its first problems, saying what it looks like and what to change."""
+bytes and its first problems, saying what it looks like and what to change; and one for
+runs read but none of a case the suite has."""
 
 import json
 
-from scoring.diagnosis import COMMAND, UPLOAD, diagnose
+from scoring.diagnosis import COMMAND, UPLOAD, diagnose, no_known_case
 from tests import tau_bench
 
 
@@ -92,3 +93,45 @@ def test_the_tau_bench_file_as_lines_without_case_would_be_told_its_field():
     head = json.dumps({"task_id": 0, "traj": record["traj"]}).encode()[: 1 << 16]
     message = diagnose(head, ["line 1, case: required: a non-empty string"], invalid=200)
     assert "have `task_id` and `traj` but no `case`: add ?case_field=task_id" in message
+
+
+# --- runs of no case the suite has ---------------------------------------------------------
+
+
+def test_runs_of_no_case_name_theirs_and_the_suites_and_how_to_change_them():
+    message = no_known_case(["a", "b", "c", "d"], 9, ["x", "y"], suite="version 2 of the suite")
+    assert message == (
+        "None of the 9 runs is of a case in version 2 of the suite: they name 4 cases ('a',"
+        " 'b', 'c', …), and its cases are 'x', 'y'. Re-score against a version that has these"
+        " cases, or upload the runs with the suite's keys (the Case field, ?case_field=PATH,"
+        " reads them from another field)."
+    )
+    command = no_known_case(["a"], 1, [], via=COMMAND)
+    assert command == (
+        "The file's one run is of no case in the suite: it names case 'a', and it has no"
+        " cases. Score against a suite that has these cases, or give the runs the suite's keys"
+        " (--case-field PATH reads them from another field)."
+    )
+
+
+def test_a_prefix_or_suffix_the_suites_keys_add_to_the_runs_is_named():
+    runs = [str(task) for task in range(30)]
+    assert "; its keys are the runs' with 'task-' before them." in no_known_case(
+        runs, 30, [f"task-{task}" for task in range(50)]
+    )
+    assert "; its keys are the runs' with '@v2' after them." in no_known_case(
+        ["a", "b"], 2, ["b@v2", "a@v2", "c"]
+    )
+    assert "; the runs' keys are its keys with 'airline/' before them." in no_known_case(
+        ["airline/0", "airline/1"], 2, ["0", "1", "2"]
+    )
+    assert "; the runs' keys are its keys with '-2' after them." in no_known_case(
+        ["weather-2"], 1, ["chat", "weather"]
+    )
+    # Only when it holds for every run key checked: here '1' has no 'task-1'.
+    assert "before them" not in no_known_case(["0", "1"], 2, ["task-0", "task-2"])
+
+
+def test_a_list_of_run_cases_cut_short_is_counted_as_a_lower_bound():
+    message = no_known_case(["a", "b"], 5, ["z"], more=True)
+    assert "they name 2 or more cases ('a', 'b')" in message

@@ -101,6 +101,45 @@ def test_lines_that_name_their_case_elsewhere_are_diagnosed_once_at_the_end(suit
     )
 
 
+def test_runs_read_but_of_no_case_in_the_suite_are_diagnosed_once_at_the_end(tmp_path):
+    suite = tmp_path / "tau.suite.json"
+    suite.write_text(json.dumps(tau_bench.suite_document(prefix="task-")))
+    for jobs in ("1", "2"):
+        result = run_score(suite, tau_bench.RESULTS_FILE, "--json", "--jobs", jobs)
+        assert result.returncode == 2
+        assert json.loads(result.stdout) == []
+        lines = result.stderr.splitlines()
+        assert lines[0] == f"{tau_bench.RESULTS_FILE}: [0].case: '0' is not in the suite"
+        assert lines[-1] == (
+            f"{tau_bench.RESULTS_FILE}: None of the 200 runs is of a case in the suite: they"
+            " name 50 cases ('0', '1', '2', …), and its cases are 'task-0', 'task-1', 'task-2',"
+            " …; its keys are the runs' with 'task-' before them. Score against a suite that"
+            " has these cases, or give the runs the suite's keys (--case-field PATH reads them"
+            " from another field)."
+        )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_json_lines_of_no_case_in_the_suite_are_diagnosed_on_any_number_of_processes(
+    suite_file, tmp_path, jobs
+):
+    other = {**PASSING, "case": "weather-2"}
+    runs = write_lines(tmp_path / "runs.jsonl", other, other)
+    result = run_score(suite_file, runs, "--jobs", jobs)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"{runs}: None of the 2 runs is of a case in the suite: they name case 'weather-2',"
+        " and its cases are 'weather', 'chat'; the runs' keys are its keys with '-2' after"
+        " them. Score"
+        " against a suite that has these cases, or give the runs the suite's keys"
+        " (--case-field PATH reads them from another field)."
+    )
+    # One run of a case the suite has, and the file is scored, its unknown runs listed.
+    mixed = run_score(suite_file, write_lines(tmp_path / "mixed.jsonl", other, PASSING))
+    assert mixed.returncode == 2
+    assert "None of the" not in mixed.stderr
+
+
 def test_a_pretty_printed_object_is_diagnosed_as_not_json_lines(suite_file, tmp_path):
     runs = tmp_path / "run.json"
     runs.write_text(json.dumps(PASSING, indent=2))

@@ -17,9 +17,12 @@ SUITES_PER_PAGE = 25
 
 
 def with_last_result(suites: QuerySet[Suite]) -> QuerySet[Suite]:
-    """The suites, each annotated with its last finished submission: its id, label, passed
-    and scored counts (None when it has none)."""
-    last = Submission.objects.filter(suite=OuterRef("pk"), status=Status.DONE).order_by("-created")
+    """The suites, each annotated with its last finished submission that scored a run: its
+    id, label, passed and scored counts (None when it has none). One that scored nothing
+    (a live day of traces naming no case yet) is no result, as on the suite page."""
+    last = Submission.objects.filter(
+        suite=OuterRef("pk"), status=Status.DONE, scored__gt=0
+    ).order_by("-created")
     return suites.annotate(
         last_submission=Subquery(last.values("pk")[:1]),
         last_label=Subquery(last.values("label")[:1]),

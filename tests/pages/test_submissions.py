@@ -663,9 +663,24 @@ def test_library_shows_the_last_finished_result_of_each_suite(
 def test_library_says_so_when_a_suite_has_no_result(as_user, viewer, suite, submit):
     html = text(as_user(viewer).get("/"))
     assert re.search(r'<td><span class="muted">—</span>\s*</td>', html)
-    submission = submit(suite, [{"case": "no-such-case", "batches": []}], label="unknowns")
+
+
+def test_a_file_of_runs_of_unknown_cases_only_is_failed_and_no_result(
+    as_user, viewer, suite, submit, scored
+):
+    unknowns = [{"case": "no-such-case", "batches": []}, {"case": "other", "batches": []}]
+    submission = submit(suite, unknowns, label="unknowns")
+    assert submission.status == Status.FAILED
+    assert submission.error.startswith(
+        "None of the 2 runs is of a case in version 1 of the suite: they name 2 cases"
+        " ('no-such-case', 'other'), and its cases are "
+    )
     html = text(as_user(viewer).get("/"))
-    assert f'<a href="/submissions/{submission.pk}/" title="unknowns">no runs scored</a>' in html
+    assert "unknowns" not in html  # the last result is still the one that scored runs
+    assert f'<a href="/submissions/{scored.pk}/" title="model-a">37.5% pass</a>' in html
+    page = text(as_user(viewer).get(url(submission)))
+    assert escaped(submission.error) in page
+    assert "Runs of unknown cases" in page  # the runs are kept, and listed
 
 
 def test_suite_page_lists_its_submissions(as_user, viewer, suite, submit, scored):

@@ -23,7 +23,7 @@ from scoring.submissions import create_submission, rescore
 from scoring.uploads import UploadRefused, UploadTooLarge
 from tests import tau_bench
 
-from .conftest import DEMO_RUNS, assert_consistent, jsonl, upload
+from .conftest import DEMO, DEMO_RUNS, assert_consistent, jsonl, upload
 
 pytestmark = pytest.mark.django_db
 
@@ -226,6 +226,43 @@ def test_runs_of_unknown_cases_are_listed_kept_and_scored_once_a_version_has_the
     assert (submission.total, submission.passed) == (9, 9)
     mystery = Result.objects.filter(submission=submission, run__case_key="mystery")
     assert sorted(mystery.values_list("run__trial", flat=True)) == list(range(7))
+
+
+def test_a_file_whose_runs_are_all_of_unknown_cases_fails_saying_so_and_re_scores_later(
+    demo_suite, user
+):
+    lines = [{**GREETING, "case": key} for key in ("greeting-2", "mystery", "greeting-2")]
+    submission = upload(demo_suite, jsonl(lines))
+
+    assert submission.status == Status.FAILED
+    assert (submission.stored_runs, submission.total, submission.scored) == (3, 0, 0)
+    suite_keys = ", ".join(repr(case["key"]) for case in DEMO["cases"][:3])
+    assert submission.error == (
+        "None of the 3 runs is of a case in version 1 of the suite: they name 2 cases"
+        f" ('greeting-2', 'mystery'), and its cases are {suite_keys}, …. Re-score against a"
+        " version that has these cases, or upload the runs with the suite's keys (the Case"
+        " field, ?case_field=PATH, reads them from another field)."
+    )
+    assert submission.scoring_finished is None
+
+    case = {"key": "mystery", "expectations": [{"type": "no_tool_calls"}]}
+    version = services.save_case(demo_suite, case, user).version
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        rescore(submission, version)
+    assert_consistent(submission)  # done, its one known run scored
+    assert (submission.total, submission.passed, submission.error) == (1, 1, "")
+
+
+def test_a_suite_keyed_apart_from_the_runs_is_named_in_the_failure(tau_suite):
+    # The suite's keys are task-0, task-1, ...: τ-bench's own file names its tasks 0, 1, ...
+    submission = upload(tau_suite, tau_bench.RESULTS_FILE.read_bytes(), filename="results.json")
+    assert submission.status == Status.FAILED
+    assert submission.stored_runs == 200
+    assert submission.error.startswith(
+        "None of the 200 runs is of a case in version 1 of the suite: they name 50 cases"
+        " ('0', '1', '2', …), and its cases are 'task-0', 'task-1', 'task-2', …; its keys are"
+        " the runs' with 'task-' before them."
+    )
 
 
 # --- trials ---------------------------------------------------------------------------------------

@@ -20,7 +20,14 @@ from django.core.management.base import BaseCommand
 
 from scoring.baseline import Baseline, Comparison
 from scoring.casefield import parse_case_field
-from scoring.diagnosis import COMMAND, FIRST_PROBLEMS, HEAD_BYTES, diagnose
+from scoring.diagnosis import (
+    CASES_KEPT,
+    COMMAND,
+    FIRST_PROBLEMS,
+    HEAD_BYTES,
+    diagnose,
+    no_known_case,
+)
 from scoring.importers import FORMAT_NAMES
 from scoring.junit import JUnitWriter
 from scoring.matcher import (
@@ -179,7 +186,9 @@ class Command(BaseCommand):
         junit_writer = JUnitWriter(suite.name) if junit else None
         invalid = 0
         valid = 0
+        reported = 0
         first_problems = []
+        unknown_cases: dict[str, None] = {}  # in file order, up to CASES_KEPT
         all_passed = True
         worker = WorkerSettings(
             text,
@@ -197,6 +206,8 @@ class Command(BaseCommand):
                     valid += 1
                 elif len(first_problems) < FIRST_PROBLEMS:
                     first_problems.append(str(problems[0]))
+                if scored.unknown_case is not None and len(unknown_cases) < CASES_KEPT:
+                    unknown_cases[scored.unknown_case] = None
                 if problems:
                     invalid += 1
                     for problem in problems:
@@ -210,6 +221,7 @@ class Command(BaseCommand):
                 report = scored.report
                 mark = comparison.add(report) if comparison is not None else None
                 out.add_report(report, mark)
+                reported += 1
                 if junit_writer:
                     junit_writer.add_report(report, scored.seconds, mark)
                 all_passed &= scored.verdict == PASS
@@ -219,6 +231,11 @@ class Command(BaseCommand):
             self.stderr.write(
                 f"{run_file}: {diagnose(head, first_problems, invalid=invalid, via=COMMAND)}"
             )
+        elif not reported and unknown_cases:
+            suite_cases = [case.key for case in suite.cases]
+            more = len(unknown_cases) >= CASES_KEPT
+            message = no_known_case(list(unknown_cases), valid, suite_cases, more=more, via=COMMAND)
+            self.stderr.write(f"{run_file}: {message}")
         if junit_writer:
             try:
                 with open(junit, "w", encoding="utf-8") as xml:
