@@ -72,6 +72,16 @@ def test_a_run_file_as_the_body_is_accepted_and_its_status_is_as_designed(api, d
     assert_consistent(submission)
 
 
+def test_the_tau_bench_file_sent_to_a_suite_keyed_otherwise_fails_naming_both_keys(api, tau_suite):
+    response = post_run_file(
+        api, tau_suite, tau_bench.RESULTS_FILE.read_bytes(), content_type="application/json"
+    )
+    status = api.get(response.json()["status_url"]).json()
+    assert (status["status"], status["total"], status["stored_runs"]) == ("failed", 0, 200)
+    assert status["unknown_cases"][:3] == ["0", "1", "2"]
+    assert "its keys are the runs' with 'task-' before them" in status["error"]
+
+
 def test_invalid_lines_past_the_stored_limit_are_counted_and_said_to_be_left_out(
     api, demo_suite, settings
 ):
