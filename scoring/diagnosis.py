@@ -48,7 +48,9 @@ _ZIP = b"PK\x03\x04"
 _BOM = b"\xef\xbb\xbf"
 _KEYS_SHOWN = 8
 _CASES_SHOWN = 3
-CASES_KEPT = 1000  # the runs' case keys a caller of ``no_known_case`` need keep, at most
+# Case keys kept of runs of no case in the suite (a submission's list, the command's), at
+# most; their runs are all counted, and ``no_known_case`` says when the list is cut short.
+CASES_KEPT = 1000
 _AFFIX_CHECKED = 20  # run keys checked for a prefix or suffix the suite's keys add
 
 

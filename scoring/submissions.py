@@ -24,7 +24,7 @@ from cases.models import Suite, SuiteVersion
 from scoring.matcher import Suite as MatcherSuite
 from scoring.matcher import load_suite
 
-from .diagnosis import no_known_case
+from .diagnosis import CASES_KEPT, no_known_case
 from .models import (
     EarlierResult,
     EarlierScore,
@@ -43,7 +43,6 @@ log = logging.getLogger(__name__)
 # Seconds between the tries of a task run in-process (eager) that asked to be retried.
 EAGER_RETRY_WAITS = (0.2, 0.5, 1, 2, 4)
 
-UNKNOWN_CASES_KEPT = 1000  # case keys listed per submission; their runs are all counted
 UNKNOWN_LINES_KEPT = 5  # line numbers listed per unknown case
 
 
@@ -247,7 +246,7 @@ def recount_cases(submission: Submission, suite: MatcherSuite) -> None:
 def note_unknown_case(unknown: dict, case_key: str, line: int) -> None:
     entry = unknown.get(case_key)
     if entry is None:
-        if len(unknown) >= UNKNOWN_CASES_KEPT:
+        if len(unknown) >= CASES_KEPT:
             return
         entry = unknown[case_key] = {"runs": 0, "lines": []}
     entry["runs"] += 1
@@ -300,7 +299,7 @@ def nothing_to_score(submission: Submission) -> str:
         submission.stored_runs,
         suite_cases,
         suite=f"version {version.number} of the suite",
-        more=len(run_cases) >= UNKNOWN_CASES_KEPT,
+        more=len(run_cases) >= CASES_KEPT,
     )
 
 
