@@ -126,7 +126,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from scoring import queues
+    from scoring.review import queues
 
     maker, ann, bob, submission, labels = seed(args.items)
     started = time.perf_counter()

@@ -32,7 +32,7 @@ VALID = b'{"case": "greeting", "batches": [], "final_text": "Hello! How can I he
 BLOCK = 1 << 20
 
 INGEST = """
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
 def rss():
     for line in open("/proc/self/status"):
         if line.startswith("VmRSS:"):

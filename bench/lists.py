@@ -47,8 +47,8 @@ def timed(action, repeat: int) -> tuple[float, float]:
 def keep_earlier_once(submission, version) -> None:
     from django.db import transaction
 
+    from scoring.ingest.pipeline import keep_earlier
     from scoring.models import Submission
-    from scoring.submissions import keep_earlier
 
     with transaction.atomic():
         locked = Submission.objects.select_for_update().get(pk=submission.pk)
@@ -79,7 +79,7 @@ def main() -> None:
     page_bench.settle(False)
     from django.test import Client
 
-    from scoring import submissions
+    from scoring.ingest import pipeline
 
     version = second_version(submission)
     other = submission.suite.versions.exclude(pk=submission.version_id).first()
@@ -97,7 +97,7 @@ def main() -> None:
     }
     if not submission.earlier_scores.exists():
         started = time.perf_counter()
-        submissions.rescore(submission, version)  # Celery eager: scored here
+        pipeline.rescore(submission, version)  # Celery eager: scored here
         print(f"re-scored against v2 in {time.perf_counter() - started:.0f} s")
         submission.refresh_from_db()
     if submission.earlier_scores.exists():

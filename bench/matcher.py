@@ -34,7 +34,7 @@ from bench.datagen import (  # noqa: E402
 )
 from scoring import runfile  # noqa: E402
 from scoring.matcher import load_run, load_suite, score  # noqa: E402
-from scoring.runfile import json_lines  # noqa: E402
+from scoring.runfiles.reader import json_lines  # noqa: E402
 
 ROUNDS = 15
 PLAIN = "score()"

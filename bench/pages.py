@@ -104,7 +104,7 @@ def seed(n_runs: int):
 
 def upload(suite, user, runs_seed: int | None, n_runs: int, label: str):
     from bench.datagen import realistic_stream
-    from scoring.submissions import create_submission
+    from scoring.ingest.pipeline import create_submission
 
     _, runs = realistic_stream(seed=6, n_runs=n_runs, runs_seed=runs_seed)
     started = time.perf_counter()
@@ -125,14 +125,14 @@ def upload(suite, user, runs_seed: int | None, n_runs: int, label: str):
 
 
 def triage(submission, user, n_runs: int) -> None:
-    from scoring import reviews
     from scoring.models import ReviewStatus, Run
+    from scoring.review import decisions
 
     failing = Run.objects.filter(submission=submission, result__verdict="fail")
     statuses = [ReviewStatus.REGRESSION, ReviewStatus.FLAKY, ReviewStatus.EXPECTATION_WRONG]
     for i, status in enumerate(statuses):
         chosen = failing.filter(seq__gt=i * n_runs // 10, seq__lte=i * n_runs // 10 + n_runs // 30)
-        reviews.set_status(chosen, status, user)
+        decisions.set_status(chosen, status, user)
 
 
 def seed_long_run(suite, user) -> None:
@@ -140,7 +140,7 @@ def seed_long_run(suite, user) -> None:
     import random
 
     from bench.datagen import long_conversation, realistic_suite
-    from scoring.submissions import create_submission
+    from scoring.ingest.pipeline import create_submission
 
     case = realistic_suite(random.Random(6), 1)["cases"][0]  # the suite's first case
     line = orjson.dumps(long_conversation(7, case, LONG_TURNS)) + b"\n"
@@ -158,8 +158,8 @@ def settle(proposed_indexes: bool) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from scoring.failures import summarize_when_scored
     from scoring.models import Submission
+    from scoring.results.failures import summarize_when_scored
 
     call_command("migrate", verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)  # DEBUG off: the manifest
@@ -186,7 +186,7 @@ def pages(submission) -> dict[str, tuple[str, dict, dict]]:
     """Name → (path, query, headers) of each page measured."""
     from bench.datagen import TOOLS
     from scoring.models import Run, Submission
-    from scoring.results import common_failures
+    from scoring.results.tables import common_failures
 
     base = submission.get_absolute_url()
     suite = submission.suite_id

@@ -59,12 +59,12 @@ _READ = """
 import gc, sys, time
 sys.path.insert(0, sys.argv[1])
 from itertools import islice
-from scoring import runfile
+from scoring.runfiles import reader
 from scoring.matcher import load_suite, parse_suite_document, score
 buffering = getattr(runfile, "READ_BUFFER", -1)  # as the tree's manage.py score opens it
 def runs():
     with open(sys.argv[2], "rb", buffering=buffering) as stream:
-        for item in runfile.read_run_lines(stream, max_line_bytes=1 << 24):
+        for item in reader.read_run_lines(stream, max_line_bytes=1 << 24):
             if item.run:
                 yield item.run
 start = time.process_time()
@@ -163,10 +163,10 @@ def read_rates(tree: Path, suite: Path, runs: Path, n_runs: int) -> tuple[float,
 _COUNT = """
 import io, sys
 sys.path.insert(0, sys.argv[1])
-from scoring import runfile
+from scoring.runfiles import reader
 lines = open(sys.argv[2], "rb").readlines()[: int(sys.argv[3])]
 stream = io.BufferedReader(io.BytesIO(b"".join(lines)), 1 << 20)
-count = sum(1 for item in runfile.read_run_lines(stream, max_line_bytes=1 << 24) if item.run)
+count = sum(1 for item in reader.read_run_lines(stream, max_line_bytes=1 << 24) if item.run)
 assert count == len(lines), count
 """
 COUNTED_LINES = (100, 500)  # the count per line is the difference over the lines between

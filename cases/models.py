@@ -124,7 +124,7 @@ class Suite(models.Model):
     # span has ``casebook.case`` (``gen_ai.conversation.id``, say). Not part of the suite file.
     trace_case_attribute = models.CharField(max_length=200, blank=True)
     # Values of that attribute → the case keys they name ({"conv-17": "refund"}); a value
-    # not in it names the case of its own key, if there is one (``scoring.traces``).
+    # not in it names the case of its own key, if there is one (``scoring.live.traces``).
     trace_case_map = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

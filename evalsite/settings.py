@@ -238,7 +238,7 @@ CASEBOOK_STALL_SECONDS = env.int("CASEBOOK_STALL_SECONDS", default=120)
 # How long a review queue's item stays with the reviewer who opened it before another
 # reviewer may be given it.
 CASEBOOK_REVIEW_RESERVATION_SECONDS = env.int("CASEBOOK_REVIEW_RESERVATION_SECONDS", default=300)
-# OpenTelemetry traces sent to /otlp/v1/traces (scoring/traces.py). An export body may be
+# OpenTelemetry traces sent to /otlp/v1/traces (scoring/live/traces.py). An export body may be
 # this large, compressed or not; a trace becomes a run once its root span has arrived and no
 # span came for the grace period (a trace whose root never comes, after the rootless wait);
 # the sweep that assembles such traces runs every CASEBOOK_TRACE_SWEEP_SECONDS (Celery beat).

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from cases.throttling import AdminSignInForm, SignInForm
 from cases.views.account import SignInView, mail_required
-from scoring.api.otlp import TraceExportView
+from scoring.api.otlp_receiver import TraceExportView
 
 from . import csp, health
 

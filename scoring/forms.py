@@ -6,12 +6,12 @@ from django import forms
 from django.utils.text import Truncator
 
 from cases.models import Team
-from scoring.blind import DECISION_STATUSES
-from scoring.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
-from scoring.casefield import parse_case_field
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import InvalidInput, describe_arguments, parse_json
 from scoring.models import ReviewStatus
+from scoring.review.blind import DECISION_STATUSES
+from scoring.runfiles.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
+from scoring.runfiles.casefield import parse_case_field
 
 
 class UploadForm(forms.Form):

@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from . import chunks, failures, ingest, submissions, traces
+from scoring.ingest import chunks, pipeline, reading
+from scoring.live import traces
+from scoring.results import failures
 
 RETRIED = (OperationalError, InterfaceError)
 RETRY = {
@@ -32,7 +34,7 @@ def _failing(submission_id: int):
     except RETRIED:
         raise  # retried; if it never clears, the sweep resumes the submission later
     except Exception as exc:
-        submissions.mark_failed(submission_id, f"{type(exc).__name__}: {exc}")
+        pipeline.mark_failed(submission_id, f"{type(exc).__name__}: {exc}")
         raise
 
 
@@ -41,7 +43,7 @@ def ingest_submission(self, submission_id: int) -> None:
     # A retry follows this task's own attempt, which lost the database mid-file: it starts
     # again at once rather than wait for the sweep to see the submission stalled.
     with _failing(submission_id):
-        ingest.ingest(submission_id, take_over=self.request.retries > 0)
+        reading.ingest(submission_id, take_over=self.request.retries > 0)
         # The last step of the scoring, whichever it is, summarizes the failures.
         failures.summarize_when_scored(submission_id)
 
@@ -56,7 +58,7 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
 @shared_task(acks_late=True)
 def sweep() -> list[int]:
     """Resume submissions that stalled (run every minute by Celery beat)."""
-    return submissions.resume_stalled()
+    return pipeline.resume_stalled()
 
 
 @shared_task(**RETRY)

@@ -1,11 +1,21 @@
 from django.urls import path
 
-from .views import bfcl, case_drafts, compare, library, mywork, queues, run, submission, suite
+from .views import (
+    bfcl_import,
+    cases_from_runs,
+    compare,
+    library,
+    my_work,
+    review_queues,
+    run,
+    submission,
+    suite,
+)
 
 urlpatterns = [
     path("", library.library, name="home"),
-    path("my-work/", mywork.my_work, name="my_work"),
-    path("suites/import-bfcl/", bfcl.suite_import_bfcl, name="suite_import_bfcl"),
+    path("my-work/", my_work.my_work, name="my_work"),
+    path("suites/import-bfcl/", bfcl_import.suite_import_bfcl, name="suite_import_bfcl"),
     path("suites/<int:pk>/", suite.suite_detail, name="suite"),
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),
     path("submissions/<int:pk>/", submission.detail, name="submission"),
@@ -27,7 +37,7 @@ urlpatterns = [
     ),
     path(
         "submissions/<int:pk>/cases-from-runs/",
-        case_drafts.cases_from_runs,
+        cases_from_runs.cases_from_runs,
         name="submission_case_drafts",
     ),
     path("submissions/<int:pk>/tools/", submission.infer_tools, name="submission_tools"),
@@ -43,15 +53,21 @@ urlpatterns = [
     path("suites/<int:pk>/flaky/", compare.flaky_cases, name="suite_flaky"),
     path("suites/<int:pk>/problems/", suite.open_problems, name="suite_problems"),
     path("suites/<int:pk>/unassigned/", suite.unassigned_runs, name="suite_unassigned"),
-    path("submissions/<int:pk>/queues/", queues.queue_list, name="queues"),
-    path("submissions/<int:pk>/queues/new/", queues.queue_new, name="queue_new"),
-    path("queues/<int:pk>/", queues.queue_detail, name="queue"),
-    path("queues/<int:pk>/assign/", queues.queue_assign, name="queue_assign"),
-    path("queues/<int:pk>/hand-on/", queues.queue_hand_on, name="queue_hand_on"),
-    path("queues/<int:pk>/next/", queues.queue_next, name="queue_next"),
-    path("queues/<int:pk>/delete/", queues.queue_delete, name="queue_delete"),
-    path("queues/<int:pk>/items/<int:item_id>/decide/", queues.queue_decide, name="queue_decide"),
+    path("submissions/<int:pk>/queues/", review_queues.queue_list, name="queues"),
+    path("submissions/<int:pk>/queues/new/", review_queues.queue_new, name="queue_new"),
+    path("queues/<int:pk>/", review_queues.queue_detail, name="queue"),
+    path("queues/<int:pk>/assign/", review_queues.queue_assign, name="queue_assign"),
+    path("queues/<int:pk>/hand-on/", review_queues.queue_hand_on, name="queue_hand_on"),
+    path("queues/<int:pk>/next/", review_queues.queue_next, name="queue_next"),
+    path("queues/<int:pk>/delete/", review_queues.queue_delete, name="queue_delete"),
     path(
-        "queues/<int:pk>/items/<int:item_id>/resolve/", queues.queue_resolve, name="queue_resolve"
+        "queues/<int:pk>/items/<int:item_id>/decide/",
+        review_queues.queue_decide,
+        name="queue_decide",
+    ),
+    path(
+        "queues/<int:pk>/items/<int:item_id>/resolve/",
+        review_queues.queue_resolve,
+        name="queue_resolve",
     ),
 ]

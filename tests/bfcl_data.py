@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from scoring.bfcl import suite_from_bfcl
+from scoring.benchmarks.bfcl_suites import suite_from_bfcl
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "bfcl"

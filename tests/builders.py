@@ -8,8 +8,8 @@ from django.test import TestCase
 
 from cases import services
 from cases.models import Membership, ReviewLabel, Role, Team, User
-from scoring.queues import build_queue
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
+from scoring.review.queues import build_queue
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "admin")
 DEMO = json.loads((Path(__file__).parent.parent / "cases/demo/assistant.suite.json").read_text())

@@ -18,8 +18,8 @@ from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 
+from scoring.ingest.pipeline import create_submission
 from scoring.models import Result, Submission
-from scoring.submissions import create_submission
 from tests.producers import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]

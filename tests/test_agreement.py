@@ -1,4 +1,4 @@
-"""Cohen's and Fleiss' κ (``scoring.agreement``), from contingency tables (first reviewer's
+"""Cohen's and Fleiss' κ (``scoring.review.agreement``), from contingency tables (first reviewer's
 decision, second's) → items, against textbook values and at their edges."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from scoring.agreement import cohen_kappa, fleiss_kappa, observed_agreement
+from scoring.review.agreement import cohen_kappa, fleiss_kappa, observed_agreement
 
 
 def pairs(*decided: tuple) -> Counter:

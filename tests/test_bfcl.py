@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from scoring.bfcl import suite_from_bfcl
-from scoring.importers import bfcl as bfcl_results
+from scoring.benchmarks.bfcl_suites import suite_from_bfcl
+from scoring.importers import bfcl_results as bfcl_results
 from scoring.matcher import InvalidInput, load_run, load_suite, score
 from tests.bfcl_data import CATEGORIES, FIXTURE, imported_suite, lines
 from tests.commands import manage

@@ -12,8 +12,8 @@ from django.test import TestCase
 from rest_framework.test import APIClient
 
 from cases import services
-from scoring.bfcl import suite_from_bfcl
-from scoring.importers import bfcl as bfcl_results
+from scoring.benchmarks.bfcl_suites import suite_from_bfcl
+from scoring.importers import bfcl_results as bfcl_results
 from scoring.importers.python_calls import MAX_CHARS, Undecodable, decode_calls
 from scoring.matcher import load_run, load_suite, parse_json, score
 from scoring.models import Result, Status, Submission

@@ -13,8 +13,8 @@ from django.db import transaction
 from django.test import TestCase
 
 from cases import services
-from scoring.results import case_trials
-from scoring.submissions import create_submission, suite_of_version
+from scoring.ingest.pipeline import create_submission, suite_of_version
+from scoring.results.tables import case_trials
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""The bulk drafting of cases from a filter's passing runs (scoring/case_drafts.py): which
+"""The bulk drafting of cases from a filter's passing runs (scoring/results/case_drafts.py): which
 run each case key's draft comes from, what a draft revision keeps, and the bounds."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import json
 import pytest
 
 from cases import services
-from scoring import case_drafts
-from scoring.results import RunFilters
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
+from scoring.results import case_drafts
+from scoring.results.tables import RunFilters
 
 SUITE = {
     "schema": "casebook.suite/1",

@@ -1,9 +1,9 @@
-"""``case_field`` paths (``scoring.casefield``): parsed strictly, looked up in each record."""
+"""``case_field`` paths (``scoring.runfiles.casefield``): parsed strictly, looked up in each record."""
 
 import pytest
 
-from scoring.casefield import parse_case_field, root_field, with_case_from
 from scoring.matcher import InvalidInput
+from scoring.runfiles.casefield import parse_case_field, root_field, with_case_from
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
-"""``scoring.diagnosis``: one message for a file that gave no valid run, from its first
+"""``scoring.runfiles.diagnosis``: one message for a file that gave no valid run, from its first
 bytes and its first problems, saying what it looks like and what to change; and one for
 runs read but none of a case the suite has."""
 
 import json
 
-from scoring.diagnosis import COMMAND, UPLOAD, diagnose, no_known_case
+from scoring.runfiles.diagnosis import COMMAND, UPLOAD, diagnose, no_known_case
 from tests import tau_bench
 
 

@@ -3,7 +3,7 @@ that run and judge the other trials of its task by their calls."""
 
 from collections import Counter
 
-from cases.drafts import draft_case, draft_revision
+from cases.drafting import draft_case, draft_revision
 from scoring.importers import to_canonical
 from scoring.matcher import PASS, load_run, load_suite, score
 

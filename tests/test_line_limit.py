@@ -12,7 +12,7 @@ import tracemalloc
 import pytest
 
 from scoring.matcher import InvalidInput
-from scoring.runfile import SkippedLine, bounded_lines, json_lines, read_run_lines
+from scoring.runfiles.reader import SkippedLine, bounded_lines, json_lines, read_run_lines
 
 LIMIT = 1 << 20
 LONG_LINE_BYTES = 20 << 20  # twenty times the limit

@@ -1,4 +1,4 @@
-"""The review service (scoring/reviews.py): statuses, assignees and comments on one run and on
+"""The review service (scoring/review/decisions.py): statuses, assignees and comments on one run and on
 thousands at once, untriaged runs that have no row, history, and reviews outliving a re-score.
 On the database the tests are given (PostgreSQL in CI)."""
 
@@ -13,9 +13,9 @@ from django.test.utils import CaptureQueriesContext
 
 from cases import services
 from cases.models import Membership, Role, Team, User
-from scoring import reviews
+from scoring.ingest.pipeline import create_submission, rescore
 from scoring.models import Review, ReviewEvent, ReviewStatus, Run, Submission, Verdict
-from scoring.submissions import create_submission, rescore
+from scoring.review import decisions
 
 DEMO_CASES = ("greeting", "weather-two-cities", "delete-if-exists")
 MANY = 3000
@@ -82,13 +82,13 @@ def run_of(submission: Submission, case: str) -> Run:
 def test_a_run_nobody_reviewed_has_no_row_and_is_untriaged(submission):
     runs = submission.runs.all()
     assert not Review.objects.exists()
-    assert reviews.with_status(runs, ReviewStatus.UNTRIAGED).count() == 3
-    assert not reviews.with_status(runs, ReviewStatus.FLAKY).exists()
+    assert decisions.with_status(runs, ReviewStatus.UNTRIAGED).count() == 3
+    assert not decisions.with_status(runs, ReviewStatus.FLAKY).exists()
 
 
 def test_setting_a_status_makes_the_review_and_an_event(submission, reviewer):
     run = run_of(submission, "greeting")
-    changed = reviews.set_status(submission.runs.filter(pk=run.pk), ReviewStatus.FLAKY, reviewer)
+    changed = decisions.set_status(submission.runs.filter(pk=run.pk), ReviewStatus.FLAKY, reviewer)
     assert changed == 1
     review = Review.objects.get()
     assert (review.run, review.submission, review.status, review.assignee) == (
@@ -105,31 +105,31 @@ def test_setting_a_status_makes_the_review_and_an_event(submission, reviewer):
         ReviewStatus.FLAKY,
     )
     runs = submission.runs.all()
-    assert list(reviews.with_status(runs, ReviewStatus.FLAKY)) == [run]
-    assert reviews.with_status(runs, ReviewStatus.UNTRIAGED).count() == 2
+    assert list(decisions.with_status(runs, ReviewStatus.FLAKY)) == [run]
+    assert decisions.with_status(runs, ReviewStatus.UNTRIAGED).count() == 2
 
 
 def test_setting_the_status_a_run_already_has_changes_nothing(submission, reviewer):
     runs = submission.runs.filter(case_key="greeting")
-    reviews.set_status(runs, ReviewStatus.REGRESSION, reviewer)
-    assert reviews.set_status(runs, ReviewStatus.REGRESSION, reviewer) == 0
+    decisions.set_status(runs, ReviewStatus.REGRESSION, reviewer)
+    assert decisions.set_status(runs, ReviewStatus.REGRESSION, reviewer) == 0
     # Untriaged is what a run without a row already is: no row, no event.
     others = submission.runs.exclude(case_key="greeting")
-    assert reviews.set_status(others, ReviewStatus.UNTRIAGED, reviewer) == 0
+    assert decisions.set_status(others, ReviewStatus.UNTRIAGED, reviewer) == 0
     assert Review.objects.count() == ReviewEvent.objects.count() == 1
 
 
 def test_a_run_set_back_to_untriaged_is_untriaged_again(submission, reviewer):
     runs = submission.runs.filter(case_key="greeting")
-    reviews.set_status(runs, ReviewStatus.WONT_FIX, reviewer)
-    assert reviews.set_status(runs, ReviewStatus.UNTRIAGED, reviewer) == 1
-    assert reviews.with_status(submission.runs.all(), ReviewStatus.UNTRIAGED).count() == 3
-    assert not reviews.with_status(submission.runs.all(), ReviewStatus.WONT_FIX).exists()
+    decisions.set_status(runs, ReviewStatus.WONT_FIX, reviewer)
+    assert decisions.set_status(runs, ReviewStatus.UNTRIAGED, reviewer) == 1
+    assert decisions.with_status(submission.runs.all(), ReviewStatus.UNTRIAGED).count() == 3
+    assert not decisions.with_status(submission.runs.all(), ReviewStatus.WONT_FIX).exists()
 
 
 def test_an_unknown_status_is_refused(submission, reviewer):
     with pytest.raises(ValueError, match="meh"):
-        reviews.set_status(submission.runs.all(), "meh", reviewer)
+        decisions.set_status(submission.runs.all(), "meh", reviewer)
     assert not Review.objects.exists()
 
 
@@ -137,11 +137,11 @@ def test_assigning_keeps_the_status_and_setting_a_status_keeps_the_assignee(
     submission, reviewer, other
 ):
     runs = submission.runs.filter(case_key="greeting")
-    reviews.set_status(runs, ReviewStatus.FLAKY, reviewer)
-    assert reviews.assign(runs, other, reviewer) == 1
+    decisions.set_status(runs, ReviewStatus.FLAKY, reviewer)
+    assert decisions.assign(runs, other, reviewer) == 1
     review = Review.objects.get()
     assert (review.status, review.assignee) == (ReviewStatus.FLAKY, other)
-    reviews.set_status(runs, ReviewStatus.REGRESSION, reviewer)
+    decisions.set_status(runs, ReviewStatus.REGRESSION, reviewer)
     review.refresh_from_db()
     assert (review.status, review.assignee) == (ReviewStatus.REGRESSION, other)
 
@@ -150,26 +150,26 @@ def test_assigning_to_the_same_person_or_unassigning_nobody_changes_nothing(
     submission, reviewer, other
 ):
     runs = submission.runs.all()
-    assert reviews.assign(runs, None, reviewer) == 0  # nobody was assigned
-    assert reviews.assign(runs, other, reviewer) == 3
-    assert reviews.assign(runs, other, reviewer) == 0
-    assert reviews.assign(runs.filter(case_key="greeting"), None, reviewer) == 1
+    assert decisions.assign(runs, None, reviewer) == 0  # nobody was assigned
+    assert decisions.assign(runs, other, reviewer) == 3
+    assert decisions.assign(runs, other, reviewer) == 0
+    assert decisions.assign(runs.filter(case_key="greeting"), None, reviewer) == 1
     assert ReviewEvent.objects.filter(kind=ReviewEvent.Kind.ASSIGNEE).count() == 4
     assert Review.objects.filter(assignee=other).count() == 2
     # Assigning made rows, but no run left untriaged.
-    assert reviews.with_status(runs, ReviewStatus.UNTRIAGED).count() == 3
+    assert decisions.with_status(runs, ReviewStatus.UNTRIAGED).count() == 3
 
 
 def test_a_comment_is_an_event_and_needs_text(submission, reviewer):
     run = run_of(submission, "greeting")
-    event = reviews.comment(run, "  looks <b>flaky</b>  ", reviewer)
+    event = decisions.comment(run, "  looks <b>flaky</b>  ", reviewer)
     assert (event.kind, event.text, event.author) == (
         ReviewEvent.Kind.COMMENT,
         "looks <b>flaky</b>",
         reviewer,
     )
     with pytest.raises(ValueError, match="needs some text"):
-        reviews.comment(run, "   ", reviewer)
+        decisions.comment(run, "   ", reviewer)
     assert ReviewEvent.objects.count() == 1
     assert not Review.objects.exists()  # a comment does not triage the run
 
@@ -177,13 +177,13 @@ def test_a_comment_is_an_event_and_needs_text(submission, reviewer):
 def test_history_is_oldest_first_with_who_did_what(submission, reviewer, other):
     run = run_of(submission, "greeting")
     one = submission.runs.filter(pk=run.pk)
-    reviews.set_status(one, ReviewStatus.FLAKY, reviewer)
-    reviews.comment(run, "seen it before", other)
-    reviews.assign(one, other, reviewer)
-    reviews.set_status(one, ReviewStatus.EXPECTATION_WRONG, other)
-    reviews.comment(run_of(submission, "delete-if-exists"), "another run", other)
+    decisions.set_status(one, ReviewStatus.FLAKY, reviewer)
+    decisions.comment(run, "seen it before", other)
+    decisions.assign(one, other, reviewer)
+    decisions.set_status(one, ReviewStatus.EXPECTATION_WRONG, other)
+    decisions.comment(run_of(submission, "delete-if-exists"), "another run", other)
     with CaptureQueriesContext(connection) as queries:
-        events = list(reviews.history(run))
+        events = list(decisions.history(run))
         said = [(e.kind, e.author.username, e.status, e.assignee and e.assignee.username, e.text)
                 for e in events]  # fmt: skip
     assert len(queries) == 1  # authors and assignees come with the events
@@ -200,9 +200,9 @@ def test_history_is_oldest_first_with_who_did_what(submission, reviewer, other):
 
 def test_a_bulk_status_change_is_one_transaction_with_an_event_a_run(many_runs, reviewer):
     runs = many_runs.runs.all()
-    reviews.set_status(runs.filter(case_key="weather-two-cities"), ReviewStatus.FLAKY, reviewer)
+    decisions.set_status(runs.filter(case_key="weather-two-cities"), ReviewStatus.FLAKY, reviewer)
     with CaptureQueriesContext(connection) as queries:
-        changed = reviews.set_status(runs, ReviewStatus.FLAKY, reviewer)
+        changed = decisions.set_status(runs, ReviewStatus.FLAKY, reviewer)
     assert changed == MANY + 2  # the run that was flaky already is left alone
     assert len(queries) < MANY / 20  # in batches, not a query a run
     assert Review.objects.filter(status=ReviewStatus.FLAKY).count() == MANY + 3
@@ -225,17 +225,17 @@ def test_a_bulk_change_that_fails_half_way_leaves_nothing_behind(many_runs, revi
 
     monkeypatch.setattr(ReviewEvent.objects, "bulk_create", failing_second_time)
     with pytest.raises(RuntimeError):
-        reviews.set_status(many_runs.runs.all(), ReviewStatus.REGRESSION, reviewer)
+        decisions.set_status(many_runs.runs.all(), ReviewStatus.REGRESSION, reviewer)
     assert not Review.objects.exists()
     assert not ReviewEvent.objects.exists()
 
 
 def test_bulk_assignment_then_status_of_a_filter(many_runs, reviewer, other):
     runs = many_runs.runs.filter(case_key="greeting")
-    assert reviews.assign(runs, other, reviewer) == MANY + 1
-    assert reviews.set_status(runs.filter(trial__lt=10), ReviewStatus.WONT_FIX, other) == 10
+    assert decisions.assign(runs, other, reviewer) == MANY + 1
+    assert decisions.set_status(runs.filter(trial__lt=10), ReviewStatus.WONT_FIX, other) == 10
     assert Review.objects.filter(assignee=other, status=ReviewStatus.WONT_FIX).count() == 10
-    untriaged = reviews.with_status(many_runs.runs.all(), ReviewStatus.UNTRIAGED)
+    untriaged = decisions.with_status(many_runs.runs.all(), ReviewStatus.UNTRIAGED)
     assert untriaged.count() == MANY + 3 - 10
 
 
@@ -246,9 +246,9 @@ def test_reviews_and_history_survive_a_rescore(
     submission, suite, reviewer, django_capture_on_commit_callbacks
 ):
     weather = run_of(submission, "weather-two-cities")
-    reviews.set_status(submission.runs.filter(pk=weather.pk), ReviewStatus.EXPECTATION_WRONG,
+    decisions.set_status(submission.runs.filter(pk=weather.pk), ReviewStatus.EXPECTATION_WRONG,
                        reviewer)  # fmt: skip
-    reviews.comment(weather, "the case wants two cities, the prompt one", reviewer)
+    decisions.comment(weather, "the case wants two cities, the prompt one", reviewer)
     assert weather.result.verdict == Verdict.FAIL
     # The reviewer fixes the suite (a new version where the case expects nothing) and
     # re-scores against it.
@@ -261,8 +261,8 @@ def test_reviews_and_history_survive_a_rescore(
     assert weather.result.verdict == Verdict.PASS
     review = Review.objects.get(run=weather)
     assert review.status == ReviewStatus.EXPECTATION_WRONG
-    assert [e.kind for e in reviews.history(weather)] == ["status", "comment"]
-    assert list(reviews.with_status(submission.runs.all(), ReviewStatus.EXPECTATION_WRONG)) == [
+    assert [e.kind for e in decisions.history(weather)] == ["status", "comment"]
+    assert list(decisions.with_status(submission.runs.all(), ReviewStatus.EXPECTATION_WRONG)) == [
         weather
     ]
 
@@ -271,10 +271,10 @@ def test_a_filter_that_joins_may_name_a_run_twice_and_it_changes_once(submission
     """A run with two comments comes twice out of a join through its events (as one failing
     two predicates of the same label would through its predicates)."""
     run = run_of(submission, "greeting")
-    reviews.comment(run, "first", reviewer)
-    reviews.comment(run, "second", reviewer)
+    decisions.comment(run, "first", reviewer)
+    decisions.comment(run, "second", reviewer)
     commented = submission.runs.filter(review_events__kind=ReviewEvent.Kind.COMMENT)
     assert commented.count() == 2
-    assert reviews.set_status(commented, ReviewStatus.FLAKY, reviewer) == 1
-    assert reviews.assign(commented, reviewer, reviewer) == 1
+    assert decisions.set_status(commented, ReviewStatus.FLAKY, reviewer) == 1
+    assert decisions.assign(commented, reviewer, reviewer) == 1
     assert ReviewEvent.objects.exclude(kind=ReviewEvent.Kind.COMMENT).count() == 2

@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from scoring import parallel
-from scoring.parallel import WorkerSettings, score_batches
-from scoring.runfile import line_batches
+from scoring.runfiles import parallel
+from scoring.runfiles.parallel import WorkerSettings, score_batches
+from scoring.runfiles.reader import line_batches
 from tests import tau_bench
 from tests.commands import FAILING, PASSING, SUITE, run_score
 

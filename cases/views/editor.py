@@ -36,7 +36,7 @@ from scoring.matcher import (
 )
 
 from .. import services
-from ..drafts import draft_case
+from ..drafting import draft_case
 from ..editor_forms import (
     TYPE_FIELDS,
     CaseForm,
@@ -90,7 +90,7 @@ class Editor:
     @classmethod
     def with_drafted_calls(cls, suite: Suite, data, drafted: dict) -> Editor:
         """The editor with its expected calls replaced by those drafted from a run
-        (``cases.drafts``), and its prompt, if empty, by the draft's; everything else as it
+        (``cases.drafting``), and its prompt, if empty, by the draft's; everything else as it
         was typed. Nothing is validated or saved yet; the catalog's warnings are shown."""
         fields = data.dict()
         if not fields.get("prompt", "").strip():
@@ -201,7 +201,7 @@ def _handle(request, suite: Suite, case: Case | None):
 
 def _draft_from_pasted_run(request, suite: Suite, case: Case | None):
     """The editor with expected calls drafted from the run pasted in the "try a run" box
-    (any format the importers detect), by ``cases.drafts``' rules; or, when the pasted text
+    (any format the importers detect), by ``cases.drafting``' rules; or, when the pasted text
     is no run, its problems in that box, by where they are."""
     key = request.POST.get("key", "").strip() or "draft"
     try:

@@ -8,13 +8,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from cases.natural import natural_sorted
-from scoring.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
-from scoring.casefield import parse_case_field
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import CAUSE_KINDS
-
-from .. import problems
-from ..models import InvalidLine, Result, ReviewQueue, ReviewStatus, Submission
+from scoring.models import InvalidLine, Result, ReviewQueue, ReviewStatus, Submission
+from scoring.results import known_failures
+from scoring.runfiles.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
+from scoring.runfiles.casefield import parse_case_field
 
 INVALID_LINES_LISTED = 1000
 
@@ -170,7 +169,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(RegressionSerializer(many=True))
     def get_regressions(self, submission) -> list:
-        found = problems.regressions(submission)[:REGRESSIONS_LISTED]
+        found = known_failures.regressions(submission)[:REGRESSIONS_LISTED]
         return RegressionSerializer(found, many=True).data
 
     @extend_schema_field(EarlierScoreSerializer(many=True))

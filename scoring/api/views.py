@@ -19,14 +19,8 @@ from cases import permissions as rules
 from cases.api.permissions import InSuiteAccess
 from cases.api.views import NOT_ALLOWED, NOT_FOUND, CasebookViewMixin
 from cases.models import SuiteVersion
-
-from .. import blind, case_drafts, queues, reviews, submissions
-from ..failures import API_GROUPS, Failures
-from ..models import EarlierResult, Result, ReviewQueue, Submission
-from ..results import RunFilters
-from ..uploads import UploadRefused, UploadTooLarge
-from .parsers import RawRunFileParser
-from .serializers import (
+from scoring.api.parsers import RawRunFileParser
+from scoring.api.serializers import (
     CaseDraftsQuerySerializer,
     CaseDraftsSerializer,
     FailureGroupSerializer,
@@ -39,6 +33,13 @@ from .serializers import (
     SubmittedSerializer,
     UploadQuerySerializer,
 )
+from scoring.ingest import pipeline
+from scoring.ingest.uploads import UploadRefused, UploadTooLarge
+from scoring.models import EarlierResult, Result, ReviewQueue, Submission
+from scoring.results import case_drafts
+from scoring.results.failures import API_GROUPS, Failures
+from scoring.results.tables import RunFilters
+from scoring.review import blind, decisions, queues
 
 
 def _absolute(request, url: str) -> str:
@@ -113,7 +114,7 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
         upload = request.FILES.get("file")
         if upload is None:
             raise UploadRefused("send the run file as the body, or as the multipart field 'file'")
-        return submissions.create_submission(
+        return pipeline.create_submission(
             self.suite,
             request.user,
             upload,
@@ -162,7 +163,7 @@ class SubmissionViewSet(
         responses={204: None, 403: NOT_ALLOWED, 404: NOT_FOUND},
     )
     def destroy(self, request, pk):
-        submissions.delete_submission(self.get_object())
+        pipeline.delete_submission(self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -190,7 +191,7 @@ class SubmissionViewSet(
             results = results.filter(run__case_key=case)
         page = self.paginate_queryset(results.only("run_id", "submission_id", "report"))
         context = self.get_serializer_context()
-        context["reviews"] = reviews.decisions_of_runs([result.run_id for result in page])
+        context["reviews"] = decisions.decisions_of_runs([result.run_id for result in page])
         serializer = ReportSerializer(page, many=True, context=context)
         return self.get_paginated_response(serializer.data)
 
@@ -259,8 +260,8 @@ class SubmissionViewSet(
         if version is None:
             raise NotFound(f"The suite has no version {number}.")
         try:
-            submissions.rescore(submission, version)
-        except submissions.NotReady as exc:
+            pipeline.rescore(submission, version)
+        except pipeline.NotReady as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         submission = get_object_or_404(self.get_queryset(), pk=pk)
         return Response(self.get_serializer(submission).data, status=status.HTTP_202_ACCEPTED)

@@ -3,7 +3,7 @@
 Every line is an object with ``case`` (and optionally ``trial``, ``meta``, ``error``) plus
 the run in one of the formats below. ``to_canonical`` detects the format unless told. An
 Inspect AI eval log (``.json`` or ``.eval``) and a JSON array of runs (τ-bench's results)
-are one document rather than lines: ``scoring.runfile`` splits them into their samples or
+are one document rather than lines: ``scoring.runfiles.reader`` splits them into their samples or
 elements, and each is then read as a line.
 
 Detection tries the formats in this order; the first whose ``detect`` accepts the line wins:
@@ -38,7 +38,7 @@ from scoring.matcher import InvalidInput, json_type
 
 from . import (
     anthropic,
-    bfcl,
+    bfcl_results,
     canonical,
     gemini,
     inspect_ai,
@@ -58,7 +58,7 @@ IMPORTERS = {
         openai_responses,
         gemini,
         otel,
-        bfcl,
+        bfcl_results,
         tau_bench,
     )
 }

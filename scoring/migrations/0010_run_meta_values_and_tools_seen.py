@@ -3,7 +3,7 @@
 import cases.fields
 from django.db import migrations, models
 
-from scoring.runmeta import meta_values, note_seen, tool_names
+from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
 
 BATCH = 1000
 

@@ -13,11 +13,11 @@ from django.utils.timesince import timesince
 from django.views.decorators.vary import vary_on_headers
 
 from cases.permissions import suite_for
-from scoring.comparison import SORTS, Change, Comparison, default_baseline, scope_of
 from scoring.models import Result, Run, Status, Submission
-from scoring.timeline import Timeline, timeline_of
-from scoring.trends import suite_trend
-from scoring.triage import NearbyTrials, nearby_trials
+from scoring.results.comparison import SORTS, Change, Comparison, default_baseline, scope_of
+from scoring.results.timeline import Timeline, timeline_of
+from scoring.results.trends import suite_trend
+from scoring.review.triage import NearbyTrials, nearby_trials
 
 from .access import run_for
 

@@ -14,19 +14,20 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from cases import services
-from cases.drafts import draft_case
+from cases.drafting import draft_case
 from cases.models import Case
 from cases.permissions import can_edit_suite, reviewers
 from cases.views.editor import render_draft
-from scoring import blind, problems, reviews, submissions
 from scoring.forms import PromoteForm, ReviewForm
+from scoring.ingest import pipeline
 from scoring.matcher import InvalidInput, pretty_json
 from scoring.models import Result, Run
-from scoring.timeline import timeline_of
-from scoring.triage import nearby_trials, triage_links
-
-from .access import run_for
-from .queues import reserve_next
+from scoring.results import known_failures
+from scoring.results.timeline import timeline_of
+from scoring.review import blind, decisions
+from scoring.review.triage import nearby_trials, triage_links
+from scoring.views.access import run_for
+from scoring.views.review_queues import reserve_next
 
 
 @login_required
@@ -51,7 +52,7 @@ def detail(request, pk, run_id):
         "trials": nearby_trials(run),
         "newer_version": newer_version(run.submission) if can_edit else None,
         # Not while blind: the problem's card tells an earlier decision on the same failure.
-        "problem": problems.run_problem(run, result.signature)
+        "problem": known_failures.run_problem(run, result.signature)
         if result and not blind_review
         else None,
     } | review_context(run, can_edit=can_edit, blind=blind_review)
@@ -77,13 +78,13 @@ def review_context(
         keyed = [label for label, _ in blind["labels"] if label.key]
         return {"blind": blind, "can_edit": can_edit, "keyed_labels": keyed}
     members = reviewers(run.submission.suite)
-    labels = reviews.team_labels(run)
+    labels = decisions.team_labels(run)
     return {
         "keyed_labels": [label for label in labels if label.key] if can_edit else (),
-        "review": reviews.review_of(run),
-        "run_labels": reviews.labels_of(run),
+        "review": decisions.review_of(run),
+        "run_labels": decisions.labels_of(run),
         "team_labels": labels if can_edit else (),
-        "history": reviews.history(run),
+        "history": decisions.history(run),
         "can_edit": can_edit,
         "review_form": form or ReviewForm(members=members, labels=labels),
         "members": members if can_edit else (),
@@ -91,7 +92,7 @@ def review_context(
 
 
 def blind_context(run: Run, queue_id: str, user) -> dict | None:
-    """The user's decision on the run while they review it blind (``scoring.blind``): as an
+    """The user's decision on the run while they review it blind (``scoring.review.blind``): as an
     item of queue ``queue_id`` (the address's), or of any open double-blind queue."""
     item = blind.open_item(run, user, queue_id)
     if item is None:
@@ -120,19 +121,19 @@ def review(request, pk, run_id):
     except blind.ReviewingBlind as exc:
         return _refuse_blind(request, run, str(exc))
     form = ReviewForm(
-        request.POST, members=reviewers(run.submission.suite), labels=reviews.team_labels(run)
+        request.POST, members=reviewers(run.submission.suite), labels=decisions.team_labels(run)
     )
     status = 200
     if form.is_valid():
         data, runs = form.cleaned_data, Run.objects.filter(pk=run.pk)
         if form.sent("status") and data["status"]:
-            reviews.set_status(runs, data["status"], request.user)
+            decisions.set_status(runs, data["status"], request.user)
         if form.sent("assignee"):
-            reviews.assign(runs, data["assignee"], request.user)
+            decisions.assign(runs, data["assignee"], request.user)
         if data["label"]:
-            reviews.toggle_label(run, data["label"], request.user)
+            decisions.toggle_label(run, data["label"], request.user)
         if data["comment"]:
-            reviews.comment(run, data["comment"], request.user)
+            decisions.comment(run, data["comment"], request.user)
         if data["advance"] and form.sent("status"):
             links = triage_links(run.submission, run, request.GET)
             # In a queue, the next run is reserved here, by this POST (queue_next's rule).
@@ -258,8 +259,8 @@ def rescore(request, pk, run_id):
         messages.error(request, "Choose one of the suite's versions.")
     else:
         try:
-            submissions.rescore(run.submission, version)
-        except submissions.NotReady as exc:
+            pipeline.rescore(run.submission, version)
+        except pipeline.NotReady as exc:
             messages.error(request, f"Cannot re-score yet: {exc}.")
         else:
             messages.success(request, f"Re-scored against version {version.number}.")

@@ -26,12 +26,14 @@ from cases import tool_catalog
 from cases.forms import ToolsForm
 from cases.natural import natural_sorted
 from cases.permissions import can_edit_suite, reviewers, suite_for
-from scoring import blind, exports, problems, reviews, submissions
-from scoring.failures import Failures
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
+from scoring.ingest import pipeline
+from scoring.ingest.uploads import UploadRefused
 from scoring.matcher import pretty_json
 from scoring.models import EarlierResult, EarlierScore, ReviewStatus, Submission, Verdict
-from scoring.results import (
+from scoring.results import exports, known_failures
+from scoring.results.failures import Failures
+from scoring.results.tables import (
     RunFilters,
     case_tags,
     case_trials,
@@ -42,7 +44,7 @@ from scoring.results import (
     table_rows,
     version_tags,
 )
-from scoring.uploads import UploadRefused
+from scoring.review import blind, decisions
 
 from .access import submission_for
 
@@ -71,7 +73,7 @@ def upload(request, pk):
     if form.is_valid():
         data = form.cleaned_data
         try:
-            submission = submissions.create_submission(
+            submission = pipeline.create_submission(
                 suite,
                 request.user,
                 data["file"],
@@ -184,8 +186,8 @@ def first_failure(report: dict) -> dict | None:
 def known_problems(submission: Submission) -> dict:
     """The failures here that earlier submissions saw: regressions (marked fixed, failing
     again) and the earlier decisions offered again, each with its runs here."""
-    decisions = list(problems.earlier_decisions(submission)[:KNOWN_PROBLEMS_SHOWN])
-    here = problems.runs_here(submission, [p.signature for p in decisions])
+    decisions = list(known_failures.earlier_decisions(submission)[:KNOWN_PROBLEMS_SHOWN])
+    here = known_failures.runs_here(submission, [p.signature for p in decisions])
     for problem in decisions:
         problem.runs_here = here.get(problem.signature, 0)
     return {
@@ -200,7 +202,7 @@ def apply_decisions(request, pk):
     """Set the earlier decisions on this submission's runs of their problems (all, or the
     one ``signature`` names); back to the page the form was on."""
     submission = submission_for(request.user, pk, edit=True)
-    changed = problems.apply_earlier_decisions(
+    changed = known_failures.apply_earlier_decisions(
         submission, request.user, request.POST.get("signature", "")[:32]
     )
     messages.success(request, f"Earlier decisions set on {changed} run{pluralize(changed)}.")
@@ -234,7 +236,7 @@ def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) ->
     # count of every matching run does not need (and pays for on 100,000 runs).
     paginator.count = filters.count(submission)
     page = paginator.get_page(request.GET.get("page"))
-    team_labels = list(reviews.labels_of_team(submission.suite.team_id))
+    team_labels = list(decisions.labels_of_team(submission.suite.team_id))
     return {
         "submission": submission,
         "suite": submission.suite,
@@ -276,7 +278,7 @@ def failures(request, pk):
     filters = RunFilters.from_query(request.GET)
     failures = Failures(submission, filters)
     page = Paginator(failures.top_level(), GROUPS_PER_PAGE).get_page(request.GET.get("page"))
-    team_labels = list(reviews.labels_of_team(submission.suite.team_id))
+    team_labels = list(decisions.labels_of_team(submission.suite.team_id))
     context = {
         "submission": submission,
         "suite": submission.suite,
@@ -301,7 +303,7 @@ def review_runs(request, pk):
     failure group is the filter ``predicate=label``)."""
     submission = submission_for(request.user, pk, edit=True)
     filters = RunFilters.from_query(request.POST)
-    labels = reviews.labels_of_team(submission.suite.team_id)
+    labels = decisions.labels_of_team(submission.suite.team_id)
     form = BulkReviewForm(request.POST, assignees=reviewers(submission.suite), labels=labels)
     if form.is_valid():
         notice = bulk_review(submission, filters, form, request.user)
@@ -335,20 +337,20 @@ def bulk_review(submission, filters: RunFilters, form: BulkReviewForm, author) -
             f"{pluralize(blind_runs, 'it,them')} blind in a double-blind queue."
         )
     if status := form.cleaned_data["status"]:
-        changed = reviews.set_status(runs, status, author)
+        changed = decisions.set_status(runs, status, author)
         done.append(f"Status “{ReviewStatus(status).label}”: {changed} {of_total} changed.")
     if form.cleaned_data["assignee"]:
         assignee = form.chosen_assignee
-        changed = reviews.assign(runs, assignee, author)
+        changed = decisions.assign(runs, assignee, author)
         name = assignee.get_username() if assignee else "nobody"
         done.append(f"Assigned to {name}: {changed} {of_total} changed.")
     if change := form.label_change:
         label, adding = change
         if adding:
-            changed = reviews.add_label(runs, label, author)
+            changed = decisions.add_label(runs, label, author)
             done.append(f"Label “{label.name}” put on {changed} {of_total}.")
         else:
-            changed = reviews.remove_label(runs, label, author)
+            changed = decisions.remove_label(runs, label, author)
             done.append(f"Label “{label.name}” taken off {changed} {of_total}.")
     return " ".join(done)
 
@@ -418,8 +420,8 @@ def rescore(request, pk):
         return redirect(submission)
     version = submission.suite.versions.get(number=form.cleaned_data["version"])
     try:
-        submissions.rescore(submission, version)
-    except submissions.NotReady as exc:
+        pipeline.rescore(submission, version)
+    except pipeline.NotReady as exc:
         messages.error(request, f"Cannot re-score yet: {exc}.")
     else:
         messages.success(request, f"Re-scoring against version {version.number}.")
@@ -431,8 +433,8 @@ def rescore(request, pk):
 def retry(request, pk):
     submission = submission_for(request.user, pk, edit=True)
     try:
-        submissions.retry(submission)
-    except submissions.NotReady as exc:
+        pipeline.retry(submission)
+    except pipeline.NotReady as exc:
         messages.error(request, sentence(exc))
     return redirect(submission)
 
@@ -441,7 +443,7 @@ def retry(request, pk):
 @require_POST
 def delete(request, pk):
     submission = submission_for(request.user, pk, edit=True)
-    submissions.delete_submission(submission)
+    pipeline.delete_submission(submission)
     messages.success(request, f"Deleted submission #{pk} and its runs.")
     return redirect(submission.suite)
 

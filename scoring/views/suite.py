@@ -9,15 +9,15 @@ from django.shortcuts import render
 from cases.permissions import can_edit_suite, suite_for
 from cases.views.suites import suite_page_context
 from scoring.models import Run, Status
-from scoring.problems import PROBLEM_SUBMISSIONS, suite_problems
-from scoring.trends import suite_trend
+from scoring.results.known_failures import PROBLEM_SUBMISSIONS, suite_problems
+from scoring.results.trends import suite_trend
 
 SUBMISSIONS_SHOWN = 20
 UNASSIGNED_PER_PAGE = 50
 
 
 def unassigned(suite):
-    """The runs of the suite's live traces that named no case (``scoring.traces``)."""
+    """The runs of the suite's live traces that named no case (``scoring.live.traces``)."""
     return Run.objects.filter(
         submission__suite=suite, submission__live_day__isnull=False, case_key=""
     )

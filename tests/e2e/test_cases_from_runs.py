@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Suite, Team
+from scoring.ingest.pipeline import create_submission
 from scoring.models import Result
-from scoring.submissions import create_submission
 from tests import tau_bench
 
 from .browsing import round_trip, sign_in

@@ -13,7 +13,7 @@ import pytest
 
 from cases import services
 from cases.models import Membership, Role, Team, User
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
 from tests.pages.conftest import demo_document
 from tests.pages.runs import DELETE_FAIL, GREETING_PASS, WEATHER_FAIL, WEATHER_PASS
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
 
 from .browsing import round_trip, sign_in
 

@@ -12,7 +12,7 @@ import pytest
 
 from cases import services
 from cases.models import Membership, Role, Team
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
 
 from .browsing import PAYLOAD, sign_in
 

@@ -14,9 +14,9 @@ import pytest
 
 from cases import services
 from cases.models import Membership, Role, Team, User
-from scoring import reviews
-from scoring.queues import build_queue
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
+from scoring.review import decisions
+from scoring.review.queues import build_queue
 
 from .browsing import PAYLOAD, sign_in
 
@@ -87,7 +87,7 @@ class EvilWorld:
         )
         self.submission.refresh_from_db()
         self.run = self.submission.runs.get()
-        reviews.comment(self.run, f"comment{PAYLOAD}", self.user)
+        decisions.comment(self.run, f"comment{PAYLOAD}", self.user)
         self.queue = build_queue(self.submission, f"queue{PAYLOAD}", self.user)
 
 

@@ -15,9 +15,9 @@ from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
-from scoring import queues, reviews
-from scoring.results import RunFilters
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
+from scoring.results.tables import RunFilters
+from scoring.review import decisions, queues
 from tests.pages.conftest import demo_document
 from tests.pages.runs import DELETE_FAIL, GREETING_FAIL, GREETING_PASS, TRIALS, WEATHER_FAIL
 
@@ -142,7 +142,7 @@ def test_my_work_from_the_navigation_to_my_next_run(page, live_server, user, pas
     queue = queues.build_queue(
         submission, "Failures", user, filters=RunFilters(verdict="fail"), reviewers=[user]
     )
-    reviews.assign(submission.runs.filter(case_key="greeting"), user, user)
+    decisions.assign(submission.runs.filter(case_key="greeting"), user, user)
     sign_in(page, live_server, user.username, password)
     page.get_by_role("navigation").get_by_role("link", name="My work").click()
     expect(page.get_by_role("heading", name="My work")).to_be_visible()
@@ -161,7 +161,7 @@ def busy_submission(team, user):
     suite = services.create_suite(team, demo_document(), user)
     runs = [*TRIALS, WEATHER_FAIL, GREETING_FAIL, DELETE_FAIL, GREETING_PASS] * 3
     submission = create_submission(suite, user, jsonl(runs), label="a model with a long name")
-    reviews.assign(submission.runs.all(), user, user)
+    decisions.assign(submission.runs.all(), user, user)
     queue = queues.build_queue(
         submission, "Everything failing", user, filters=RunFilters(verdict="fail")
     )

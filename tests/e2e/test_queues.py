@@ -12,8 +12,8 @@ from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
+from scoring.ingest.pipeline import create_submission
 from scoring.models import ReviewQueue, ReviewStatus
-from scoring.submissions import create_submission
 from tests.pages.conftest import demo_document, jsonl
 from tests.pages.runs import GREETING_FAIL, TRIALS
 

@@ -16,8 +16,8 @@ from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
+from scoring.ingest.pipeline import create_submission
 from scoring.models import Run
-from scoring.submissions import create_submission
 from tests import tau_bench
 
 from .browsing import PAYLOAD, sign_in

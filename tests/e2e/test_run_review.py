@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
+from scoring.ingest.pipeline import create_submission
 from scoring.models import Result, Review, ReviewEvent
-from scoring.submissions import create_submission
 from tests.pages.conftest import demo_document
 
 from .browsing import sign_in

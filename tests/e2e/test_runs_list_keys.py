@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from cases import services
 from cases.models import Membership, Role, Team
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
 
 from .browsing import sign_in
 

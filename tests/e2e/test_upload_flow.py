@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from cases import services
 from cases.models import Membership, Role, Team
+from scoring.ingest.pipeline import create_submission
 from scoring.models import Result, Status, Submission, Verdict
-from scoring.submissions import create_submission
 from tests import tau_bench
 
 from .browsing import sign_in

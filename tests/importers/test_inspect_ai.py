@@ -7,7 +7,7 @@ import pytest
 
 from scoring.importers import detect_format, inspect_ai, to_canonical
 from scoring.matcher import InvalidInput, load_run
-from scoring.runfile import SAMPLE, read_run_lines
+from scoring.runfiles.reader import SAMPLE, read_run_lines
 
 from .examples import ANSWER, LINES, inspect_log
 from .examples import inspect_sample as example

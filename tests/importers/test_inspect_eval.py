@@ -17,7 +17,7 @@ import pytest
 import zstandard
 
 from scoring.importers import inspect_ai
-from scoring.runfile import SAMPLE, read_run_lines
+from scoring.runfiles.reader import SAMPLE, read_run_lines
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "inspect"
 ANSWER = "Paris is 18°C; Tokyo is unavailable right now."

@@ -1,4 +1,4 @@
-"""A run file that is one JSON array of runs (``scoring.runfile.json_array``): read element
+"""A run file that is one JSON array of runs (``scoring.runfiles.reader.json_array``): read element
 by element, in any run format per element, within the limits a line has."""
 
 import io
@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from scoring.runfile import ITEM, json_array, read_run_lines
+from scoring.runfiles.reader import ITEM, json_array, read_run_lines
 
 from .examples import LINES
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from scoring.runfile import read_run_lines
+from scoring.runfiles.reader import read_run_lines
 from tests.fixtures.producers.fake_server import CALLS, FINAL_TEXT, QUESTION
 from tests.producers import FIXTURES, NO_CAPTURE, SUITE
 

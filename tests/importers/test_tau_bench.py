@@ -11,7 +11,7 @@ import pytest
 
 from scoring.importers import detect_format, to_canonical
 from scoring.matcher import load_run, load_suite, score
-from scoring.runfile import ITEM, read_run_lines
+from scoring.runfiles.reader import ITEM, read_run_lines
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "tau_bench"
 RESULTS_FILE = FIXTURE / "tau-bench-airline-gpt-4o.json"

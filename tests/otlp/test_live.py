@@ -16,7 +16,7 @@ import pytest
 from django.db import OperationalError
 from rest_framework.authtoken.models import Token
 
-from scoring import traces
+from scoring.live import traces
 from scoring.models import Submission, Trace
 from tests.otlp_data import live_reports, run_agent, uploaded_reports
 

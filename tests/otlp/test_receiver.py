@@ -1,4 +1,4 @@
-"""``POST /otlp/v1/traces`` in this process (scoring/api/otlp.py, scoring/traces.py): what is
+"""``POST /otlp/v1/traces`` in this process (scoring/api/otlp_receiver.py, scoring/live/traces.py): what is
 accepted and answered, and how the stored spans become runs of the live submission. The
 assembly runs when the test says (the grace period and the timer are the live tests')."""
 
@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from cases import services
-from scoring import traces
+from scoring.live import traces
 from scoring.models import Run, Submission, Trace, TraceSpan
 from scoring.models import Status as SubmissionStatus
 from tests.otlp_data import (

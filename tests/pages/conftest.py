@@ -15,7 +15,7 @@ from django.utils.html import escape
 
 from cases import services
 from cases.models import Suite, SuiteVersion, User
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_SUITE = ROOT / "cases" / "demo" / "assistant.suite.json"

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from cases.permissions import can_edit_suite, reviewers
-from scoring import queues
 from scoring.models import Review
-from scoring.results import RunFilters
+from scoring.results.tables import RunFilters
+from scoring.review import queues
 
 from .conftest import HX, text
 

@@ -11,10 +11,10 @@ from collections import Counter
 import pytest
 
 from cases.models import Membership, ReviewLabel, Role, User
-from scoring import blind, queues, reviews
-from scoring.agreement import cohen_kappa, fleiss_kappa
 from scoring.models import BlindDecision, Review, ReviewEvent, ReviewQueue, ReviewStatus, Run
-from scoring.results import RunFilters
+from scoring.results.tables import RunFilters
+from scoring.review import blind, decisions, queues
+from scoring.review.agreement import cohen_kappa, fleiss_kappa
 
 from .conftest import text
 from .runs import TRIALS
@@ -182,7 +182,7 @@ def test_a_blind_reviewer_without_the_queue_in_the_address_gets_the_blind_panel(
     """Opening the run from the runs table (no ``?queue=``) is still reviewing it blind: the
     blind panel, and neither the review made before the queue nor the problem's decision."""
     first = items(queue)[0]
-    reviews.set_status(Run.objects.filter(pk=first.run_id), ReviewStatus.WONT_FIX, admin)
+    decisions.set_status(Run.objects.filter(pk=first.run_id), ReviewStatus.WONT_FIX, admin)
     as_user(editor)
     page = text(client.get(f"/submissions/{submission.pk}/runs/{first.run_id}/"))
     assert "Blind review" in page

@@ -14,9 +14,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from cases import services
-from scoring.comparison import Comparison, scope_of, summaries
+from scoring.ingest.pipeline import rescore
 from scoring.models import CaseSummary, Run, Status, Verdict
-from scoring.submissions import rescore
+from scoring.results.comparison import Comparison, scope_of, summaries
 
 from .conftest import text
 

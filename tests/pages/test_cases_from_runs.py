@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 
 from cases import services
 from cases.models import Suite, SuiteVersion
-from scoring import case_drafts
 from scoring.models import Result
+from scoring.results import case_drafts
 from tests import tau_bench
 from tests.builders import make_team
 

@@ -15,10 +15,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from cases import services
-from scoring import triage
-from scoring.comparison import Change, signed_points
+from scoring.ingest.pipeline import create_submission
 from scoring.models import Run, Status, Submission
-from scoring.submissions import create_submission
+from scoring.results.comparison import Change, signed_points
+from scoring.review import triage
 from tests.builders import make_team
 
 from .conftest import HX, text

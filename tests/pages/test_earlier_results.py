@@ -13,10 +13,10 @@ import re
 import pytest
 
 from cases import services
-from scoring import submissions
+from scoring.ingest import pipeline
+from scoring.ingest.pipeline import create_submission
 from scoring.models import EarlierResult, EarlierScore, Result, Status
-from scoring.submissions import create_submission
-from scoring.trends import suite_trend
+from scoring.results.trends import suite_trend
 
 from .conftest import text
 
@@ -56,7 +56,7 @@ def scored(suite, admin, django_capture_on_commit_callbacks):
 
 def rescore(submission, suite, number, run_tasks):
     with run_tasks():
-        submissions.rescore(submission, suite.versions.get(number=number))
+        pipeline.rescore(submission, suite.versions.get(number=number))
     submission.refresh_from_db()
 
 
@@ -98,19 +98,19 @@ def test_re_scoring_back_makes_the_earlier_version_current_and_keeps_the_other(
 
 def test_an_unfinished_scoring_is_not_kept(suite, scored):
     # Re-scored against v2 without running its tasks: still scoring, its counts partial.
-    submissions.rescore(scored, suite.versions.get(number=2))
+    pipeline.rescore(scored, suite.versions.get(number=2))
     scored.refresh_from_db()
     assert scored.status == Status.SCORING
     assert list(scored.earlier_scores.values_list("version__number", flat=True)) == [1]
     # Back to v1 before v2 is done: v1 is current again, and v2's part-result is not kept.
-    submissions.rescore(scored, suite.versions.get(number=1))
+    pipeline.rescore(scored, suite.versions.get(number=1))
     assert not scored.earlier_scores.exists()
     assert not EarlierResult.objects.exists()
 
 
 def test_deleting_the_submission_deletes_what_was_kept(suite, scored, run_tasks):
     rescore(scored, suite, 2, run_tasks)
-    submissions.delete_submission(scored)
+    pipeline.delete_submission(scored)
     assert not EarlierScore.objects.exists()
     assert not EarlierResult.objects.exists()
 

@@ -12,9 +12,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from cases import services
-from scoring import reviews
 from scoring.models import PredicateResult, Result, ReviewQueue, ReviewStatus
-from scoring.results import RunFilters
+from scoring.results.tables import RunFilters
+from scoring.review import decisions
 from tests import tau_bench
 
 from .conftest import text
@@ -106,7 +106,7 @@ def test_groups_follow_the_tables_filters(as_user, editor, tau):
             submission=tau, passed=False, cause_kind="no_call", cause_tool="cancel_reservation"
         ).values("result_id")
     )
-    reviews.set_status(tau.runs.filter(pk__in=cancel.values("run_id")), "flaky", editor)
+    decisions.set_status(tau.runs.filter(pk__in=cancel.values("run_id")), "flaky", editor)
     heads = group_heads(text(client.get(failures_url(tau, review=ReviewStatus.FLAKY))))
     runs = {cause: n for cause, n, _ in heads}
     assert runs["no_call:cancel_reservation"] == cancel.count()

@@ -14,11 +14,11 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from cases import services
-from scoring import reviews
-from scoring.failures import SHOWN, Failures, summarize_when_scored
-from scoring.models import CaseSummary, FailureSummary, ProblemSummary, ReviewStatus, Status
-from scoring.results import RunFilters
-from scoring.submissions import rescore
+from scoring.ingest.pipeline import rescore
+from scoring.models import CaseSummary, FailureSummary, KnownFailureSummary, ReviewStatus, Status
+from scoring.results.failures import SHOWN, Failures, summarize_when_scored
+from scoring.results.tables import RunFilters
+from scoring.review import decisions
 
 from .conftest import text
 
@@ -157,7 +157,7 @@ def test_a_rescore_replaces_the_summary_with_the_new_results(
 def test_reviews_leave_the_summary_true_and_a_review_filter_is_aggregated(lookups, admin):
     before = answer(lookups)
     wrong_id = RunFilters(cause="argument_value:lookup", argument="id")
-    reviews.set_status(wrong_id.runs(lookups), ReviewStatus.FLAKY, admin)
+    decisions.set_status(wrong_id.runs(lookups), ReviewStatus.FLAKY, admin)
     flaky = RunFilters(review=ReviewStatus.FLAKY)
     failures = Failures(lookups, flaky)
     assert not failures.summarized
@@ -196,7 +196,7 @@ def test_the_summarize_command_stores_what_submissions_scored_before_the_summari
     then count their runs on every request, until ``manage.py summarize`` stores them."""
     other = submit(lookups.suite, lookup_runs()[:20], label="again")
     kept = answer(other)
-    summaries = (FailureSummary, ProblemSummary, CaseSummary)
+    summaries = (FailureSummary, KnownFailureSummary, CaseSummary)
     for model in summaries:
         model.objects.filter(submission=lookups).delete()
     expected = aggregated(lookups)

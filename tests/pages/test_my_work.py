@@ -9,8 +9,8 @@ import re
 import pytest
 
 from cases import services
-from scoring import queues, reviews
-from scoring.results import RunFilters
+from scoring.results.tables import RunFilters
+from scoring.review import decisions, queues
 from tests.builders import make_team
 
 from .conftest import demo_document, text
@@ -30,12 +30,12 @@ def work(team, admin, editor, submit, outsider):
     queue = queues.build_queue(
         a, "Failing runs", admin, filters=RunFilters(verdict="fail"), reviewers=[editor, admin]
     )
-    reviews.assign(b.runs.filter(case_key="delete-if-exists"), editor, admin)
-    reviews.assign(b.runs.filter(case_key="greeting"), admin, admin)
+    decisions.assign(b.runs.filter(case_key="delete-if-exists"), editor, admin)
+    decisions.assign(b.runs.filter(case_key="greeting"), admin, admin)
     hidden_team = make_team("Elsewhere", admin=outsider)
     hidden = services.create_suite(hidden_team, demo_document(), outsider)
     c = submit(hidden, [DELETE_FAIL], label="secret-agent", user=outsider)
-    reviews.assign(c.runs.all(), editor, outsider)
+    decisions.assign(c.runs.all(), editor, outsider)
     return {"queue": queue, "a": a, "b": b, "c": c}
 
 
@@ -57,8 +57,8 @@ def test_my_work_lists_my_queues_and_runs_across_suites(as_user, editor, work):
 def test_my_work_shows_progress_and_decided_runs_on_request(as_user, editor, admin, work):
     queue = work["queue"]
     mine = queue.items.filter(assignee=editor).order_by("position").first()
-    reviews.set_status(type(mine.run).objects.filter(pk=mine.run_id), "flaky", editor)
-    reviews.set_status(work["b"].runs.filter(case_key="delete-if-exists"), "regression", editor)
+    decisions.set_status(type(mine.run).objects.filter(pk=mine.run_id), "flaky", editor)
+    decisions.set_status(work["b"].runs.filter(case_key="delete-if-exists"), "regression", editor)
     client = as_user(editor)
     html = text(client.get("/my-work/"))
     assert '<td class="num">0 <span class="muted small">of 1</span></td>' in html

@@ -16,7 +16,7 @@ import pytest
 from cases import services
 from cases.natural import natural_key, natural_sorted
 from scoring.models import Run
-from scoring.results import case_trials
+from scoring.results.tables import case_trials
 
 from .conftest import text
 from .runs import run_keys, url

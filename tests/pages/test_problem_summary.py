@@ -1,4 +1,4 @@
-"""The failing runs by signature stored once a submission is scored (``ProblemSummary``):
+"""The failing runs by signature stored once a submission is scored (``KnownFailureSummary``):
 the suite's open problems add them up, and say exactly what grouping the results says,
 after a re-score too; a submission without its current summary is grouped from its results."""
 
@@ -11,10 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from cases import services
-from scoring import reviews
-from scoring.models import ProblemSummary, ReviewStatus, Run, Status
-from scoring.problems import suite_problems
-from scoring.submissions import rescore
+from scoring.ingest.pipeline import rescore
+from scoring.models import KnownFailureSummary, ReviewStatus, Run, Status
+from scoring.results.known_failures import suite_problems
+from scoring.review import decisions
 from tests import tau_bench
 
 from .conftest import text
@@ -37,7 +37,7 @@ def submissions(team, admin, editor, submit):
     suite = services.create_suite(team, writes_only(), admin)
     first = submit(suite, LINES, label="monday")
     failing = Run.objects.filter(submission=first, result__verdict="fail").order_by("seq")
-    reviews.set_status(Run.objects.filter(pk=failing[0].pk), ReviewStatus.WONT_FIX, editor)
+    decisions.set_status(Run.objects.filter(pk=failing[0].pk), ReviewStatus.WONT_FIX, editor)
     return [first, submit(suite, LINES[:20], label="tuesday")]
 
 
@@ -47,7 +47,7 @@ def open_problems(submissions) -> list:
 
 def grouped(submissions) -> list:
     """``open_problems`` without the summaries (deleted), from the results."""
-    ProblemSummary.objects.filter(submission__in=submissions).delete()
+    KnownFailureSummary.objects.filter(submission__in=submissions).delete()
     return open_problems(submissions)
 
 
@@ -72,7 +72,7 @@ def test_the_summed_summaries_are_the_grouped_results(submissions, as_user, view
 
 def test_one_submission_without_its_summary_groups_them_all(submissions):
     summed = open_problems(submissions)
-    ProblemSummary.objects.filter(submission=submissions[1]).delete()
+    KnownFailureSummary.objects.filter(submission=submissions[1]).delete()
     assert open_problems(submissions) == summed
 
 
@@ -84,13 +84,13 @@ def test_a_rescore_replaces_the_summary(
     version = services.replace_contents(first.suite, tau_bench.suite_document(), admin)
     with django_capture_on_commit_callbacks(execute=False):
         rescore(first, version)  # enqueued, not yet scored: the old summary is not read
-    assert not ProblemSummary.objects.filter(submission=first, generation=first.generation + 1)
+    assert not KnownFailureSummary.objects.filter(submission=first, generation=first.generation + 1)
     with run_tasks():
         rescore(first, version)
     first.refresh_from_db()
     assert first.status == Status.DONE
     assert set(
-        ProblemSummary.objects.filter(submission=first).values_list("generation", flat=True)
+        KnownFailureSummary.objects.filter(submission=first).values_list("generation", flat=True)
     ) == {first.generation}
     after = open_problems(submissions)
     assert after != before

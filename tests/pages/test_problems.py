@@ -9,8 +9,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from cases import services
-from scoring import reviews
-from scoring.models import Problem, Result, ReviewStatus, Run
+from scoring.models import KnownFailure, Result, ReviewStatus, Run
+from scoring.review import decisions
 from tests import tau_bench
 
 from .conftest import text
@@ -54,8 +54,8 @@ def test_every_failure_has_a_signature_and_a_reupload_has_the_same_ones(first, s
 
 def test_a_decision_is_offered_again_on_the_same_failure_later(as_user, editor, first, submit):
     run = failing_runs(first)[0]
-    reviews.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.EXPECTATION_WRONG, editor)
-    problem = Problem.objects.get()
+    decisions.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.EXPECTATION_WRONG, editor)
+    problem = KnownFailure.objects.get()
     assert (problem.signature, problem.decided_in, problem.decided_by) == (
         signature_of(run),
         first,
@@ -87,7 +87,7 @@ def test_the_submission_page_offers_every_earlier_decision_at_once(as_user, edit
     runs = list(failing_runs(first)[:3])
     statuses = [ReviewStatus.FLAKY, ReviewStatus.WONT_FIX, ReviewStatus.EXPECTATION_WRONG]
     for run, status in zip(runs, statuses, strict=True):
-        reviews.set_status(Run.objects.filter(pk=run.pk), status, editor)
+        decisions.set_status(Run.objects.filter(pk=run.pk), status, editor)
     decided = {signature_of(run): status for run, status in zip(runs, statuses, strict=True)}
     again = submit(first.suite, LINES, label="tuesday")
     client = as_user(editor)
@@ -106,7 +106,7 @@ def test_a_failure_marked_fixed_that_fails_again_is_a_regression(
     as_user, viewer, editor, first, submit
 ):
     run = failing_runs(first)[0]
-    reviews.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.FIXED, editor)
+    decisions.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.FIXED, editor)
     again = submit(first.suite, LINES, label="tuesday")
     html = text(as_user(viewer).get(f"/submissions/{again.pk}/"))
     assert "Regressions" in html
@@ -145,17 +145,17 @@ def test_the_runs_table_filters_by_problem(as_user, viewer, first):
 
 def test_taking_a_decision_back_leaves_the_problem_as_it_was(editor, first):
     run = Run.objects.filter(pk=failing_runs(first)[0].pk)
-    reviews.set_status(run, ReviewStatus.FLAKY, editor)
-    reviews.set_status(run, ReviewStatus.UNTRIAGED, editor)
-    assert Problem.objects.get().status == ReviewStatus.FLAKY
+    decisions.set_status(run, ReviewStatus.FLAKY, editor)
+    decisions.set_status(run, ReviewStatus.UNTRIAGED, editor)
+    assert KnownFailure.objects.get().status == ReviewStatus.FLAKY
 
 
 def test_the_suite_lists_its_open_problems_across_submissions(
     as_user, viewer, editor, first, submit
 ):
     settled, regressed = failing_runs(first)[0], failing_runs(first)[1]
-    reviews.set_status(Run.objects.filter(pk=settled.pk), ReviewStatus.WONT_FIX, editor)
-    reviews.set_status(Run.objects.filter(pk=regressed.pk), ReviewStatus.FIXED, editor)
+    decisions.set_status(Run.objects.filter(pk=settled.pk), ReviewStatus.WONT_FIX, editor)
+    decisions.set_status(Run.objects.filter(pk=regressed.pk), ReviewStatus.FIXED, editor)
     again = submit(first.suite, LINES[:20], label="tuesday")
     html = text(as_user(viewer).get(f"/suites/{first.suite.pk}/problems/"))
     rows = html.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from cases import services
 from cases.models import Membership, Role, User
-from scoring import queues, reviews
+from scoring.ingest.pipeline import create_submission, rescore
 from scoring.models import (
     PredicateResult,
     QueueItem,
@@ -27,8 +27,8 @@ from scoring.models import (
     ReviewStatus,
     Run,
 )
-from scoring.results import RunFilters
-from scoring.submissions import create_submission, rescore
+from scoring.results.tables import RunFilters
+from scoring.review import decisions, queues
 from tests.builders import make_team
 
 from .conftest import HX, jsonl, text
@@ -74,7 +74,7 @@ def run_ids(queue: ReviewQueue) -> list[int]:
 
 
 def triage(item: QueueItem, user, status=ReviewStatus.FLAKY) -> None:
-    reviews.set_status(Run.objects.filter(pk=item.run_id), status, user)
+    decisions.set_status(Run.objects.filter(pk=item.run_id), status, user)
 
 
 def expire(item: QueueItem) -> None:
@@ -449,7 +449,7 @@ def test_a_get_of_next_reserves_nothing_and_opens_the_queue_page(as_user, editor
 
 def test_a_finished_queue_says_so(as_user, editor, submission):
     queue = queues.build_queue(submission, "q", editor, group=greeting_label(submission))
-    reviews.set_status(submission.runs.all(), ReviewStatus.WONT_FIX, editor)
+    decisions.set_status(submission.runs.all(), ReviewStatus.WONT_FIX, editor)
     client = as_user(editor)
     response = client.post(f"/queues/{queue.pk}/next/", follow=True)
     assert response.redirect_chain == [(f"/queues/{queue.pk}/", 302)]
@@ -463,7 +463,7 @@ def test_a_finished_queue_says_so(as_user, editor, submission):
 def test_next_when_the_rest_is_reserved_by_others(as_user, editor, second_editor, submission):
     queue = queues.build_queue(submission, "q", editor, group=greeting_label(submission))
     held = queues.next_item(queue, second_editor)
-    reviews.set_status(
+    decisions.set_status(
         submission.runs.exclude(pk=held.run_id), ReviewStatus.REGRESSION, second_editor
     )
     html = text(as_user(editor).post(f"/queues/{queue.pk}/next/", follow=True))

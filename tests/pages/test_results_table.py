@@ -15,9 +15,9 @@ import pytest
 from django.db import connection
 
 from cases import services
-from scoring import reviews
 from scoring.models import PredicateResult, Review, ReviewEvent, ReviewStatus, Run
-from scoring.results import RunFilters, failure_groups
+from scoring.results.tables import RunFilters, failure_groups
+from scoring.review import decisions
 from scoring.views import submission as submission_views
 
 from .conftest import HX, escaped, small_document, text
@@ -45,7 +45,7 @@ def keys(client, submission, query: dict, headers=TABLE) -> list[tuple[str, str]
 
 
 def mark(submission, status: str, *, case: str, user) -> None:
-    reviews.set_status(submission.runs.filter(case_key=case), status, user)
+    decisions.set_status(submission.runs.filter(case_key=case), status, user)
 
 
 # --- filters --------------------------------------------------------------------------------
@@ -269,8 +269,8 @@ def test_links_to_a_run_carry_the_filters(as_user, viewer, scored):
 
 def test_rows_show_tags_failing_predicates_and_reviews(as_user, viewer, editor, scored):
     weather = scored.runs.filter(case_key="weather-two-cities")
-    reviews.set_status(weather, ReviewStatus.EXPECTATION_WRONG, editor)
-    reviews.assign(weather, editor, editor)
+    decisions.set_status(weather, ReviewStatus.EXPECTATION_WRONG, editor)
+    decisions.assign(weather, editor, editor)
     html = table(text(as_user(viewer).get(url(scored), {"tag": "weather", "verdict": "fail"})))
     row = re.findall(r"<tr data-run-row>(.*?)</tr>", html, re.S)[1]
     assert re.findall(r'<a class="tag"[^>]*>(\w+)</a>', row) == ["weather", "parallel"]
@@ -458,8 +458,8 @@ def csv_rows(response) -> list[dict]:
 
 
 def test_csv_lists_the_filtered_runs_with_the_table_columns(as_user, viewer, editor, scored):
-    reviews.set_status(scored.runs.filter(case_key="weather-two-cities"), "flaky", editor)
-    reviews.assign(scored.runs.filter(case_key="weather-two-cities"), editor, editor)
+    decisions.set_status(scored.runs.filter(case_key="weather-two-cities"), "flaky", editor)
+    decisions.assign(scored.runs.filter(case_key="weather-two-cities"), editor, editor)
     response = as_user(viewer).get(url(scored, "runs.csv"), {"verdict": "fail", "tag": "weather"})
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == (
@@ -574,7 +574,7 @@ def test_table_pages_run_a_bounded_number_of_queries(
     as_user, editor, suite, submit, count, django_assert_max_num_queries
 ):
     submission = submit(suite, many_runs(count))
-    reviews.set_status(submission.runs.filter(case_key="greeting"), "flaky", editor)
+    decisions.set_status(submission.runs.filter(case_key="greeting"), "flaky", editor)
     label = failure_groups(submission)[0]["label"]
     client = as_user(editor)  # an editor sees the most: the bulk forms and their assignees
     # A whole page: 19, with the earlier decisions on its failures (known problems), the

@@ -11,8 +11,8 @@ import re
 import pytest
 
 from cases.models import ReviewLabel
-from scoring import reviews
 from scoring.models import ReviewEvent, Run
+from scoring.review import decisions
 
 from .conftest import HX, text
 from .runs import TRIALS, url
@@ -34,7 +34,7 @@ def simulator(team):
 
 
 def labels_of(run) -> list[str]:
-    return [label.name for label in reviews.labels_of(run)]
+    return [label.name for label in decisions.labels_of(run)]
 
 
 # --- the team page ----------------------------------------------------------------------------
@@ -84,7 +84,7 @@ def test_deleting_a_label_takes_it_off_every_run_and_keeps_its_name_in_history(
     team, editor, as_user, submission, wrong_tool
 ):
     run = submission.runs.first()
-    reviews.toggle_label(run, wrong_tool, editor)
+    decisions.toggle_label(run, wrong_tool, editor)
     response = as_user(editor).post(f"/teams/{team.slug}/labels/{wrong_tool.pk}/delete/")
     assert response.status_code == 302
     assert labels_of(run) == []
@@ -95,7 +95,7 @@ def test_an_editor_renames_a_label_on_the_team_page(
     team, editor, viewer, as_user, submission, wrong_tool, simulator
 ):
     run = submission.runs.first()
-    reviews.toggle_label(run, wrong_tool, editor)
+    decisions.toggle_label(run, wrong_tool, editor)
     client = as_user(editor)
     edit = f"/teams/{team.slug}/labels/{wrong_tool.pk}/"
     assert f'action="{edit}"' in text(client.get(f"/teams/{team.slug}/"))
@@ -179,7 +179,7 @@ def test_another_teams_label_is_refused(editor, as_user, submission, other_team)
 
 def test_the_runs_table_shows_and_filters_by_label(viewer, editor, as_user, submission, wrong_tool):
     labelled = list(submission.runs.filter(case_key="delete-if-exists"))
-    reviews.add_label(Run.objects.filter(pk__in=[r.pk for r in labelled]), wrong_tool, editor)
+    decisions.add_label(Run.objects.filter(pk__in=[r.pk for r in labelled]), wrong_tool, editor)
     client = as_user(viewer)
     page = text(client.get(url(submission), {"label": "wrong tool"}))
     shown = {int(pk) for pk in re.findall(r"/runs/(\d+)/", page)}
@@ -210,8 +210,8 @@ def test_the_csv_and_the_results_api_carry_the_labels(
     viewer, editor, as_user, submission, wrong_tool, simulator
 ):
     run = submission.runs.filter(result__verdict="fail").first()
-    reviews.set_status(Run.objects.filter(pk=run.pk), "flaky", editor)
-    reviews.set_labels(Run.objects.filter(pk=run.pk), [wrong_tool, simulator], editor)
+    decisions.set_status(Run.objects.filter(pk=run.pk), "flaky", editor)
+    decisions.set_labels(Run.objects.filter(pk=run.pk), [wrong_tool, simulator], editor)
     client = as_user(viewer)
     rows = list(
         csv.DictReader(
@@ -254,7 +254,7 @@ def test_a_labels_name_is_shown_as_text(team, editor, as_user, submission):
     payload = '<img src=x onerror="alert(1)">'
     label = ReviewLabel.objects.create(team=team, name=payload)
     run = submission.runs.first()
-    reviews.toggle_label(run, label, editor)
+    decisions.toggle_label(run, label, editor)
     client = as_user(editor)
     for page in (f"/teams/{team.slug}/", url(submission, f"runs/{run.pk}/"), url(submission)):
         html = text(client.get(page))

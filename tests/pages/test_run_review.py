@@ -13,12 +13,12 @@ from urllib.parse import urlencode
 import pytest
 
 from cases import services
-from scoring import queues
+from scoring.ingest.pipeline import create_submission, suite_of_version
 from scoring.matcher import load_run
 from scoring.models import Result, Review, ReviewEvent, ReviewStatus, Submission
-from scoring.results import RunFilters
-from scoring.submissions import create_submission, suite_of_version
-from scoring.timeline import MISSED, build_timeline
+from scoring.results.tables import RunFilters
+from scoring.results.timeline import MISSED, build_timeline
+from scoring.review import queues
 
 from .conftest import HX, escaped, text
 

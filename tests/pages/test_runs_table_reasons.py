@@ -14,10 +14,16 @@ import pytest
 from django.apps import apps
 
 from cases import services
-from scoring import reviews
 from scoring.models import PredicateResult, Run
-from scoring.results import RunFilters, short_reason
-from scoring.runmeta import META_TEXT_LIMIT, META_VALUES_KEPT, SEEN_LIMIT, meta_values, note_seen
+from scoring.results.tables import RunFilters, short_reason
+from scoring.review import decisions
+from scoring.runfiles.runmeta import (
+    META_TEXT_LIMIT,
+    META_VALUES_KEPT,
+    SEEN_LIMIT,
+    meta_values,
+    note_seen,
+)
 
 from .conftest import HX, small_document, text
 from .runs import TRIALS, many_runs, reads_documents, url
@@ -252,9 +258,9 @@ def test_the_csv_has_full_predicates_reasons_causes_and_comments(
     }
     submission = submit(suite, [run])
     stored = submission.runs.get()
-    reviews.set_status(submission.runs.all(), "regression", editor)
-    reviews.comment(stored, "wrong city", editor)
-    reviews.comment(stored, "=1+1 seen twice", viewer)
+    decisions.set_status(submission.runs.all(), "regression", editor)
+    decisions.comment(stored, "wrong city", editor)
+    decisions.comment(stored, "=1+1 seen twice", viewer)
     response = as_user(viewer).get(url(submission, "runs.csv"), {"columns": "model,reward"})
     [row] = csv_rows(response)
     header = list(row)
@@ -287,7 +293,7 @@ def test_the_csv_reads_comments_once_per_batch(
     counts = []
     for submission in (small, large):
         for run in submission.runs.all()[:30]:
-            reviews.comment(run, "seen", editor)
+            decisions.comment(run, "seen", editor)
         with django_assert_max_num_queries(12) as queries:
             rows_ = csv_rows(client.get(url(submission, "runs.csv")))
         assert sum(row["comments"] == f"{editor.username}: seen" for row in rows_) >= 20

@@ -16,10 +16,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from cases import services
-from scoring import trends
+from scoring.ingest.pipeline import create_submission
 from scoring.models import Status, Submission
-from scoring.submissions import create_submission
-from scoring.trends import flaky_cases, suite_trend
+from scoring.results import trends
+from scoring.results.trends import flaky_cases, suite_trend
 
 from .conftest import HX, text
 

@@ -21,9 +21,9 @@ from rest_framework.test import APIClient
 from cases import services
 from cases.models import Membership, Role, Team
 from evalsite.celery import app as celery_app
+from scoring.ingest.pipeline import create_submission, resume_stalled
 from scoring.matcher import load_suite
 from scoring.models import PredicateResult, Result, Run, ScoredChunk, Status, Submission
-from scoring.submissions import create_submission, resume_stalled
 from tests import tau_bench
 
 from .live import CHUNK_RUNS, ROOT, STALL_SECONDS, TIMEOUT, Broker, Workers, use_broker, wait_for

@@ -22,9 +22,10 @@ from django.db import connection
 from django.test import TestCase
 from django.utils import timezone
 
-from scoring import ingest, tasks
+from scoring import tasks
+from scoring.ingest import reading
+from scoring.ingest.pipeline import create_submission
 from scoring.models import Status, Submission
-from scoring.submissions import create_submission
 
 from .conftest import (
     DEMO_RUNS,
@@ -100,7 +101,7 @@ def test_a_retried_ingestion_takes_over_at_once_from_its_attempt_that_lost_the_d
         submission = create_submission(demo_suite, None, io.BytesIO(DEMO_RUNS))
     # An attempt claimed the file a moment ago, and lost its connection mid-file.
     Submission.objects.filter(pk=submission.pk).update(generation=1, ingest_started=timezone.now())
-    ingest.ingest(submission.pk)  # a second delivery: that attempt may be alive, it waits
+    reading.ingest(submission.pk)  # a second delivery: that attempt may be alive, it waits
     assert Submission.objects.get(pk=submission.pk).stored_runs == 0
 
     with TestCase.captureOnCommitCallbacks(execute=True):

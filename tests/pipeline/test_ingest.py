@@ -16,11 +16,11 @@ from django.test import TestCase
 
 from cases import services
 from scoring.importers import to_canonical
-from scoring.ingest import COUNTED_BATCH
+from scoring.ingest.pipeline import create_submission, rescore
+from scoring.ingest.reading import COUNTED_BATCH
+from scoring.ingest.uploads import UploadRefused, UploadTooLarge
 from scoring.matcher import load_run, load_suite, score
 from scoring.models import Result, Run, Status, Submission, UploadChunk
-from scoring.submissions import create_submission, rescore
-from scoring.uploads import UploadRefused, UploadTooLarge
 from tests import tau_bench
 
 from .conftest import DEMO, DEMO_RUNS, assert_consistent, jsonl, upload

@@ -11,7 +11,7 @@ import time
 import pytest
 from rest_framework.authtoken.models import Token
 
-from scoring import traces
+from scoring.live import traces
 from scoring.models import Submission, Trace
 from tests.otlp_data import live_reports, run_agent
 from tests.producers import SUITE

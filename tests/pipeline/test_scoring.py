@@ -14,7 +14,15 @@ from django.utils import timezone
 
 from cases import services
 from cases.models import SuiteVersion
-from scoring import chunks, ingest, submissions
+from scoring.ingest import chunks, pipeline, reading
+from scoring.ingest.pipeline import (
+    NotReady,
+    create_submission,
+    delete_submission,
+    rescore,
+    resume_stalled,
+    retry,
+)
 from scoring.matcher import CAUSE_KINDS
 from scoring.models import (
     InvalidLine,
@@ -25,14 +33,6 @@ from scoring.models import (
     Status,
     Submission,
     UploadChunk,
-)
-from scoring.submissions import (
-    NotReady,
-    create_submission,
-    delete_submission,
-    rescore,
-    resume_stalled,
-    retry,
 )
 from tests import tau_bench
 
@@ -221,7 +221,7 @@ def test_a_stalled_ingestion_starts_again_from_scratch_and_counts_each_run_once(
     data = tau_bench.run_file(tau_bench.RECORDS[:7]) + DEMO_RUNS + b"oops\n"
     submission, (send_ingest,) = uploaded_not_ingested(demo_suite, data)
 
-    add = ingest._Batch.add
+    add = reading._Batch.add
     read = []
 
     def dies_on_the_ninth_line(batch, item):
@@ -230,10 +230,10 @@ def test_a_stalled_ingestion_starts_again_from_scratch_and_counts_each_run_once(
         read.append(item.line)
         add(batch, item)
 
-    monkeypatch.setattr(ingest._Batch, "add", dies_on_the_ninth_line)
+    monkeypatch.setattr(reading._Batch, "add", dies_on_the_ninth_line)
     with TestCase.captureOnCommitCallbacks() as stray, pytest.raises(Killed):
         send_ingest()
-    monkeypatch.setattr(ingest._Batch, "add", add)
+    monkeypatch.setattr(reading._Batch, "add", add)
     submission.refresh_from_db()
     assert submission.status == Status.INGESTING
     assert submission.stored_runs == 8  # four chunks written before the worker died
@@ -263,13 +263,13 @@ def test_a_stalled_ingestion_starts_again_from_scratch_and_counts_each_run_once(
 def test_an_ingestion_claimed_by_a_live_attempt_is_not_started_twice(demo_suite):
     submission, _ = uploaded_not_ingested(demo_suite)
     Submission.objects.filter(pk=submission.pk).update(ingest_started=timezone.now())
-    ingest.ingest(submission.pk)
+    reading.ingest(submission.pk)
     submission.refresh_from_db()
     assert (submission.generation, submission.stored_runs) == (0, 0)
 
     done = upload(demo_suite, DEMO_RUNS)
     generation = done.generation
-    ingest.ingest(done.pk)  # a second delivery of its message
+    reading.ingest(done.pk)  # a second delivery of its message
     assert_consistent(done)
     assert done.generation == generation
 
@@ -319,9 +319,9 @@ def test_a_task_run_in_process_that_the_database_refuses_is_tried_again(
 
         return run
 
-    monkeypatch.setattr(submissions, "EAGER_RETRY_WAITS", (0, 0, 0))
+    monkeypatch.setattr(pipeline, "EAGER_RETRY_WAITS", (0, 0, 0))
     monkeypatch.setattr(chunks, "finish_if_complete", refusing("chunk", chunks.finish_if_complete))
-    monkeypatch.setattr(ingest, "read_run_lines", refusing("ingest", ingest.read_run_lines))
+    monkeypatch.setattr(reading, "read_run_lines", refusing("ingest", reading.read_run_lines))
     submission = upload(demo_suite, DEMO_RUNS)
     assert refusals == {"ingest": 0, "chunk": 0}
     assert_consistent(submission)

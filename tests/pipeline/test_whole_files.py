@@ -13,8 +13,8 @@ from django.test import TestCase
 
 from cases import services
 from cases.library import search_suites
-from scoring import submissions
-from scoring.ingest import ingest
+from scoring.ingest import pipeline
+from scoring.ingest.reading import ingest
 from scoring.models import Status, Submission, UploadChunk
 from scoring.views.library import with_last_result
 from tests import tau_bench
@@ -167,7 +167,7 @@ def test_retrying_a_diagnosed_submission_reads_its_file_again(api, team, user):
     submission = upload(suite, b"oops\n")
     assert submission.status == Status.FAILED
     with TestCase.captureOnCommitCallbacks(execute=True):
-        submissions.retry(submission)
+        pipeline.retry(submission)
     submission.refresh_from_db()
     assert submission.status == Status.FAILED
     assert submission.error.startswith("This is not JSON lines")

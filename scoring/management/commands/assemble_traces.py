@@ -3,7 +3,7 @@ Celery beat's sweep does), e.g. after the embedded server stopped with traces pe
 
 from django.core.management.base import BaseCommand
 
-from scoring import traces
+from scoring.live import traces
 
 
 class Command(BaseCommand):

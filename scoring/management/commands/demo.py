@@ -10,7 +10,7 @@ from django.db import transaction
 import cases
 from cases import services
 from cases.models import Membership, Role, Suite, Team, User
-from scoring.submissions import create_submission
+from scoring.ingest.pipeline import create_submission
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "casebook-demo"

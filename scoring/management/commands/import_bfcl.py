@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand
 
-from scoring.bfcl import read_records, suite_from_bfcl
+from scoring.benchmarks.bfcl_suites import read_records, suite_from_bfcl
 from scoring.matcher import InvalidInput, Problem
 
 EXIT_INVALID = 2

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from scoring.importers import bfcl
+from scoring.importers import bfcl_results
 from scoring.matcher import InvalidInput, dump_json
-from scoring.runfile import json_lines
+from scoring.runfiles.reader import json_lines
 
 EXIT_INVALID = 2
 
@@ -59,13 +59,13 @@ class Command(BaseCommand):
         """(runs written, invalid lines); refuses a multi-turn file at its first such line."""
         invalid = written = 0
         for line, value in json_lines(source):
-            if isinstance(value, dict) and bfcl.is_multi_turn(value):
-                self.stderr.write(f"{results}:{line}: result: {bfcl.MULTI_TURN_REFUSAL}")
+            if isinstance(value, dict) and bfcl_results.is_multi_turn(value):
+                self.stderr.write(f"{results}:{line}: result: {bfcl_results.MULTI_TURN_REFUSAL}")
                 raise SystemExit(EXIT_INVALID)
             try:
                 if isinstance(value, InvalidInput):
                     raise value
-                run = bfcl.convert(value) if isinstance(value, dict) else _not_object()
+                run = bfcl_results.convert(value) if isinstance(value, dict) else _not_object()
             except InvalidInput as exc:
                 invalid += 1
                 for problem in exc.at_line(line).problems:

@@ -3,9 +3,9 @@
 
 Scores offline, with no database, broker or server, streaming: a run line is parsed, scored
 and written before the file is read much further (on ``--jobs`` processes, a few batches of
-lines ahead; ``scoring.parallel``). Exit status: 0 all pass, 1 some fail or error, 2 invalid
+lines ahead; ``scoring.runfiles.parallel``). Exit status: 0 all pass, 1 some fail or error, 2 invalid
 input (the valid lines are still scored and reported). A file that gives no valid run ends
-with one message saying what it looks like and what to change (``scoring.diagnosis``).
+with one message saying what it looks like and what to change (``scoring.runfiles.diagnosis``).
 """
 
 import argparse
@@ -18,18 +18,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from scoring.baseline import Baseline, Comparison
-from scoring.casefield import parse_case_field
-from scoring.diagnosis import (
-    CASES_KEPT,
-    COMMAND,
-    FIRST_PROBLEMS,
-    HEAD_BYTES,
-    diagnose,
-    no_known_case,
-)
 from scoring.importers import FORMAT_NAMES
-from scoring.junit import JUnitWriter
 from scoring.matcher import (
     PASS,
     InvalidInput,
@@ -37,7 +26,18 @@ from scoring.matcher import (
     parse_suite_document,
     suite_warnings,
 )
-from scoring.parallel import (
+from scoring.runfiles.baseline import Baseline, Comparison
+from scoring.runfiles.casefield import parse_case_field
+from scoring.runfiles.diagnosis import (
+    CASES_KEPT,
+    COMMAND,
+    FIRST_PROBLEMS,
+    HEAD_BYTES,
+    diagnose,
+    no_known_case,
+)
+from scoring.runfiles.junit import JUnitWriter
+from scoring.runfiles.parallel import (
     BATCH_BYTES,
     BATCH_LINES,
     Scored,
@@ -46,8 +46,8 @@ from scoring.parallel import (
     score_batches,
     score_records,
 )
-from scoring.runfile import READ_BUFFER, line_batches, read_run_lines
-from scoring.writers import JsonArrayWriter, SummaryWriter
+from scoring.runfiles.reader import READ_BUFFER, line_batches, read_run_lines
+from scoring.runfiles.writers import JsonArrayWriter, SummaryWriter
 
 EXIT_PASS, EXIT_FAIL, EXIT_INVALID = 0, 1, 2
 

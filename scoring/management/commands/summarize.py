@@ -6,8 +6,8 @@ not made again)."""
 
 from django.core.management.base import BaseCommand
 
-from scoring.failures import summarize_when_scored
 from scoring.models import Status, Submission
+from scoring.results.failures import summarize_when_scored
 
 
 class Command(BaseCommand):

@@ -1,0 +1,96 @@
+"""``POST /otlp/v1/traces`` (DESIGN.md §8): OpenTelemetry's OTLP/HTTP trace export, so that
+an agent's own exporter sends its runs here (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` and
+``OTEL_EXPORTER_OTLP_HEADERS="Authorization=Token …"``).
+
+Answers as OTLP/HTTP specifies, in the encoding of the request (protobuf, or JSON): 200 with
+an ``ExportTraceServiceResponse`` (its ``partial_success`` counting the spans rejected, and
+why); an error as a ``google.rpc.Status``: 400 for a body that cannot be read, 401 without a
+valid token, 404 / 403 when every span names a suite the sender may not see / may not send
+runs to, 413 for a body over ``CASEBOOK_OTLP_MAX_BYTES``. What happens to the spans is
+``scoring.live.traces``'."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.views import APIView
+
+from scoring.live import otlp_codec, traces
+
+# The gRPC code that goes with each HTTP status, for the Status message of an error.
+_GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8}
+_UNKNOWN = 2
+
+
+class TraceExportView(APIView):
+    parser_classes = []  # the body is read as it is, by ``scoring.live.otlp_codec``
+
+    @extend_schema(
+        summary="Receive OpenTelemetry spans (OTLP/HTTP trace export)",
+        description=(
+            "An `ExportTraceServiceRequest`, as protobuf (`application/x-protobuf`) or "
+            "OTLP/JSON (`application/json`), gzip- or deflate-compressed or not. The resource "
+            "attribute `casebook.suite` (a suite's id) routes spans, `casebook.label` names "
+            "the live submission and `casebook.case` (on a span or the resource) the case; "
+            "each trace becomes a run of the suite's live submission of the day."
+        ),
+        request={
+            otlp_codec.PROTOBUF: OpenApiTypes.BINARY,
+            otlp_codec.JSON: OpenApiTypes.OBJECT,
+        },
+        responses={
+            (200, otlp_codec.PROTOBUF): OpenApiResponse(
+                OpenApiTypes.BINARY, description="ExportTraceServiceResponse"
+            ),
+            400: OpenApiResponse(description="the body cannot be read, or names no suite"),
+            401: OpenApiResponse(description="no valid token"),
+            403: OpenApiResponse(description="the suites' viewer, not an editor"),
+            404: OpenApiResponse(description="no such suite, or not one the sender may see"),
+            413: OpenApiResponse(description="over CASEBOOK_OTLP_MAX_BYTES"),
+        },
+    )
+    def post(self, request):
+        as_json = otlp_codec.is_json(request.content_type)
+        limit = settings.CASEBOOK_OTLP_MAX_BYTES
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit:
+            return _error(413, f"the body is over {limit:,} bytes, the limit", as_json)
+        # Read past Django's in-memory limit for form data: this one is the export's.
+        body = request._request.read(limit + 1)
+        try:
+            export = otlp_codec.decode(
+                body,
+                content_type=request.content_type,
+                encoding=request.META.get("HTTP_CONTENT_ENCODING", ""),
+                max_bytes=limit,
+            )
+        except otlp_codec.ExportTooLarge as exc:
+            return _error(413, str(exc), as_json)
+        except otlp_codec.BadExport as exc:
+            return _error(400, str(exc), as_json)
+        outcome = traces.accept(request.user, export)
+        if outcome.refusal is not None:
+            return _error(outcome.refusal, outcome.message, as_json)
+        body, content_type = otlp_codec.response(
+            outcome.rejected_spans, outcome.message, as_json=as_json
+        )
+        return HttpResponse(body, content_type=content_type)
+
+    def handle_exception(self, exc):
+        """DRF's answer (401 with its challenge, 405, 429 ...), its body a Status as OTLP
+        asks."""
+        answer = super().handle_exception(exc)
+        detail = getattr(answer, "data", None)
+        message = str(detail.get("detail", "")) if isinstance(detail, dict) else str(exc)
+        error = _error(answer.status_code, message, otlp_codec.is_json(self.request.content_type))
+        for header, value in answer.items():
+            if header.lower() not in ("content-type", "content-length"):
+                error[header] = value
+        return error
+
+
+def _error(status: int, message: str, as_json: bool) -> HttpResponse:
+    code = _GRPC_CODES.get(status, _UNKNOWN)
+    body, content_type = otlp_codec.error(code, message, as_json=as_json)
+    return HttpResponse(body, content_type=content_type, status=status)

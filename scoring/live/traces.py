@@ -1,0 +1,546 @@
+"""Live traces (DESIGN.md §8, ``/otlp/v1/traces``): OpenTelemetry spans kept as they arrive,
+and each trace made into a run of its suite's live submission once it is complete.
+
+- Routing: the resource attribute ``casebook.suite`` (the suite's id) names the suite; the
+  sender must be one of its editors. ``casebook.label`` (on the resource) names the
+  submission, ``casebook.case`` (on any span, else on the resource) the case, or else the
+  span attribute the suite's settings name (``Suite.trace_case_attribute``, such as
+  ``gen_ai.conversation.id``): its value names the case the suite's map gives it
+  (``Suite.trace_case_map``, read when the trace is assembled), else the case of its own
+  key if there is one, else none (the run is unassigned). Spans that
+  cannot be routed are rejected, and the answer says how many and why (OTLP's partial
+  success); the others are kept.
+- Accepting: the spans of an export are written in one transaction, before the answer, so
+  nothing accepted waits on a worker or the broker. A span sent twice (the exporter
+  retried) is kept once. A trace holds at most ``CASEBOOK_TRACE_MAX_SPANS`` spans and
+  ``CASEBOOK_TRACE_MAX_BYTES`` of them (counted on its row): spans past a cap are rejected,
+  the answer naming the trace and the cap, and assembling reads no more than the caps.
+- Assembling: a trace is complete when its root span (no parent) has arrived and no span
+  came for ``CASEBOOK_TRACE_GRACE_SECONDS`` (a trace whose root never comes: after
+  ``CASEBOOK_TRACE_ROOTLESS_SECONDS``). Its spans, in start order, are then read by the
+  OpenTelemetry importer exactly as a file's line of spans is, so the run, and so its
+  verdict, is the one the same spans get when uploaded. The run goes into the live
+  submission of its suite and label for the UTC day (made on the first trace), its trial
+  numbered in arrival order among the case's runs, and is scored by the upload's scoring
+  task (``score_chunk``: a live submission scores a run per chunk). Spans that come later
+  make the trace pending again: its run is made again, in place, and scored again.
+- A trace that names no case is an unassigned run of the live submission (``case_key``
+  empty, never scored): listed on its suite's page, and a new case can be drafted from it.
+- When: each export sends a task due when the grace period ends, for the traces it
+  touched (a trace with a later span waits for that span's task); a periodic sweep (Celery
+  beat) picks up whatever a lost message left pending. In the embedded default (no
+  broker) a timer thread of the web process does both (``EmbeddedTimer``).
+
+Locks: accepting locks the trace rows it touches (in id order), so that exports racing on
+a trace count its spans in turn; assembling holds its trace's row and then the
+submission's. A span accepted while its trace is being assembled either is read by that
+assembly or makes the trace pending again after it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from celery import current_app
+from django.conf import settings
+from django.db import IntegrityError, connections, transaction
+from django.db.models import Count, Min, Q, Sum
+from django.db.models.functions import Length
+from django.utils import timezone
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from cases import permissions
+from cases.models import Suite
+from scoring.importers import otel, to_canonical
+from scoring.ingest.bulk import insert_rows
+from scoring.ingest.pipeline import (
+    enqueue_chunks,
+    finish_if_complete,
+    note_unknown_case,
+    recount_cases,
+    suite_of_version,
+    update_counts,
+)
+from scoring.ingest.reading import describe, tools_text
+from scoring.live.otlp_codec import attributes, hex_id, span_document
+from scoring.matcher import InvalidInput, load_run
+from scoring.models import (
+    InvalidLine,
+    PredicateResult,
+    Result,
+    Run,
+    ScoredChunk,
+    Status,
+    Submission,
+    Trace,
+    TraceSpan,
+)
+from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
+
+log = logging.getLogger(__name__)
+
+SUITE = "casebook.suite"
+LABEL = "casebook.label"
+CASE = "casebook.case"
+LABEL_LIMIT = Trace._meta.get_field("label").max_length
+SWEEP_LIMIT = 1000  # traces assembled per sweep; the next sweep takes the rest
+READ_BATCH = 500  # spans read at a time when a trace is assembled
+REASONS_KEPT = 5  # reasons in a partial-success message
+SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "case_value", "data")
+CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
+
+# Why spans were rejected, by kind: the answer's status when every span was rejected alike.
+NOT_FOUND, FORBIDDEN, INVALID = 404, 403, 400
+
+
+@dataclass
+class Outcome:
+    """What became of an export's spans."""
+
+    accepted: int = 0
+    routed: int = 0  # spans sent to a suite the sender may send runs to
+    rejected: Counter = field(default_factory=Counter)  # (kind, reason) → spans
+
+    @property
+    def rejected_spans(self) -> int:
+        return sum(self.rejected.values())
+
+    @property
+    def message(self) -> str:
+        reasons = [f"{reason} ({count} spans)" for (_, reason), count in self.rejected.items()]
+        return "; ".join(reasons[:REASONS_KEPT])
+
+    @property
+    def refusal(self) -> int | None:
+        """The HTTP status when no span could be routed: the one kind of rejection (404 or
+        403), else 400. None when some could (spans over a trace's cap are a partial
+        success, even all of them), or there was nothing."""
+        if self.routed or not self.rejected:
+            return None
+        kinds = {kind for kind, _ in self.rejected}
+        return kinds.pop() if len(kinds) == 1 else INVALID
+
+
+def accept(user, export) -> Outcome:
+    """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user``."""
+    outcome = Outcome()
+    suites: dict[object, tuple[Suite | None, tuple[int, str] | None]] = {}
+    # (suite id, label, trace id, span id, is root, start, case key, case value, span's bytes)
+    rows = []
+    for resource_spans in export.resource_spans:
+        resource = attributes(resource_spans.resource.attributes)
+        count = sum(len(scope.spans) for scope in resource_spans.scope_spans)
+        reference = resource.get(SUITE)
+        if reference not in suites:
+            suites[reference] = _suite(user, reference)
+        suite, refusal = suites[reference]
+        if suite is None:
+            outcome.rejected[refusal] += count
+            continue
+        label = _text(resource.get(LABEL))[:LABEL_LIMIT]
+        resource_case = _text(resource.get(CASE))
+        attribute = suite.trace_case_attribute
+        for scope in resource_spans.scope_spans:
+            for span in scope.spans:
+                trace_id, span_id = hex_id(span.trace_id, 16), hex_id(span.span_id, 8)
+                if trace_id is None or span_id is None:
+                    outcome.rejected[INVALID, "a span without a valid traceId and spanId"] += 1
+                    continue
+                named = attributes(span.attributes)
+                case = _text(named.get(CASE)) or resource_case
+                value = "" if case or not attribute else _text(named.get(attribute))
+                root = not any(span.parent_span_id)
+                rows.append(
+                    (suite.pk, label, trace_id, span_id, root, span.start_time_unix_nano, case,
+                     value, span.SerializeToString())
+                )  # fmt: skip
+    if rows:
+        over_cap = _store(rows, user)
+        outcome.routed = len(rows)
+        outcome.accepted = len(rows) - sum(over_cap.values())
+        outcome.rejected.update({(INVALID, reason): count for reason, count in over_cap.items()})
+    return outcome
+
+
+def _suite(user, reference) -> tuple[Suite | None, tuple[int, str] | None]:
+    """The suite ``casebook.suite`` names, if the user may send it runs; else why not."""
+    if reference is None:
+        return None, (INVALID, f"no {SUITE} resource attribute (the id of the suite)")
+    try:
+        pk = int(reference)
+    except (TypeError, ValueError):
+        return None, (INVALID, f"{SUITE} must be a suite's id, not {str(reference)[:100]!r}")
+    suite = Suite.objects.select_related("team").filter(pk=pk).first()
+    if suite is None or not permissions.can_view_suite(user, suite):
+        return None, (NOT_FOUND, f"{SUITE} {pk}: no such suite")
+    if not permissions.can_edit_suite(user, suite):
+        return None, (FORBIDDEN, f"{SUITE} {pk}: only the suite's editors and admins send runs")
+    return suite, None
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value)
+
+
+def _store(rows: list[tuple], user) -> Counter:
+    """Store the rows' spans that are new and within their trace's caps; returns the spans
+    over a cap, by the reason (which names the trace and the cap)."""
+    now = timezone.now()
+    with transaction.atomic():
+        first_label = {}
+        for suite_id, label, trace_id, *_ in rows:
+            first_label.setdefault((suite_id, trace_id), label)
+        Trace.objects.bulk_create(
+            [
+                Trace(suite_id=suite_id, trace_id=trace_id, label=label, sender=user, received=now)
+                for (suite_id, trace_id), label in first_label.items()
+            ],
+            ignore_conflicts=True,
+        )
+        # Locked (in one order, against deadlocks), so that racing exports count in turn.
+        found = (
+            Trace.objects.select_for_update()
+            .filter(
+                suite_id__in={suite_id for suite_id, _ in first_label},
+                trace_id__in={trace_id for _, trace_id in first_label},
+            )
+            .order_by("pk")
+            .only("pk", "suite_id", "trace_id", "span_count", "span_bytes")
+        )
+        traces = {
+            (t.suite_id, t.trace_id): t for t in found if (t.suite_id, t.trace_id) in first_label
+        }
+        spans, over_cap = _within_caps(rows, traces)
+        if not _insert_spans(spans):
+            _recount(traces.values())  # some were stored by a racing export after all
+        for trace in traces.values():
+            trace.received, trace.pending = now, True
+        # A root over the cap has still arrived: the trace waits the grace period, not the
+        # rootless wait, and is made into a run of the spans it holds.
+        rooted = {traces[row[0], row[2]].pk for row in rows if row[4]}
+        Trace.objects.bulk_update(
+            traces.values(), ["received", "pending", "span_count", "span_bytes"]
+        )
+        if rooted:
+            Trace.objects.filter(pk__in=rooted).update(has_root=True)
+        touched = sorted(trace.pk for trace in traces.values())
+        transaction.on_commit(lambda: schedule(touched))
+    return over_cap
+
+
+def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]:
+    """The rows of spans to insert (new, and within their trace's caps; their traces'
+    counts updated), and the spans over a cap by reason."""
+    max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
+    existing = stored_spans({trace.pk for trace in traces.values()})
+    new: dict[tuple[int, str], tuple] = {}
+    over_cap = Counter()
+    for suite_id, _, trace_id, span_id, _, start, case, value, data in rows:
+        trace = traces[suite_id, trace_id]
+        key = (trace.pk, span_id)
+        if key in existing or key in new:
+            continue  # sent again (the exporter retried), or twice in the export
+        if trace.span_count >= max_spans:
+            over_cap[
+                f"trace {trace_id}: over the cap, CASEBOOK_TRACE_MAX_SPANS = {max_spans:,}"
+            ] += 1
+        elif trace.span_bytes + len(data) > max_bytes:
+            over_cap[
+                f"trace {trace_id}: over the cap, CASEBOOK_TRACE_MAX_BYTES = {max_bytes:,}"
+            ] += 1
+        else:
+            new[key] = (trace.pk, span_id, start, case, value, data)
+            trace.span_count += 1
+            trace.span_bytes += len(data)
+    return list(new.values()), over_cap
+
+
+def _insert_spans(rows: list[tuple]) -> bool:
+    """Insert the spans (new when their traces were read), by COPY where the database has
+    it; False when a span stored by an export racing this one failed the COPY: the rows
+    then went in one by one, each kept only if new."""
+    try:
+        with transaction.atomic():
+            insert_rows(TraceSpan, SPAN_FIELDS, rows)
+    except IntegrityError:
+        spans = [TraceSpan(**dict(zip(SPAN_FIELDS, row, strict=True))) for row in rows]
+        TraceSpan.objects.bulk_create(spans, ignore_conflicts=True)
+        return False
+    return True
+
+
+def _recount(traces) -> None:
+    """Set the traces' span counts and bytes from the spans stored."""
+    totals = (
+        TraceSpan.objects.filter(trace_id__in=[trace.pk for trace in traces])
+        .values("trace_id")
+        .annotate(count=Count("pk"), size=Sum(Length("data")))
+    )
+    by_trace = {row["trace_id"]: (row["count"], row["size"] or 0) for row in totals}
+    for trace in traces:
+        trace.span_count, trace.span_bytes = by_trace.get(trace.pk, (0, 0))
+
+
+def stored_spans(trace_pks: set[int]) -> set[tuple[int, str]]:
+    """(trace, span id) of every span of these traces already stored."""
+    spans = TraceSpan.objects.filter(trace_id__in=trace_pks)
+    return set(spans.values_list("trace_id", "span_hex"))
+
+
+# --- when traces are assembled ---------------------------------------------------------------
+
+
+def schedule(trace_pks: list[int]) -> None:
+    """Have the traces assembled once their grace period is over."""
+    grace = settings.CASEBOOK_TRACE_GRACE_SECONDS
+    if current_app.conf.task_always_eager:
+        embedded_timer.wake_in(grace)
+        return
+    from scoring.tasks import assemble_traces  # the tasks call this module
+
+    try:
+        assemble_traces.apply_async((trace_pks,), countdown=grace)
+    except Exception:
+        # The spans are stored: the periodic sweep assembles them once the broker is back.
+        log.exception("could not schedule the assembly of traces %s; the sweep will", trace_pks)
+
+
+def due_pending() -> Q:
+    now = timezone.now()
+    grace = timedelta(seconds=settings.CASEBOOK_TRACE_GRACE_SECONDS)
+    rootless = timedelta(seconds=settings.CASEBOOK_TRACE_ROOTLESS_SECONDS)
+    return Q(pending=True, received__lte=now - grace) & (
+        Q(has_root=True) | Q(received__lte=now - rootless)
+    )
+
+
+def assemble_due() -> int:
+    """Assemble every trace that is due (the periodic sweep); returns how many became runs."""
+    due = Trace.objects.filter(due_pending()).order_by("received")
+    pks = list(due.values_list("pk", flat=True)[:SWEEP_LIMIT])
+    return sum(assemble(pk) for pk in pks)
+
+
+def seconds_to_next_due() -> float | None:
+    """How long until the next pending trace is due, or None when none is pending."""
+    pending = Trace.objects.filter(pending=True)
+    firsts = pending.aggregate(
+        rooted=Min("received", filter=Q(has_root=True)),
+        rootless=Min("received", filter=Q(has_root=False)),
+    )
+    waits = {
+        "rooted": settings.CASEBOOK_TRACE_GRACE_SECONDS,
+        "rootless": settings.CASEBOOK_TRACE_ROOTLESS_SECONDS,
+    }
+    now = timezone.now()
+    times = [
+        (first - now).total_seconds() + waits[kind]
+        for kind, first in firsts.items()
+        if first is not None
+    ]
+    return max(min(times), 0.0) if times else None
+
+
+class EmbeddedTimer:
+    """With no broker nothing runs later by itself: one thread of the web process at a time
+    waits for the next trace to be due, assembles what is due, and waits again while
+    traces are pending. A process that ends while one waits loses nothing: the traces stay
+    pending, and the timer of the next export, or ``manage.py assemble_traces``, takes them."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.timer: threading.Timer | None = None
+
+    def wake_in(self, seconds: float) -> None:
+        with self.lock:
+            if self.timer is not None:
+                return  # it wakes, assembles what is due, and waits again for the rest
+            self.timer = threading.Timer(seconds + 0.05, self._fire)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _fire(self) -> None:
+        with self.lock:
+            self.timer = None  # spans stored from now on wake a timer of their own
+        try:
+            assemble_due()
+            wait = seconds_to_next_due()
+        except Exception:
+            # A database busy past its timeout, say: the traces stay pending; try again.
+            log.exception("assembling traces failed; trying again after the grace period")
+            wait = settings.CASEBOOK_TRACE_GRACE_SECONDS
+        finally:
+            connections.close_all()  # this thread's own connections
+        if wait is not None:
+            self.wake_in(wait)
+
+
+embedded_timer = EmbeddedTimer()
+
+
+# --- a trace made into a run -----------------------------------------------------------------
+
+
+def assemble(trace_pk: int) -> bool:
+    """Make the trace into its run (again), if it is due; True when it did. Idempotent: a
+    trace that is not pending, or not yet due, is left as it is."""
+    with transaction.atomic():
+        trace = Trace.objects.select_for_update().filter(due_pending(), pk=trace_pk).first()
+        if trace is None:
+            return False
+        submission = _live_submission(trace)
+        if submission is None:
+            trace.problem = "the suite has no version to score against"
+        else:
+            named_case, case_value, documents = _read_spans(trace)
+            case_key = named_case or _case_of_value(trace, case_value, submission)
+            trace.problem = _place(trace, submission, case_key, case_value, documents)
+        trace.pending = False
+        trace.save(update_fields=["pending", "problem", "run"])
+    return trace.problem == ""
+
+
+def _read_spans(trace: Trace) -> tuple[str, str, list[dict]]:
+    """The case key the trace's spans name and the value of the suite's case attribute
+    they hold (each the first, in start order), and the spans as OTLP/JSON, in start order:
+    no more than the caps let a trace hold, whatever is stored (spans kept before a cap was
+    lowered are left out), read a batch at a time."""
+    max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
+    spans = trace.spans.order_by("start", "span_hex")
+    case_key, case_value, documents, size = "", "", [], 0
+    rows = spans.values_list("case_key", "case_value", "data")[:max_spans]
+    for key, value, data in rows.iterator(chunk_size=READ_BATCH):
+        size += len(data)
+        if size > max_bytes:
+            break
+        case_key, case_value = case_key or key, case_value or value
+        documents.append(span_document(Span.FromString(bytes(data))))
+    return case_key, case_value, documents
+
+
+def _case_of_value(trace: Trace, value: str, submission: Submission) -> str:
+    """The case a value of the suite's case attribute names: the one the suite's map gives
+    it, else the case of its own key in the submission's version, else none (unassigned)."""
+    if not value:
+        return ""
+    mapping = Suite.objects.values_list("trace_case_map", flat=True).get(pk=trace.suite_id)
+    if value in mapping:
+        return mapping[value]
+    return value if suite_of_version(submission.version).case(value) is not None else ""
+
+
+def _live_submission(trace: Trace) -> Submission | None:
+    """The submission the trace's run is in (locked): the one it went into before, else
+    the live submission of its suite and label for today, made on its first trace."""
+    if trace.run_id is not None:
+        return Submission.objects.select_for_update().get(pk=trace.run.submission_id)
+    now = timezone.now()
+    live = Submission.objects.filter(
+        suite_id=trace.suite_id, label=trace.label, live_day=now.date()
+    )
+    submission = live.select_for_update().first()
+    if submission is not None:
+        return submission
+    version = Suite.objects.get(pk=trace.suite_id).latest_version
+    if version is None:
+        return None
+    try:
+        with transaction.atomic():
+            Submission.objects.create(
+                suite_id=trace.suite_id,
+                version=version,
+                uploader=trace.sender,
+                label=trace.label,
+                live_day=now.date(),
+                chunk_runs=1,  # a run is scored as it comes, alone
+                status=Status.DONE,
+                ingest_started=now,
+                ingest_finished=now,
+                scoring_finished=now,
+                formats_seen=[otel.NAME],
+            )
+    except IntegrityError:
+        pass  # another trace made it first
+    return live.select_for_update().get()
+
+
+def _place(
+    trace: Trace, submission: Submission, case_key: str, case_value: str, documents: list
+) -> str:
+    """Put the run of the trace's spans into the (locked) submission, and have it scored;
+    returns why the spans make no run, or "" when they do."""
+    # A trace with no case gets one for the importer, which wants it; the run keeps none.
+    line = {
+        "case": case_key or f"trace {trace.trace_id}",
+        "meta": {"trace_id": trace.trace_id}
+        | ({CASE_VALUE_META: case_value} if case_value else {}),
+        "spans": documents,
+    }
+    try:
+        canonical = to_canonical(line, otel.NAME)
+        run = load_run(canonical)
+    except InvalidInput as exc:
+        reason = f"trace {trace.trace_id}: {describe(exc.problems)}"
+        if trace.run_id is None:
+            position = submission.stored_runs + submission.invalid + 1
+            InvalidLine.objects.create(submission=submission, line=position, reason=reason)
+            submission.invalid += 1
+            submission.save(update_fields=["invalid", "heartbeat"])
+        return reason
+    suite = suite_of_version(submission.version)
+    stored = trace.run
+    tools = tools_text(run)
+    values = {
+        "document": canonical,
+        "final_text": run.final_text,
+        "tools": tools,
+        "meta_values": meta_values(run.meta),
+    }
+    if stored is None:
+        seq = submission.stored_runs + 1
+        trial = submission.runs.filter(case_key=case_key).count()
+        canonical["trial"] = trial
+        stored = Run.objects.create(
+            submission=submission, seq=seq, line=seq, case_key=case_key, trial=trial, **values
+        )
+        trace.run = stored
+        submission.stored_runs = seq
+        if suite.case(case_key) is not None:
+            submission.total += 1
+        elif case_key:
+            note_unknown_case(submission.unknown_cases, case_key, seq)
+    else:
+        _clear_result(stored)
+        recase = stored.case_key != case_key  # a late span named another case
+        if recase:
+            stored.case_key = case_key
+            stored.trial = submission.runs.filter(case_key=case_key).count()
+        canonical["trial"] = stored.trial
+        for name, value in values.items():
+            setattr(stored, name, value)
+        stored.save()
+        if recase:
+            recount_cases(submission, suite)
+        update_counts(submission)
+    tools_seen, meta_keys = set(submission.tools_seen), set(submission.meta_keys)
+    note_seen(tools_seen, tool_names(tools))
+    note_seen(meta_keys, values["meta_values"])
+    submission.tools_seen, submission.meta_keys = sorted(tools_seen), sorted(meta_keys)
+    submission.status = Status.SCORING
+    submission.scoring_finished = None
+    finish_if_complete(submission)  # a run of no case in the version has nothing to score
+    submission.save()
+    if suite.case(case_key) is not None:
+        enqueue_chunks(submission, [stored.seq - 1])
+    return ""
+
+
+def _clear_result(run: Run) -> None:
+    """Forget the run's result, to score it again (its chunk is the run alone)."""
+    PredicateResult.objects.filter(result__run=run).delete()
+    Result.objects.filter(run=run).delete()
+    ScoredChunk.objects.filter(submission_id=run.submission_id, index=run.seq - 1).delete()

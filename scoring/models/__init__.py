@@ -1,0 +1,61 @@
+"""The scoring app's models, one module per area (the names below are its public API).
+
+- ``submissions``: submissions, their uploaded chunks, invalid lines, runs, results and
+  predicate rows, and what re-scoring keeps of earlier versions;
+- ``summaries``: what a submission's finished scoring is summarized into;
+- ``reviews``: reviews, review queues, double-blind decisions, known failures;
+- ``spans``: live traces and their spans.
+"""
+
+from .reviews import (
+    BlindDecision,
+    KnownFailure,
+    QueueItem,
+    Review,
+    ReviewEvent,
+    ReviewQueue,
+    ReviewStatus,
+)
+from .spans import Trace, TraceSpan
+from .submissions import (
+    LABEL_LIMIT,
+    EarlierResult,
+    EarlierScore,
+    InvalidLine,
+    PredicateResult,
+    Result,
+    Run,
+    ScoredChunk,
+    Status,
+    Submission,
+    UploadChunk,
+    Verdict,
+)
+from .summaries import CaseSummary, FailureSummary, KnownFailureSummary
+
+__all__ = [
+    "LABEL_LIMIT",
+    "BlindDecision",
+    "CaseSummary",
+    "EarlierResult",
+    "EarlierScore",
+    "FailureSummary",
+    "InvalidLine",
+    "KnownFailure",
+    "KnownFailureSummary",
+    "PredicateResult",
+    "QueueItem",
+    "Result",
+    "Review",
+    "ReviewEvent",
+    "ReviewQueue",
+    "ReviewStatus",
+    "Run",
+    "ScoredChunk",
+    "Status",
+    "Submission",
+    "Trace",
+    "TraceSpan",
+    "UploadChunk",
+    "Verdict",
+]

@@ -1,0 +1,271 @@
+"""Failures as known problems across a suite's submissions (DESIGN.md §5, signatures).
+
+A failing run's signature (its case and the causes of its failures, without values) names
+the same problem in every submission of the suite. The last triage decision on any run of a
+problem is kept on its ``KnownFailure`` row; when the same failure comes back in a later
+submission, that decision is offered again ("seen before: marked 'expectation wrong' in #3
+by ann") and can be applied to every such run at once. A problem marked fixed that fails
+again is a regression.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
+from django.utils import timezone
+
+from scoring.models import KnownFailure, KnownFailureSummary, Result, ReviewStatus, Run, Submission
+
+PROBLEM_SUBMISSIONS = 10  # the suite page's problems are those of its latest submissions
+PROBLEMS_READ = 200  # most recent problems read, of which the open ones are shown
+PROBLEMS_SHOWN = 20
+
+
+def record_decision(runs: QuerySet[Run], status: str, author) -> None:
+    """Keep ``status``, just set on ``runs``, as the decision on their problems."""
+    if status == ReviewStatus.UNTRIAGED:
+        return  # taking a decision back decides nothing about the problem
+    rows = (
+        Result.objects.filter(run__in=runs.values("pk"))
+        .exclude(signature="")
+        .values_list("signature", "run__case_key", "submission_id", "submission__suite_id")
+        .order_by()
+        .distinct()
+    )
+    now = timezone.now()
+    decided = {
+        (suite_id, signature): KnownFailure(
+            suite_id=suite_id,
+            signature=signature,
+            case_key=case_key,
+            status=status,
+            decided_by=author,
+            decided_in_id=submission_id,
+            decided_at=now,
+        )
+        for signature, case_key, submission_id, suite_id in rows
+    }
+    KnownFailure.objects.bulk_create(
+        decided.values(),
+        update_conflicts=True,
+        unique_fields=["suite", "signature"],
+        update_fields=["status", "decided_by", "decided_in", "decided_at"],
+    )
+
+
+def _here(submission: Submission) -> QuerySet:
+    return Result.objects.filter(submission=submission).exclude(signature="")
+
+
+def earlier_decisions(submission: Submission) -> QuerySet[KnownFailure]:
+    """The problems of the suite decided in another submission that fail here too."""
+    return (
+        KnownFailure.objects.filter(suite_id=submission.suite_id)
+        .exclude(decided_in=submission)
+        .filter(signature__in=_here(submission).values("signature"))
+        .select_related("decided_by")
+    )
+
+
+def regressions(submission: Submission) -> QuerySet[KnownFailure]:
+    """Problems marked fixed in an earlier submission that fail here again."""
+    return earlier_decisions(submission).filter(
+        status=ReviewStatus.FIXED, decided_in_id__lt=submission.pk
+    )
+
+
+def offered(submission: Submission) -> QuerySet[KnownFailure]:
+    """The earlier decisions worth applying here: all but "fixed" (failing again, that is a
+    regression to look at, not a decision to copy)."""
+    return earlier_decisions(submission).exclude(status=ReviewStatus.FIXED)
+
+
+def runs_here(submission: Submission, signatures: list[str]) -> dict[str, int]:
+    """How many runs of the submission fail in each of these ways."""
+    rows = (
+        Result.objects.filter(submission=submission, signature__in=signatures)
+        .values_list("signature")
+        .annotate(runs=Count("pk"))
+        .order_by()
+    )
+    return dict(rows)
+
+
+def runs_of(submission: Submission, signatures) -> QuerySet[Run]:
+    return Run.objects.filter(submission=submission, result__signature__in=signatures)
+
+
+def apply_earlier_decisions(submission: Submission, author, signature: str = "") -> int:
+    """Set each earlier decision (or the one on ``signature``) on this submission's runs of
+    its problem; how many runs changed."""
+    from scoring.review.blind import without_blind
+    from scoring.review.decisions import set_status  # reviews records its decisions here
+
+    problems = offered(submission)
+    if signature:
+        problems = problems.filter(signature=signature)
+    changed = 0
+    for status in set(problems.values_list("status", flat=True)):
+        signatures = problems.filter(status=status).values("signature")
+        # Not on the runs the author reviews blind: their review comes from the queue.
+        runs, _ = without_blind(runs_of(submission, signatures), author)
+        changed += set_status(runs, status, author)
+    return changed
+
+
+@dataclass(frozen=True)
+class RunKnownFailure:
+    """What the run page says of the run's failure as a known problem."""
+
+    signature: str
+    first_seen: int  # the suite's first submission failing this way
+    runs_here: int  # runs of this submission failing this way
+    decision: KnownFailure | None  # the last decision, if made in another submission
+
+    @property
+    def regression(self) -> bool:
+        return self.decision is not None and self.decision.status == ReviewStatus.FIXED
+
+
+def run_problem(run: Run, signature: str) -> RunKnownFailure | None:
+    if not signature:
+        return None
+    submission = run.submission
+    seen = Result.objects.filter(
+        signature=signature, submission__suite_id=submission.suite_id
+    ).aggregate(first=Min("submission_id"), here=Count("pk", filter=Q(submission=submission)))
+    decision = (
+        KnownFailure.objects.filter(suite_id=submission.suite_id, signature=signature)
+        .exclude(decided_in=submission)
+        .select_related("decided_by")
+        .first()
+    )
+    return RunKnownFailure(signature, seen["first"], seen["here"], decision)
+
+
+@dataclass(frozen=True)
+class SuiteKnownFailure:
+    """A problem as the suite page lists it: where it was seen, and what was decided."""
+
+    signature: str
+    case_key: str
+    first_seen: int
+    last_seen: int
+    submissions: int
+    runs: int
+    decision: KnownFailure | None
+
+    @property
+    def regression(self) -> bool:
+        decision = self.decision
+        return (
+            decision is not None
+            and decision.status == ReviewStatus.FIXED
+            and self.last_seen > (decision.decided_in_id or 0)
+        )
+
+    @property
+    def open(self) -> bool:
+        """Not settled: never decided, or decided as something still to act on, or fixed
+        and seen since."""
+        if self.decision is None or self.regression:
+            return True
+        return self.decision.status not in (ReviewStatus.FIXED, ReviewStatus.WONT_FIX)
+
+
+def summarize(submission: Submission) -> None:
+    """Store the submission's failing runs counted by signature, for its current results
+    (its scoring is done: ``failures.summarize_when_scored`` calls this in its transaction),
+    unless they are stored already. A row with no signature marks a summary made, which a
+    submission with no failure has too."""
+    stored = KnownFailureSummary.objects.filter(submission=submission)
+    if stored.filter(generation=submission.generation).exists():
+        return
+    stored.delete()
+    counted = (
+        _here(submission)
+        .values_list("signature")
+        .annotate(case_key=Min("run__case_key"), runs=Count("pk"))
+        .order_by("signature")
+    )
+    rows = [("", "", 0), *counted]
+    KnownFailureSummary.objects.bulk_create(
+        (
+            KnownFailureSummary(
+                submission=submission,
+                generation=submission.generation,
+                signature=signature,
+                case_key=case_key,
+                runs=runs,
+            )
+            for signature, case_key, runs in rows
+        ),
+        batch_size=1000,
+    )
+
+
+def _current_summaries(submission_ids: list[int]) -> QuerySet[KnownFailureSummary]:
+    return KnownFailureSummary.objects.filter(
+        submission_id__in=submission_ids, generation=F("submission__generation")
+    )
+
+
+def _grouped(submission_ids: list[int]) -> QuerySet:
+    """Each signature failing in ``submission_ids``: its case, first and last submission,
+    in how many submissions and runs. Added up from the stored summaries when every one
+    of the submissions has its current one, else grouped from their results."""
+    summarized = _current_summaries(submission_ids).filter(signature="")
+    if summarized.count() == len(set(submission_ids)):
+        return (
+            _current_summaries(submission_ids)
+            .exclude(signature="")
+            .values("signature")
+            .annotate(
+                case_key=Min("case_key"),
+                first=Min("submission_id"),
+                last=Max("submission_id"),
+                submissions=Count("submission_id"),  # one row per submission and signature
+                runs=Sum("runs"),
+            )
+        )
+    return (
+        Result.objects.filter(submission_id__in=submission_ids)
+        .exclude(signature="")
+        .values("signature")
+        .annotate(
+            case_key=Min("run__case_key"),
+            first=Min("submission_id"),
+            last=Max("submission_id"),
+            submissions=Count("submission_id", distinct=True),
+            runs=Count("pk"),
+        )
+    )
+
+
+def suite_problems(submission_ids: list[int]) -> list[SuiteKnownFailure]:
+    """The suite's open problems over ``submission_ids`` (its latest submissions): most
+    recently seen first, then most runs; at most ``PROBLEMS_SHOWN``."""
+    rows = list(_grouped(submission_ids).order_by("-last", "-runs", "signature")[:PROBLEMS_READ])
+    if not rows:
+        return []
+    suite_id = Submission.objects.filter(pk=submission_ids[0]).values_list("suite_id", flat=True)
+    decisions = {
+        p.signature: p
+        for p in KnownFailure.objects.filter(
+            suite_id__in=suite_id, signature__in=[row["signature"] for row in rows]
+        ).select_related("decided_by")
+    }
+    found = [
+        SuiteKnownFailure(
+            row["signature"],
+            row["case_key"],
+            row["first"],
+            row["last"],
+            row["submissions"],
+            row["runs"],
+            decisions.get(row["signature"]),
+        )
+        for row in rows
+    ]
+    return [problem for problem in found if problem.open][:PROBLEMS_SHOWN]

@@ -1,0 +1,489 @@
+"""What the submission pages show of the stored results."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from decimal import Decimal
+from functools import cached_property
+from itertools import islice
+from operator import itemgetter
+from urllib.parse import urlencode
+
+from django.core.cache import cache
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
+
+from cases.models import ReviewLabel
+from cases.natural import natural_sorted
+from scoring.ingest.pipeline import suite_of_version
+from scoring.matcher import CAUSE_KINDS, CAUSE_WORDS, dump_json
+from scoring.models import (
+    LABEL_LIMIT,
+    PredicateResult,
+    Result,
+    Review,
+    ReviewStatus,
+    Run,
+    Status,
+    Submission,
+    Verdict,
+)
+from scoring.results.passk import KFigures, pass_at_k, pass_hat_k, suite_figures
+from scoring.review.decisions import LabelLink, with_status
+from scoring.runfiles.runmeta import META_KEY_LIMIT
+
+COMMON_FAILURES_SHOWN = 10
+LABEL_NAME_LIMIT = ReviewLabel._meta.get_field("name").max_length
+SUMMARY_CACHE_SECONDS = 24 * 3600
+
+
+@dataclass(frozen=True)
+class CaseTrials:
+    case: str
+    runs: int
+    passed: int
+    at_k: tuple[float, float] | None  # (pass@k, pass^k) at the submission's k, if enough runs
+
+
+@dataclass(frozen=True)
+class Trials:
+    cases: list[CaseTrials]
+    k: int  # the most trials any case has: the k the per-case figures are for
+    figures: list[KFigures]  # for the k worth a row (``shown_ks``)
+
+    @property
+    def several(self) -> bool:
+        """Whether some case has more than one trial (else pass@k is just the pass rate)."""
+        return self.k > 1
+
+
+def shown_ks(most: int) -> list[int]:
+    """The k worth a row: up to 5, the powers of two, and the largest. With dozens of trials
+    a row per k is a wall of numbers that barely change (and with thousands, slow to make)."""
+    return [k for k in range(1, most + 1) if k <= 5 or k & (k - 1) == 0 or k == most]
+
+
+def case_trials(submission: Submission) -> Trials:
+    """Runs and passes per case, with pass@k and pass^k (for the scored runs).
+
+    Kept in the cache once the submission is done: its results change only when it is
+    scored again, which starts a new generation (and so a new key); reading every run and
+    its verdict takes a few hundred milliseconds for 100,000 runs."""
+    if submission.status != Status.DONE:
+        return _case_trials(submission)
+    key = f"casebook:case-trials:{submission.uuid}:{submission.generation}"
+    return cache.get_or_set(key, lambda: _case_trials(submission), SUMMARY_CACHE_SECONDS)
+
+
+def _case_trials(submission: Submission) -> Trials:
+    rows = (
+        Result.objects.filter(submission=submission)
+        .values("run__case_key")
+        .annotate(runs=Count("pk"), passed=Count("pk", filter=Q(verdict=Verdict.PASS)))
+        .order_by()
+    )
+    counts = natural_sorted(
+        ((row["run__case_key"], row["runs"], row["passed"]) for row in rows), key=itemgetter(0)
+    )
+    k = max((n for _, n, _ in counts), default=0)
+    figures = suite_figures(((n, c) for _, n, c in counts), ks=shown_ks(k))
+    cases = [
+        CaseTrials(key, n, c, (pass_at_k(n, c, k), pass_hat_k(n, c, k)) if n >= k else None)
+        for key, n, c in counts
+    ]
+    return Trials(cases, k, figures)
+
+
+def case_tags(submission: Submission) -> dict[str, tuple[str, ...]]:
+    """Each case's tags in the version the submission was scored against (not the suite as
+    it is now: a tag added since says nothing about these runs). The version's document is
+    read once per process (``suite_of_version`` keeps it)."""
+    return {case.key: case.tags for case in suite_of_version(submission.version).cases}
+
+
+def version_tags(submission: Submission) -> list[str]:
+    """Every tag of the version's cases, sorted: the choices of the tag filter."""
+    return sorted({tag for tags in case_tags(submission).values() for tag in tags})
+
+
+def failure_groups(submission: Submission) -> QuerySet:
+    """Every failing predicate label with the number of runs that fail it, most runs first
+    (``{"label", "runs"}`` rows). Aggregated in the database over the predicate rows' partial
+    index (read alone: ``COUNT(*)``, not of a column the index lacks); labels are unique
+    within a report, so each row of a label is one run."""
+    return (
+        PredicateResult.objects.filter(submission=submission, passed=False)
+        .values("label")
+        .annotate(runs=Count("*"))
+        .order_by("-runs", "label")
+    )
+
+
+def common_failures(submission: Submission) -> list[dict]:
+    """The failure groups with the most runs: where to start reading."""
+    return list(failure_groups(submission)[:COMMON_FAILURES_SHOWN])
+
+
+@dataclass(frozen=True)
+class ReviewCounts:
+    """How far triage has got: runs per review status (a run never reviewed is
+    untriaged)."""
+
+    by_status: dict[str, int]
+
+    @property
+    def reviewed(self) -> int:
+        return sum(n for status, n in self.by_status.items() if status != ReviewStatus.UNTRIAGED)
+
+    def __iter__(self):
+        """(status value, label, runs) for every status, in the workflow's order."""
+        for status in ReviewStatus:
+            yield status.value, status.label, self.by_status.get(status.value, 0)
+
+
+def review_counts(submission: Submission) -> ReviewCounts:
+    """Runs per review status among the runs the table lists, those of the version's cases
+    (one query on the review rows' index: runs never reviewed are the remainder)."""
+    rows = (
+        Review.objects.filter(submission=submission)
+        .exclude(status=ReviewStatus.UNTRIAGED)
+        .values_list("status")
+        .annotate(runs=Count("pk"))
+        .order_by()
+    )
+    counts = dict(rows)
+    counts[ReviewStatus.UNTRIAGED] = max(0, submission.total - sum(counts.values()))
+    return ReviewCounts(counts)
+
+
+# The columns of a runs-table row, read without the run's document or report.
+ROW_FIELDS = (
+    "run_id",
+    "verdict",
+    "run__seq",
+    "run__line",
+    "run__case_key",
+    "run__trial",
+    "run__review__status",
+    "run__review__assignee__username",
+)
+
+# The matcher's reason for a call whose arguments differ starts by saying where the nearest
+# call was ("update_reservation_flights was called in batch 4: ", "2 calls of …; the
+# nearest, in batch 4: "); the differences after it are what a reviewer scans for.
+_WHERE_NEAREST = re.compile(
+    r"^(?:\d+ calls of .+?, none with these arguments; the nearest, in batch \d+"
+    r"|.+? was called in batch \d+): ",
+    re.DOTALL,
+)
+
+
+def short_reason(detail: str) -> str:
+    """A failed predicate's reason without where its nearest call was, when that is said."""
+    return _WHERE_NEAREST.sub("", detail, count=1)
+
+
+@dataclass(frozen=True)
+class Failing:
+    """A failed predicate as the runs table shows it."""
+
+    kind: str  # of predicate: expected_call, ...
+    index: int | None  # of the expected call, or expectation
+    label: str
+    detail: str  # the matcher's reason, in full
+    cause_kind: str
+    cause_tool: str
+    cause_argument: str
+
+    @property
+    def reason(self) -> str:
+        return short_reason(self.detail)
+
+    @property
+    def cause_words(self) -> str:
+        return CAUSE_WORDS.get(self.cause_kind, self.cause_kind)
+
+
+FAILING_FIELDS = ("kind", "index", "label", "detail", "cause_kind", "cause_tool", "cause_argument")
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: int
+    line: int
+    case_key: str
+    trial: int
+    verdict: str
+    tags: tuple[str, ...]
+    failing: list[Failing]  # the failed predicates, in the report's order
+    review: str  # a ReviewStatus value
+    assignee: str  # username, or ""
+    columns: tuple[str, ...] = ()  # its meta values of the chosen columns ("" if none)
+    labels: tuple[ReviewLabel, ...] = ()  # the team's review labels on it, by name
+
+    @property
+    def review_label(self) -> str:
+        return ReviewStatus(self.review).label
+
+
+def meta_text(meta: dict, name: str) -> str:
+    """A meta value as a table cell: text as it is, other values as JSON writes them
+    (``1.0``, ``true``, ``null``), and "" for a key the run lacks. A fraction of many
+    digits (``0.0035475000000000003``, a float's sum) is cut to six significant ones."""
+    if name not in meta:
+        return ""
+    value = meta[name]
+    if isinstance(value, str):
+        return value
+    text = dump_json(value).decode()
+    return f"{float(value):.6g}" if isinstance(value, float | Decimal) and len(text) > 12 else text
+
+
+def table_rows(results: QuerySet[Result], *, meta: bool = False) -> QuerySet:
+    """The results as the runs table reads them: plain values, nothing large; with the
+    runs' meta values when ``meta`` (for columns: else they are not read)."""
+    return results.values(*ROW_FIELDS, *(["run__meta_values"] if meta else []))
+
+
+def run_rows(
+    values: Iterable[dict], tags: dict[str, tuple[str, ...]], columns: Iterable[str] = ()
+) -> list[RunRow]:
+    """Rows of the runs table for ``values`` (from ``table_rows``), with their failing
+    predicates read in one query, and the meta values of ``columns``."""
+    values = list(values)
+    columns = tuple(columns)
+    failing: dict[int, list[Failing]] = {row["run_id"]: [] for row in values}
+    predicates = (
+        PredicateResult.objects.filter(result_id__in=failing, passed=False)
+        .order_by("pk")  # written in the report's order
+        .values_list("result_id", *FAILING_FIELDS)
+    )
+    for result_id, *fields_ in predicates:
+        failing[result_id].append(Failing(*fields_))
+    labels: dict[int, list[ReviewLabel]] = {}
+    links = LabelLink.objects.filter(review_id__in=failing).select_related("reviewlabel")
+    for link in links.order_by("reviewlabel__name"):
+        labels.setdefault(link.review_id, []).append(link.reviewlabel)
+    rows = []
+    for row in values:
+        meta = row.get("run__meta_values") or {}
+        rows.append(
+            RunRow(
+                run_id=row["run_id"],
+                line=row["run__line"],
+                case_key=row["run__case_key"],
+                trial=row["run__trial"],
+                verdict=row["verdict"],
+                tags=tags.get(row["run__case_key"], ()),
+                failing=failing[row["run_id"]],
+                review=row["run__review__status"] or ReviewStatus.UNTRIAGED,
+                assignee=row["run__review__assignee__username"] or "",
+                columns=tuple(meta_text(meta, name) for name in columns),
+                labels=tuple(labels.get(row["run_id"], ())),
+            )
+        )
+    return rows
+
+
+def iter_run_row_batches(
+    results: QuerySet[Result], tags, batch: int = 2000, columns: Iterable[str] = ()
+) -> Iterator[list[RunRow]]:
+    """Every row of ``results``, in lists of ``batch``: for exports of 100,000 runs,
+    without holding them."""
+    columns = tuple(columns)
+    values = table_rows(results, meta=bool(columns)).iterator(chunk_size=batch)
+    while chunk := list(islice(values, batch)):
+        yield run_rows(chunk, tags, columns)
+
+
+# Review statuses in the workflow's order (untriaged first), for sorting by review.
+_REVIEW_ORDER = Case(
+    *(When(run__review__status=status, then=Value(i)) for i, status in enumerate(ReviewStatus)),
+    default=Value(0),  # no review row: untriaged
+    output_field=IntegerField(),
+)
+
+COLUMNS_SHOWN = 6  # meta columns at most
+VIEW_ONLY = ("sort", "columns")  # parameters that change how the table looks, not its runs
+
+# What the runs table may be sorted by: the query parameter, and the ordering it means.
+SORTS = {
+    "line": ("run__seq",),
+    "-line": ("-run__seq",),
+    # Natural order (task-2 before task-10), the exact key breaking its rare ties (a01, a1).
+    "case": ("run__case_order", "run__case_key", "run__trial"),
+    "-case": ("-run__case_order", "-run__case_key", "run__trial"),
+    "verdict": ("verdict", "run__seq"),
+    "-verdict": ("-verdict", "run__seq"),
+    "review": (_REVIEW_ORDER.asc(), "run__seq"),
+    "-review": (_REVIEW_ORDER.desc(), "run__seq"),
+}
+
+
+@dataclass(frozen=True)
+class SortHeader:
+    """A sortable column header: the sort its link asks for, and how the table is sorted by
+    it now (``aria-sort``: ``ascending``, ``descending`` or ``none``)."""
+
+    link: str
+    state: str
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """The filters of a submission's runs table, as they stand in its URL (shareable, and
+    the back button restores them). Each empty one is off."""
+
+    verdict: str = ""
+    case: str = ""  # exact key
+    tag: str = ""  # of the case, in the version scored against
+    predicate: str = ""  # a failing predicate's label
+    cause: str = (
+        ""  # a failure group: "kind" or "kind:tool" (scoring.results.failures.cause_filter)
+    )
+    argument: str = ""  # with ``cause``: the argument its failures concern
+    problem: str = (
+        ""  # a failure signature (scoring.results.known_failures): the runs failing that way
+    )
+    tool: str = ""  # a tool the run called
+    review: str = ""  # review status
+    label: str = ""  # the name of one of the team's review labels on the run
+    text: str = ""  # in the final answer, case-insensitive
+    sort: str = "line"
+    columns: str = ""  # meta keys shown as columns, comma-separated (not a filter)
+
+    @classmethod
+    def from_query(cls, query) -> RunFilters:
+        """From a request's GET parameters; unknown values are dropped, not errors (a
+        shared link outlives a renamed option)."""
+        values = {f.name: query.get(f.name, "").strip() for f in fields(cls)}
+        # Columns ticked in the form come as one parameter each; a link has them joined.
+        if hasattr(query, "getlist"):
+            values["columns"] = ",".join(query.getlist("columns"))
+        if values["verdict"] not in Verdict.values:
+            values["verdict"] = ""
+        if values["review"] not in ReviewStatus.values:
+            values["review"] = ""
+        if values["sort"] not in SORTS:
+            values["sort"] = "line"
+        values["predicate"] = values["predicate"][:LABEL_LIMIT]
+        if values["cause"].partition(":")[0] not in CAUSE_KINDS:
+            values["cause"] = ""
+        values["cause"] = values["cause"][:LABEL_LIMIT]
+        values["argument"] = values["argument"][:LABEL_LIMIT] if values["cause"] else ""
+        values["problem"] = values["problem"][:32]
+        values["label"] = values["label"][:LABEL_NAME_LIMIT]
+        names = (name.strip() for name in values["columns"].split(","))
+        names = [name for name in names if name and len(name) <= META_KEY_LIMIT]
+        values["columns"] = ",".join(dict.fromkeys(names[:COLUMNS_SHOWN]))
+        return cls(**values)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """The meta keys shown as columns, in the chosen order."""
+        return tuple(self.columns.split(",")) if self.columns else ()
+
+    @property
+    def cause_words(self) -> str:
+        """The failure group of ``cause`` (and ``argument``), in words, for its chip."""
+        kind, _, tool = self.cause.partition(":")
+        words = CAUSE_WORDS.get(kind, kind)
+        text = f"{tool}: {words}" if tool else words
+        return f"{text} ({self.argument})" if self.argument else text
+
+    @property
+    def active(self) -> bool:
+        """Whether any filter (not the sort or the columns) narrows the table."""
+        return any(value for name, value in asdict(self).items() if name not in VIEW_ONLY)
+
+    def as_query(self) -> dict[str, str]:
+        """The parameters that are set, for links that keep the filters."""
+        return {
+            name: value
+            for name, value in asdict(self).items()
+            if value and not (name == "sort" and value == "line")
+        }
+
+    @cached_property
+    def querystring(self) -> str:
+        """``as_query`` as URL text (no ``?``): the links to a run carry it, so the run
+        page can move to the next run of the same filter."""
+        return urlencode(self.as_query())
+
+    @cached_property
+    def headers(self) -> dict[str, SortHeader]:
+        """The sortable columns, by sort name: a header's link sorts by it, or the other
+        way round when the table is already sorted by it."""
+        headers = {}
+        for name in (key for key in SORTS if not key.startswith("-")):
+            if self.sort == name:
+                headers[name] = SortHeader(f"-{name}", "ascending")
+            elif self.sort == f"-{name}":
+                headers[name] = SortHeader(name, "descending")
+            else:
+                headers[name] = SortHeader(name, "none")
+        return headers
+
+    def results(self, submission: Submission) -> QuerySet[Result]:
+        """The submission's results that pass the filters, in the chosen order."""
+        # The run's submission too, though it is the same: so that the planner may read the
+        # runs in order through their (submission, seq) and (submission, case_key, trial)
+        # indexes and stop after a page, rather than sort the submission's every run.
+        return (
+            self.matching(submission).filter(run__submission=submission).order_by(*SORTS[self.sort])
+        )
+
+    def count(self, submission: Submission) -> int:
+        """How many results pass the filters (counted without the join that ``results``
+        adds for ordering: a count of the submission reads only the results' index)."""
+        return self.matching(submission).count()
+
+    def matching(self, submission: Submission) -> QuerySet[Result]:
+        """The submission's results that pass the filters, unordered."""
+        results = Result.objects.filter(submission=submission)
+        if self.case or self.tag or self.tool or self.text:
+            # The run's submission too, when a filter reads the runs: the planner may then
+            # combine the runs' (submission, ...) indexes with the filter's own (the text
+            # filter's trigrams match in every submission), rather than read the rows of all.
+            results = results.filter(run__submission=submission)
+        if self.verdict:
+            results = results.filter(verdict=self.verdict)
+        if self.case:
+            results = results.filter(run__case_key=self.case)
+        if self.tag:
+            keys = [key for key, tags in case_tags(submission).items() if self.tag in tags]
+            results = results.filter(run__case_key__in=keys)
+        if self.predicate:
+            # A subquery, not a join: a join would repeat a run for each predicate row.
+            failing = PredicateResult.objects.filter(
+                submission=submission, passed=False, label=self.predicate
+            )
+            results = results.filter(pk__in=failing.values("result_id"))
+        if self.cause:
+            kind, _, tool = self.cause.partition(":")
+            failing = PredicateResult.objects.filter(
+                submission=submission, passed=False, cause_kind=kind, cause_tool=tool
+            )
+            if self.argument:
+                failing = failing.filter(cause_argument=self.argument)
+            results = results.filter(pk__in=failing.values("result_id"))
+        if self.problem:
+            results = results.filter(signature=self.problem)
+        if self.tool:
+            results = results.filter(run__tools__contains=f"\n{self.tool}\n")
+        if self.review:
+            runs = with_status(Run.objects.filter(submission=submission), self.review)
+            results = results.filter(pk__in=runs.values("pk"))
+        if self.label:
+            labelled = LabelLink.objects.filter(
+                reviewlabel__team_id=submission.suite.team_id, reviewlabel__name=self.label
+            )
+            results = results.filter(pk__in=labelled.values("review_id"))
+        if self.text:
+            results = results.filter(run__final_text__icontains=self.text)
+        return results
+
+    def runs(self, submission: Submission) -> QuerySet[Run]:
+        """The runs of the filtered results: what a bulk review changes."""
+        return Run.objects.filter(pk__in=self.matching(submission).values("pk"))

@@ -1,0 +1,281 @@
+"""The side-by-side timeline of a scored run: the case's expected calls beside the run's
+recorded calls, batch by batch.
+
+A recorded call and the expected call credited with it share a row. An expected call that
+was not credited gets a row of its own just below the recorded call the report names as its
+nearest, with the report's reason and an argument-by-argument comparison with that call;
+one with no call to compare with (the tool was never called, or the run is not scored)
+comes after the batches. Recorded calls credited to nothing are marked: as failures when the
+case forbids extra calls, quietly when it allows them.
+
+A run with a transcript (DESIGN.md §3.2) is also shown as its conversation: the turns in
+order, each batch of calls (with its rows) at the assistant turn that emitted it.
+
+Everything comes from the report (DESIGN.md §3.3) of the suite version the run was scored
+against: the timeline shows what the matcher decided, it does not decide again. The
+template ``scoring/_timeline.html`` renders a ``Timeline`` and needs nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scoring.ingest.pipeline import suite_of_version
+from scoring.matcher import (
+    ArgumentRow,
+    Call,
+    ExpectedCall,
+    InvalidInput,
+    MatchOptions,
+    compare_arguments,
+    describe_arguments,
+    load_run,
+)
+from scoring.matcher import Case as MatcherCase
+from scoring.matcher import Run as MatcherRun
+from scoring.models import Run
+
+MATCHED, MISSED, ERROR, UNSCORED = "matched", "missed", "error", "unscored"
+
+
+@dataclass(frozen=True)
+class ExpectedStep:
+    """An expected call of the case and what the report says of it."""
+
+    index: int
+    name: str
+    required_args: Mapping
+    flags: tuple[str, ...]
+    label: str
+    words: tuple[str, ...]  # required_args in words, one phrase per argument
+    state: str  # MATCHED, MISSED, ERROR (could not be evaluated) or UNSCORED
+    detail: str | None = None
+    nearest: tuple[int, int] | None = None
+    # Against the nearest call, when some argument differs (empty when only order failed).
+    diff: tuple[ArgumentRow, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordedStep:
+    """A recorded call and what the report made of it."""
+
+    call: Call
+    credited: int | None = None  # the expected call credited with it
+    # Whether the report is there to say: an unscored run marks no call as unmatched.
+    scored: bool = False
+    forbidden: bool = False  # matched nothing, and the case forbids extra calls
+
+    @property
+    def unmatched(self) -> bool:
+        return self.scored and self.credited is None
+
+    @property
+    def allowed_extra(self) -> bool:
+        """Credited to nothing, and the case allows that: nothing to look at."""
+        return self.unmatched and not self.forbidden
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One line of the timeline: a matched pair, a recorded call alone, or an expected call
+    that was not credited (with the recorded call its reason is about, if any)."""
+
+    expected: ExpectedStep | None = None
+    recorded: RecordedStep | None = None
+    nearest: RecordedStep | None = None
+
+    @property
+    def kind(self) -> str:
+        if self.expected is None:
+            return "recorded"
+        if self.recorded is not None:
+            return "pair"
+        return "missed"
+
+
+@dataclass(frozen=True)
+class TimelineBatch:
+    index: int
+    rows: tuple[TimelineRow, ...]
+    size: int  # recorded calls in the batch
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A turn of the conversation: its role and text, and the batch of calls it emitted (an
+    assistant turn) or whose results it carries (a tool turn whose calls hold none)."""
+
+    role: str
+    text: str | None
+    batch: TimelineBatch | None = None
+    result_of: int | None = None  # a tool turn: the batch whose result it is
+
+
+@dataclass(frozen=True)
+class Timeline:
+    batches: tuple[TimelineBatch, ...]
+    # Expected calls with no recorded call beside them: never called, or not scored.
+    unplaced: tuple[TimelineRow, ...]
+    expected: int
+    credited: int
+    recorded: int
+    unmatched: int  # recorded calls credited to no expected call
+    scored: bool
+    # Prefix of the element ids (``call-0-1``), so two timelines can share a page.
+    anchor: str = ""
+    # Where an editor turns a recorded call into an expectation; empty for everyone else.
+    promote_url: str = ""
+    forbids_extra_calls: bool = False
+    case: MatcherCase | None = None
+    # The run's transcript with the batches woven in; empty when the run has none.
+    conversation: tuple[Turn, ...] = ()
+
+    def promotable(self, url: str) -> Timeline:
+        """This timeline with a "make this an expectation" action on each recorded call."""
+        return replace(self, promote_url=url)
+
+    def calls_only(self) -> Timeline:
+        """This timeline without its conversation: the batches alone."""
+        return replace(self, conversation=())
+
+
+def build_timeline(
+    case: MatcherCase | None, run: MatcherRun, report: Mapping | None, *, anchor: str = ""
+) -> Timeline:
+    """The timeline of ``run`` against ``case`` (None: the version has no such case), as
+    ``report`` (the stored §3.3 report, or None before scoring) judged it."""
+    calls = {call.at: call for call in run.calls}
+    verdicts = _expected_verdicts(report)
+    scored = report is not None
+    forbids = case is not None and case.forbids_extra_calls
+    credited: dict[tuple[int, int], int] = {}
+    steps = []
+    for expected in case.expected_calls if case is not None else ():
+        verdict = verdicts.get(expected.index)
+        step = _expected_step(expected, verdict, calls, case.match)
+        if step.state == MATCHED:
+            credited[_at(verdict["matched"])] = expected.index
+        steps.append(step)
+    by_index = {step.index: step for step in steps}
+    recorded = {
+        at: RecordedStep(
+            call,
+            credited.get(at),
+            scored=scored,
+            forbidden=scored and forbids and at not in credited,
+        )
+        for at, call in calls.items()
+    }
+    missed_after: dict[tuple[int, int], list[ExpectedStep]] = {}
+    unplaced = []
+    for step in steps:
+        if step.state == MATCHED:
+            continue
+        if step.nearest in calls:
+            missed_after.setdefault(step.nearest, []).append(step)
+        else:
+            unplaced.append(TimelineRow(expected=step))
+    batches = []
+    for b, batch in enumerate(run.batches):
+        rows = []
+        for call in batch:
+            step = recorded[call.at]
+            pair = by_index[step.credited] if step.credited is not None else None
+            rows.append(TimelineRow(expected=pair, recorded=step))
+            rows.extend(
+                TimelineRow(expected=missed, nearest=step)
+                for missed in missed_after.get(call.at, ())
+            )
+        batches.append(TimelineBatch(b, tuple(rows), len(batch)))
+    return Timeline(
+        batches=tuple(batches),
+        unplaced=tuple(unplaced),
+        expected=len(steps),
+        credited=len(credited),
+        recorded=len(calls),
+        unmatched=sum(step.unmatched for step in recorded.values()),
+        scored=scored,
+        anchor=anchor,
+        forbids_extra_calls=forbids,
+        case=case,
+        conversation=_conversation(run, batches),
+    )
+
+
+def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, ...]:
+    """The transcript's turns with each batch at the assistant turn that emitted it. A batch
+    no turn names comes just before the next one named (or at the end), so every batch is
+    shown once and in order; a tool turn is left out when its calls hold their results, and
+    a turn with no text and no calls."""
+    if not run.transcript:
+        return ()
+    turns: list[Turn] = []
+    placed = 0  # batches placed so far: they are placed in order
+    for raw in run.transcript:
+        role, text, b = raw["role"], raw.get("text"), raw.get("batch")
+        if role == "assistant" and b is not None and b >= placed:
+            turns.extend(Turn("assistant", None, batch) for batch in batches[placed:b])
+            turns.append(Turn(role, text, batches[b]))
+            placed = b + 1
+        elif role == "tool" and b is not None:
+            if any(call.result is None for call in run.batches[b]):
+                turns.append(Turn(role, text, result_of=b))
+        elif text:  # a turn with nothing to read (an empty message) is left out
+            turns.append(Turn(role, text))
+    turns.extend(Turn("assistant", None, batch) for batch in batches[placed:])
+    return tuple(turns)
+
+
+def timeline_of(run: Run, report: Mapping | None) -> Timeline | None:
+    """The timeline of a stored run against the suite version its submission was scored
+    against, with ids of its own (``run-<pk>-call-0-1``); None when the stored run no
+    longer reads as a valid run."""
+    try:
+        recorded = load_run(run.document)
+    except InvalidInput:
+        return None
+    case = suite_of_version(run.submission.version).case(run.case_key)
+    return build_timeline(case, recorded, report, anchor=f"run-{run.pk}-")
+
+
+def _expected_verdicts(report: Mapping | None) -> dict[int, Mapping]:
+    if report is None:
+        return {}
+    return {p["index"]: p for p in report.get("predicates", ()) if p.get("kind") == "expected_call"}
+
+
+def _expected_step(
+    expected: ExpectedCall, verdict: Mapping | None, calls: Mapping, options: MatchOptions
+) -> ExpectedStep:
+    common: dict[str, Any] = {
+        "index": expected.index,
+        "name": expected.name,
+        "required_args": expected.required_args,
+        "flags": expected.flags,
+        "label": expected.label,
+        "words": describe_arguments(expected.required_args, options),
+    }
+    if verdict is None:
+        return ExpectedStep(**common, state=UNSCORED)
+    if verdict.get("passed") and _at(verdict.get("matched")) in calls:
+        return ExpectedStep(**common, state=MATCHED)
+    nearest = _at(verdict.get("nearest"))
+    diff: tuple[ArgumentRow, ...] = ()
+    if nearest in calls:
+        rows = compare_arguments(expected.arguments, calls[nearest].arguments)
+        if not all(row.holds for row in rows):
+            diff = rows
+    return ExpectedStep(
+        **common,
+        state=ERROR if verdict.get("error") else MISSED,
+        detail=verdict.get("detail"),
+        nearest=nearest,
+        diff=diff,
+    )
+
+
+def _at(value) -> tuple[int, int] | None:
+    """A report's ``[batch, position]`` as a key of the calls (None if absent)."""
+    return (value[0], value[1]) if isinstance(value, list | tuple) and len(value) == 2 else None

@@ -1,0 +1,474 @@
+"""Streaming a run file, one validated canonical run at a time.
+
+A run file is JSON lines: each line is parsed, converted from its format, validated and
+numbered before the next is read, so memory stays flat however long the file is. Bad lines
+come out as problems with their line number; they never stop the valid lines around them.
+
+A run file may instead be one document holding runs, recognised by its start (only the
+first line is looked at before deciding, so a large JSON-lines file is never read whole):
+
+- ``[``: a JSON array whose elements are runs in any format (τ-bench's results), streamed
+  element by element (``json_array``);
+- ``PK``: an Inspect AI ``.eval`` archive, read sample by sample (``inspect_ai.read_eval``);
+- a lone ``{`` (a pretty-printed document, as Inspect writes them): an Inspect AI ``.json``
+  log, streamed sample by sample; a first line that is a whole log (a compact one) is
+  split into its samples.
+
+``case_field`` names where each record (line, element or sample) holds its case key, for
+logs that do not call it ``case`` (``scoring.runfiles.casefield``).
+
+A line past the line limit is never held whole either: it is read in bounded blocks and
+dropped up to its newline (``bounded_lines``), so memory stays near the limit whatever the
+line (DESIGN.md §5, "Limits hold while reading, not after"). A document is told by its first
+bytes, not its first line, so a compact array on one long line is still read element by
+element.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, BinaryIO
+
+import ijson
+
+from scoring.importers import detect_format, inspect_ai, to_canonical
+from scoring.importers.common import object_at
+from scoring.matcher import (
+    InvalidInput,
+    Problem,
+    Run,
+    TrialNumbering,
+    duplicate_key,
+    field_path,
+    load_run,
+    nested_deeper_than,
+    number_as_parsed,
+    parse_json,
+)
+from scoring.runfiles.casefield import root_field, with_case_from
+
+_BOM = b"\xef\xbb\xbf"
+_PEEK_BYTES = 4096
+_ZIP = b"PK\x03\x04"
+# An archive read from a stream that cannot seek (standard input, a stored upload) is
+# copied aside first: zip keeps its directory at the end. Small ones stay in memory.
+_SPOOL_IN_MEMORY = 8 << 20
+# ijson reads this much at a time: element sizes are measured to within it.
+_CHUNK = 1 << 16
+
+LINE = "line"
+SAMPLE = "sample"
+ITEM = "item"  # an element of a JSON array of runs
+_UNIT_PATHS = {SAMPLE: "samples", ITEM: ""}  # where a unit's problems are located
+
+_SKIP_BLOCK = 1 << 20  # what is read at a time of a line being skipped
+
+# Open a run file with this buffer (``open(path, "rb", buffering=READ_BUFFER)``): a line
+# longer than the buffer is put together from pieces, which cost a 16 KB line (a τ-bench
+# trajectory) more than the rest of its parsing: 17 µs a line with the default 8 KB buffer,
+# under 3 with this one.
+READ_BUFFER = 1 << 20
+
+
+# Not frozen, as ``Run`` is not: one is made per record, and a frozen dataclass pays an
+# object.__setattr__ per field. Treat it as immutable all the same.
+@dataclass(slots=True)
+class RunLine:
+    """One run of a run file (a non-blank line, an element of an array of runs, or a sample
+    of an Inspect log): its run, or why it has none.
+
+    ``line`` is the 1-based position in the file's ``unit``: its line number, or for a
+    document of runs the element's (or sample's) position. The problems of an element or
+    sample carry no line number; their paths start at it (``[17].traj[3]...``,
+    ``samples[2].messages[1]...``).
+    """
+
+    line: int
+    run: Run | None = None
+    canonical: dict | None = None  # the run as stored: canonical format, unknown fields kept
+    problems: tuple[Problem, ...] = ()
+    unit: str = LINE
+    format: str | None = None  # the run format, when the line was recognised
+
+    def problem(self, path: str, message: str) -> Problem:
+        """A further problem with this run (an unknown case, say), located like the others."""
+        return _located(self.unit, self.line, Problem(path, message))
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedLine:
+    """A line past the line limit, dropped as it was read: only its size is kept."""
+
+    size: int
+
+
+def bounded_lines(
+    lines: Iterable[bytes], max_line_bytes: int | None
+) -> Iterator[bytes | SkippedLine]:
+    """The lines of ``lines``, each a ``SkippedLine`` instead when longer than
+    ``max_line_bytes`` (its newline included).
+
+    A readable binary stream is read with ``readline(limit)``, so a longer line is never in
+    memory: its first ``max_line_bytes + 1`` bytes tell it is too long, and the rest is read
+    and dropped a block at a time up to the next newline. Any other iterable of lines (a
+    list, say) is already in memory, and its lines are only measured."""
+    readline = getattr(lines, "readline", None)
+    if readline is None or max_line_bytes is None:
+        for raw in lines:
+            if type(raw) is bytes and max_line_bytes is not None and len(raw) > max_line_bytes:
+                raw = SkippedLine(len(raw))
+            yield raw
+        return
+    while raw := readline(max_line_bytes + 1):
+        if len(raw) <= max_line_bytes:
+            yield raw
+            continue
+        size = len(raw)
+        while not raw.endswith(b"\n") and (raw := readline(_SKIP_BLOCK)):
+            size += len(raw)
+        yield SkippedLine(size)
+
+
+def json_lines(
+    lines: Iterable[bytes | SkippedLine],
+    *,
+    max_line_bytes: int | None = None,
+    max_depth: int | None = None,
+    start: int = 1,
+) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value or ``InvalidInput``) for each non-blank line, in order.
+
+    ``lines`` is a binary stream or an iterable of lines, ``SkippedLine`` among them; its
+    first is line ``start`` of the file (a batch of a file's lines starts further on). A
+    line longer than ``max_line_bytes``, or nested deeper than ``max_depth`` arrays and
+    objects, is an ``InvalidInput`` saying so."""
+    for number, raw in enumerate(bounded_lines(lines, max_line_bytes), start=start):
+        if type(raw) is SkippedLine:
+            message = f"the line is {raw.size:,} bytes; the limit is {max_line_bytes:,}"
+            yield number, InvalidInput([Problem("", message, number)])
+            continue
+        if number == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+        if not raw or raw.isspace():  # blank; stops at the first other byte, copying none
+            continue
+        try:
+            value = parse_json(raw)
+        except InvalidInput as exc:
+            yield number, exc.at_line(number)
+            continue
+        duplicate = duplicate_key(raw, value)
+        if duplicate is not None:
+            path, key = duplicate
+            yield number, InvalidInput([Problem(path, f"duplicate key {key!r}", number)])
+            continue
+        if max_depth is not None and nested_deeper_than(raw, max_depth):
+            message = f"the JSON is nested more than {max_depth} levels deep"
+            yield number, InvalidInput([Problem("", message, number)])
+            continue
+        yield number, value
+
+
+def json_array(
+    stream: BinaryIO, *, max_item_bytes: int | None = None, max_depth: int | None = None
+) -> Iterator[tuple[int, Any]]:
+    """(1-based position, element or ``InvalidInput``) for each element of the JSON array
+    that is the whole of ``stream``, read one element at a time: memory holds one element,
+    however long the array.
+
+    The limits are a line's (``json_lines``), applied to each element as it is read: an
+    element past ``max_item_bytes`` (measured to within ``_CHUNK``) or nested deeper than
+    ``max_depth`` is an ``InvalidInput`` saying so, and is skipped without being built.
+    Numbers are read as ``parse_json`` reads them: integers exact, a fraction a float
+    where the float is the written value, else a ``Decimal``. A document that breaks off
+    ends with its problem."""
+    counted = _Counted(stream)
+    # basic_parse builds no prefixes, which would cost as much as the depth per event.
+    events = ijson.basic_parse(counted, buf_size=_CHUNK, use_float=False)
+    position = done = 0  # elements begun, and read to their end
+    try:
+        next(events)  # the array's start: the file's first byte is "["
+        for kind, value in events:
+            if kind == "end_array":  # the document's own array
+                break
+            position += 1
+            if kind == "number":
+                element = number_as_parsed(value)
+            elif kind in ("start_map", "start_array"):
+                element = _element(kind, events, counted, max_item_bytes, max_depth)
+            else:
+                element = value
+            done = position
+            yield position, element
+        for _ in events:  # ijson finds anything after the array a JSON error
+            pass
+    except ijson.JSONError as exc:
+        message = inspect_ai.ijson_message(exc)
+        if position > done:  # it broke inside this element
+            yield position, InvalidInput.single("", f"invalid JSON: {message}")
+        else:
+            message = f"invalid JSON after element {position}: {message}"
+            yield position + 1, InvalidInput.single("", message)
+
+
+def _element(kind, events, counted, max_item_bytes, max_depth) -> Any:
+    """The element that starts with ``kind``, built from ``events`` up to its end; an
+    ``InvalidInput`` (its events read, not built) when it breaks a limit."""
+    builder = ijson.ObjectBuilder()
+    started = counted.seen
+    depth = 0
+    refused = None
+    value = None  # a container's start has none
+    while True:
+        if kind == "start_map" or kind == "start_array":
+            depth += 1
+            if max_depth is not None and depth > max_depth and refused is None:
+                refused = f"the JSON is nested more than {max_depth} levels deep"
+        elif kind == "end_map" or kind == "end_array":
+            depth -= 1
+        if refused is None:
+            if max_item_bytes is not None and counted.seen - started > max_item_bytes:
+                refused = f"the element is over {max_item_bytes:,} bytes, the limit"
+            else:
+                builder.event(kind, number_as_parsed(value) if kind == "number" else value)
+        if depth == 0:
+            return builder.value if refused is None else InvalidInput.single("", refused)
+        kind, value = next(events)
+
+
+def read_run_lines(
+    lines: Iterable[bytes],
+    *,
+    format_name: str | None = None,
+    case_field: str | None = None,
+    max_line_bytes: int | None = None,
+    max_depth: int | None = None,
+    max_uncompressed_bytes: int | None = None,
+) -> Iterator[RunLine]:
+    """The runs of a run file (``lines``: an iterable of byte lines, such as a binary file),
+    in order; blank lines are skipped. A file that is one document of runs (an array, an
+    Inspect AI log) gives a run per element or sample. The limits are those of
+    ``json_lines``, and for an ``.eval`` archive what its entries may expand to."""
+    rest = iter(lines)  # a file is its own iterator: what ``bounded`` leaves is read on
+    records = RecordReader(format_name, case_field)
+    if _starts_an_array(rest):  # before any line is read: it may be one long line
+        items = json_array(rest, max_item_bytes=max_line_bytes, max_depth=max_depth)
+        yield from records.runs(items, ITEM)
+        return
+    bounded = bounded_lines(rest, max_line_bytes)
+    head, first = _head(bounded)
+    if first.startswith(_ZIP):
+        archive = _seekable(lines, head, rest)
+        try:
+            samples = inspect_ai.read_eval(
+                archive, max_uncompressed_bytes=max_uncompressed_bytes, keep=root_field(case_field)
+            )
+            yield from records.samples(samples)
+        finally:
+            if archive is not lines:
+                archive.close()
+    elif first.startswith(b"["):
+        stream = _ByteStream(b"".join(head).removeprefix(_BOM), rest)
+        items = json_array(stream, max_item_bytes=max_line_bytes, max_depth=max_depth)
+        yield from records.runs(items, ITEM)
+    elif first == b"{":
+        stream = _ByteStream(b"".join(head).removeprefix(_BOM), rest)
+        yield from records.samples(inspect_ai.read_log(stream, keep=root_field(case_field)))
+    else:
+        limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth}
+        yield from records.runs(json_lines(chain(head, bounded), **limits), LINE)
+
+
+def line_batches(
+    stream: BinaryIO, *, max_line_bytes: int | None, batch_lines: int, batch_bytes: int
+) -> Iterator[tuple[int, list[bytes | SkippedLine]]] | None:
+    """A JSON-lines file (a binary stream) as batches of its raw lines, each with
+    the number of its first line (at most ``batch_lines`` lines, ending at the one that
+    takes it to ``batch_bytes``), for workers to read with ``json_lines(batch, start=…)``
+    and ``RecordReader``; lines past ``max_line_bytes`` come as ``SkippedLine``. None (the
+    stream sought back to where it was) when the file is one document of runs (an array, an
+    Inspect log), or a stream that cannot seek back (a named pipe): ``read_run_lines``
+    reads those in one process."""
+    if not stream.seekable():
+        return None
+    at = stream.tell()
+    if _starts_an_array(stream):
+        stream.seek(at)
+        return None
+    bounded = bounded_lines(stream, max_line_bytes)
+    head, first = _head(bounded)
+    if first.startswith((_ZIP, b"[")) or first == b"{":
+        stream.seek(at)
+        return None
+    return _batched(chain(head, bounded), batch_lines, batch_bytes)
+
+
+def _batched(lines: Iterator, max_lines: int, max_bytes: int) -> Iterator[tuple[int, list]]:
+    start = 1
+    batch: list = []
+    size = 0
+    for raw in lines:
+        batch.append(raw)
+        size += len(raw) if type(raw) is bytes else 0
+        if len(batch) == max_lines or size >= max_bytes:
+            yield start, batch
+            start += len(batch)
+            batch, size = [], 0
+    if batch:
+        yield start, batch
+
+
+def _head(bounded: Iterator[bytes | SkippedLine]) -> tuple[list, bytes]:
+    """The lines read to tell what a file is (blank ones, then the first other), and that
+    first other line stripped (empty when there is none, or it was too long)."""
+    head = []
+    for raw in bounded:
+        head.append(raw)
+        if type(raw) is SkippedLine or raw.strip():
+            break
+    first = head[-1] if head else b""
+    return head, first.removeprefix(_BOM).strip() if type(first) is bytes else b""
+
+
+def _starts_an_array(stream) -> bool:
+    """Whether a binary stream's first bytes, past a byte-order mark and white space, open
+    a JSON array. A byte-order mark before it is consumed; nothing else is: the bytes are
+    peeked at (a buffered stream) or read and sought back (a seekable one). Other iterables
+    of lines are told by their first line."""
+    if hasattr(stream, "peek"):
+        start = stream.peek(_PEEK_BYTES)[:_PEEK_BYTES]
+    elif getattr(stream, "seekable", lambda: False)():
+        at = stream.tell()
+        start = stream.read(_PEEK_BYTES)
+        stream.seek(at)
+    else:
+        return False
+    found = start.removeprefix(_BOM).lstrip().startswith(b"[")
+    if found and start.startswith(_BOM):
+        stream.read(len(_BOM))
+    return found
+
+
+class RecordReader:
+    """Turns the records of a run file (lines, elements, samples) into runs, numbering the
+    trials of each case across the whole file."""
+
+    def __init__(self, format_name: str | None, case_field: str | None, *, numbered=True):
+        self.format_name = format_name
+        self.case_field = case_field
+        # Unnumbered, for a worker reading one batch of a file: the trials are numbered in
+        # file order by whoever puts the batches back together (``TrialNumbering.trial``).
+        self.numbering = TrialNumbering() if numbered else None
+
+    def _load(self, canonical: dict) -> Run:
+        run = load_run(canonical)
+        if self.numbering is not None:  # numbered in place: the run is new, none holds it
+            run.trial = self.numbering.trial(run.case, run.trial)
+        return run
+
+    def runs(self, records: Iterable[tuple[int, Any]], unit: str) -> Iterator[RunLine]:
+        for number, value in records:
+            if unit == LINE and inspect_ai.is_log(value):  # a whole log, compact, on a line
+                yield from self.samples(inspect_ai.log_samples(value))
+                continue
+            name = self.format_name
+            try:
+                if isinstance(value, InvalidInput):
+                    raise value
+                if self.case_field:
+                    value = with_case_from(value, self.case_field)
+                if name is None and (type(value) is dict or isinstance(value, Mapping)):
+                    name = detect_format(value)
+                canonical = to_canonical(value, name)
+                run = self._load(canonical)
+            except InvalidInput as exc:
+                problems = tuple(_located(unit, number, p) for p in exc.problems)
+                yield RunLine(number, problems=problems, unit=unit, format=name)
+                continue
+            yield RunLine(number, run=run, canonical=canonical, unit=unit, format=name)
+
+    def samples(self, samples: Iterator[tuple[Any, str | None]]) -> Iterator[RunLine]:
+        """A run per sample of an Inspect log; a log that breaks off ends with its problem."""
+        if self.format_name not in (None, inspect_ai.NAME):
+            message = (
+                f"the file is an Inspect AI eval log, not JSON lines in the {self.format_name}"
+                " format"
+            )
+            yield RunLine(1, problems=(Problem("", message, 1),))
+            return
+        position = 0
+        try:
+            for position, (sample, model) in enumerate(samples, start=1):
+                try:
+                    if isinstance(sample, InvalidInput):  # an .eval entry that cannot be read
+                        raise sample
+                    if self.case_field:
+                        sample = with_case_from(sample, self.case_field)
+                    canonical = inspect_ai.convert(object_at(sample, ""), model=model)
+                    run = self._load(canonical)
+                except InvalidInput as exc:
+                    problems = tuple(_located(SAMPLE, position, p) for p in exc.problems)
+                    yield RunLine(position, problems=problems, unit=SAMPLE)
+                    continue
+                yield RunLine(
+                    position, run=run, canonical=canonical, unit=SAMPLE, format=inspect_ai.NAME
+                )
+        except InvalidInput as exc:  # the document itself is broken (or has no samples)
+            yield RunLine(position + 1, problems=exc.problems, unit=SAMPLE)
+
+
+def _located(unit: str, position: int, problem: Problem) -> Problem:
+    """``problem`` of the record at ``position``: on its line, or under the element's (or
+    sample's) path."""
+    if unit == LINE:
+        return Problem(problem.path, problem.message, position)
+    where = f"{_UNIT_PATHS[unit]}[{position - 1}]"
+    return Problem(field_path(where, problem.path) if problem.path else where, problem.message)
+
+
+def _seekable(lines: Iterable[bytes], head: list[bytes], rest: Iterator[bytes]) -> BinaryIO:
+    """The whole file as a stream that can seek: ``lines`` itself when it is a file that
+    can, else a copy of it (``head`` and then ``rest``) in a temporary file."""
+    if hasattr(lines, "seekable") and lines.seekable():
+        lines.seek(0)
+        return lines  # type: ignore[return-value]
+    copy = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115
+    shutil.copyfileobj(_ByteStream(b"".join(head), rest), copy, _CHUNK)
+    copy.seek(0)
+    return copy  # type: ignore[return-value]
+
+
+class _Counted:
+    """A binary stream that counts the bytes read from it."""
+
+    def __init__(self, inner: BinaryIO):
+        self.inner = inner
+        self.seen = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size)
+        self.seen += len(data)
+        return data
+
+
+class _ByteStream:
+    """A readable binary stream of ``head`` and then the rest of the file: the document whose
+    first line was already read to recognise it."""
+
+    def __init__(self, head: bytes, rest: Iterator[bytes]):
+        self._pending = bytearray(head)
+        # A file reads on in chunks; other iterables of lines are taken a line at a time.
+        self._read_more = rest.read if hasattr(rest, "read") else lambda _size: next(rest, b"")
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self._pending) < size:
+            more = self._read_more(max(size - len(self._pending), 1 << 16))
+            if not more:
+                break
+            self._pending.extend(more)
+        data = bytes(self._pending if size < 0 else self._pending[:size])
+        del self._pending[: len(data)]
+        return data
