@@ -23,6 +23,7 @@ stack: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 test: lint
 	$(PY) -m pytest

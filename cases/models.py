@@ -5,11 +5,17 @@ changes; a SuiteVersion is the §3.1 suite file as it stood after one saved chan
 always uses a version, so later edits never change an old result.
 """
 
+from functools import lru_cache
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
+from rest_framework.authtoken.models import Token
+
+from scoring.matcher import Suite as MatcherSuite
+from scoring.matcher import load_suite
 
 from .fields import JSONTextField, document_digest
 
@@ -25,9 +31,13 @@ class User(AbstractUser):
         password_changed = self._password is not None and self.pk is not None
         super().save(*args, **kwargs)
         if password_changed:
-            from .tokens import revoke_all  # the tokens module needs this model
+            self.revoke_api_tokens()
 
-            revoke_all(self)
+    def revoke_api_tokens(self) -> None:
+        """Refuse every API key of the user from now on: their named tokens and the one of
+        ``manage.py drf_create_token``."""
+        self.api_tokens.all().delete()
+        Token.objects.filter(user=self).delete()
 
 
 class ApiToken(models.Model):
@@ -235,6 +245,24 @@ class SuiteVersion(models.Model):
 
     def get_absolute_url(self):
         return reverse("suite_version", args=[self.suite_id, self.number])
+
+    def matcher_suite(self) -> MatcherSuite:
+        """The matcher's suite for this version. Versions never change, so each process
+        keeps a few, by the digest of their document: an id can come back with other
+        content (SQLite gives out a rolled-back row's id again), a digest cannot. Only the
+        version's id and digest are read: load it with its document deferred, and the
+        document is read once per process."""
+        return _matcher_suite(self.pk, self.digest)
+
+
+@lru_cache(maxsize=16)
+def _matcher_suite(version_id: int, digest: str) -> MatcherSuite:
+    document = SuiteVersion.objects.values_list("document", flat=True).get(
+        pk=version_id, digest=digest
+    )
+    # Lenient: a version saved before a rule tightened still scores, its bad patterns
+    # reported as errors of the runs that reach them.
+    return load_suite(document, strict=False)
 
 
 class LabelColour(models.TextChoices):

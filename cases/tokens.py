@@ -48,11 +48,6 @@ def replace(token: ApiToken) -> tuple[ApiToken, str]:
     return token, key
 
 
-def revoke_all(user: User) -> None:
-    ApiToken.objects.filter(user=user).delete()
-    Token.objects.filter(user=user).delete()
-
-
 def user_of(key: str) -> tuple[User, ApiToken | Token] | None:
     """The active user a key belongs to, with its token; None for an unknown key."""
     token = ApiToken.objects.select_related("user").filter(key_hash=_hash(key)).first()

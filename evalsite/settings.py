@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served by the app (no CDN)
     "django_htmx",
+    "django_filters",
     "template_partials",
     "csp",
     "cases",

@@ -10,6 +10,7 @@ from scoring.importers import FORMAT_NAMES
 from scoring.matcher import InvalidInput, describe_arguments, parse_json
 from scoring.models import ReviewStatus
 from scoring.review.blind import DECISION_STATUSES
+from scoring.review.decisions import UNCHANGED
 from scoring.runfiles.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
 from scoring.runfiles.casefield import parse_case_field
 
@@ -88,7 +89,7 @@ class RescoreForm(forms.Form):
 
 class BulkReviewForm(forms.Form):
     """A review status and/or an assignee for every run of a filter or a failure group (the
-    filter travels in the same POST as ``RunFilters`` fields)."""
+    filter travels in the same POST as ``RunFilterSet`` fields)."""
 
     NOBODY = "nobody"
 
@@ -127,10 +128,11 @@ class BulkReviewForm(forms.Form):
         value = self.cleaned_data.get("set_label")
         return (self.labels[value[1:]], value[0] == "+") if value else None
 
-    @property
-    def chosen_assignee(self):
-        """The user chosen (None for nobody); only meaningful when one was chosen."""
-        return self.assignees.get(self.cleaned_data["assignee"])
+    def changes(self) -> dict:
+        """The change to make, as ``decisions.review_runs`` takes it."""
+        data = self.cleaned_data
+        assignee = self.assignees.get(data["assignee"]) if data["assignee"] else UNCHANGED
+        return {"status": data["status"], "assignee": assignee, "label_change": self.label_change}
 
 
 class ReviewForm(forms.Form):
@@ -153,6 +155,16 @@ class ReviewForm(forms.Form):
     def sent(self, name: str) -> bool:
         """Whether the post carried the field (so it is a change to make)."""
         return self.is_bound and name in self.data
+
+    def changes(self) -> dict:
+        """The change to make, as ``decisions.review_run`` takes it."""
+        data = self.cleaned_data
+        return {
+            "status": data["status"] if self.sent("status") else "",
+            "assignee": data["assignee"] if self.sent("assignee") else UNCHANGED,
+            "label": data["label"],
+            "comment_text": data["comment"],
+        }
 
 
 class BlindDecisionForm(forms.Form):

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.test import TestCase
 
 from cases import services
-from scoring.ingest.pipeline import create_submission, suite_of_version
+from scoring.ingest.pipeline import create_submission
 from scoring.results.tables import case_trials
 
 
@@ -45,9 +45,9 @@ def upload(suite, user, runs: list[dict]):
 def test_a_version_whose_id_comes_back_with_other_content_is_read_afresh(team, admin):
     with rolled_back():
         gone = services.create_suite(team, one_case_suite("first"), admin).latest_version
-        assert [case.key for case in suite_of_version(gone).cases] == ["first"]
+        assert [case.key for case in gone.matcher_suite().cases] == ["first"]
     version = services.create_suite(team, one_case_suite("second"), admin).latest_version
-    assert [case.key for case in suite_of_version(version).cases] == ["second"]
+    assert [case.key for case in version.matcher_suite().cases] == ["second"]
 
 
 @pytest.mark.django_db

@@ -11,7 +11,7 @@ import pytest
 from cases import services
 from scoring.ingest.pipeline import create_submission
 from scoring.results import case_drafts
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 
 SUITE = {
     "schema": "casebook.suite/1",
@@ -62,7 +62,7 @@ def run_of(submission, key: str, trial: int) -> int:
 
 
 def test_each_key_is_drafted_from_its_first_passing_run_as_a_revision_of_its_case(submission):
-    drafts = case_drafts.draft_cases(submission, RunFilters(), into=submission.suite)
+    drafts = case_drafts.draft_cases(submission, RunFilterSet(), into=submission.suite)
     assert (drafts.keys, drafts.runs, drafts.left_out) == (2, 3, 0)
     look, wave = drafts.drafts
     assert look.key == "look"
@@ -93,7 +93,7 @@ def test_each_key_is_drafted_from_its_first_passing_run_as_a_revision_of_its_cas
 
 def test_the_trial_picked_is_drafted_when_it_is_one_of_the_keys_passing_runs(submission):
     later = run_of(submission, "look", 2)
-    drafts = case_drafts.draft_cases(submission, RunFilters(), into=None, picks=[later])
+    drafts = case_drafts.draft_cases(submission, RunFilterSet(), into=None, picks=[later])
     look = drafts.drafts[0]
     assert look.run.run_id == later
     assert [c["required_args"] for c in look.case["expected_calls"]] == [
@@ -103,12 +103,12 @@ def test_the_trial_picked_is_drafted_when_it_is_one_of_the_keys_passing_runs(sub
     assert look.case["expected_calls"][1]["depends_on_result"] is True
     # a failing run, or another key's, is no pick for the key: its first passing run is
     for other in (run_of(submission, "look", 0), run_of(submission, "wave", 0)):
-        drafts = case_drafts.draft_cases(submission, RunFilters(), into=None, picks=[other])
+        drafts = case_drafts.draft_cases(submission, RunFilterSet(), into=None, picks=[other])
         assert drafts.drafts[0].run.trial == 1
 
 
 def test_for_a_new_suite_every_draft_is_a_new_case(submission):
-    drafts = case_drafts.draft_cases(submission, RunFilters(), into=None)
+    drafts = case_drafts.draft_cases(submission, RunFilterSet(), into=None)
     assert not any(d.revises for d in drafts.drafts)
     look = drafts.drafts[0].case
     assert look["title"] == "From trial 1 of look"
@@ -120,16 +120,16 @@ def test_for_a_new_suite_every_draft_is_a_new_case(submission):
 
 
 def test_the_filter_narrows_the_runs_and_only_passing_ones_are_drafted(submission):
-    drafts = case_drafts.draft_cases(submission, RunFilters(tag="hello"), into=None)
+    drafts = case_drafts.draft_cases(submission, RunFilterSet({"tag": "hello"}), into=None)
     assert [d.key for d in drafts.drafts] == ["wave"]
-    failing = case_drafts.draft_cases(submission, RunFilters(verdict="fail"), into=None)
+    failing = case_drafts.draft_cases(submission, RunFilterSet({"verdict": "fail"}), into=None)
     assert failing.runs == 3  # the filter's verdict gives way to "passed"
 
 
 def test_drafts_and_trials_offered_are_capped(submission, monkeypatch):
     monkeypatch.setattr(case_drafts, "DRAFTS_PER_REQUEST", 1)
     monkeypatch.setattr(case_drafts, "TRIALS_OFFERED", 1)
-    drafts = case_drafts.draft_cases(submission, RunFilters(), into=None)
+    drafts = case_drafts.draft_cases(submission, RunFilterSet(), into=None)
     assert [d.key for d in drafts.drafts] == ["look"]
     assert drafts.left_out == 1
     assert [t.trial for t in drafts.drafts[0].trials] == [1]

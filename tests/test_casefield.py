@@ -1,4 +1,5 @@
-"""``case_field`` paths (``scoring.runfiles.casefield``): parsed strictly, looked up in each record."""
+"""``case_field`` paths (``scoring.runfiles.casefield``): parsed strictly, looked up in
+each record."""
 
 import pytest
 

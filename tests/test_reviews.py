@@ -1,5 +1,5 @@
-"""The review service (scoring/review/decisions.py): statuses, assignees and comments on one run and on
-thousands at once, untriaged runs that have no row, history, and reviews outliving a re-score.
+"""The review service (scoring/review/decisions.py): statuses, assignees and comments on one
+run and on thousands at once, untriaged runs that have no row, history, and reviews outliving a re-score.
 On the database the tests are given (PostgreSQL in CI)."""
 
 from __future__ import annotations
@@ -14,7 +14,15 @@ from django.test.utils import CaptureQueriesContext
 from cases import services
 from cases.models import Membership, Role, Team, User
 from scoring.ingest.pipeline import create_submission, rescore
-from scoring.models import Review, ReviewEvent, ReviewStatus, Run, Submission, Verdict
+from scoring.models import (
+    Review,
+    ReviewEvent,
+    ReviewStatus,
+    Run,
+    Submission,
+    Verdict,
+    with_review_status,
+)
 from scoring.review import decisions
 
 DEMO_CASES = ("greeting", "weather-two-cities", "delete-if-exists")
@@ -82,8 +90,8 @@ def run_of(submission: Submission, case: str) -> Run:
 def test_a_run_nobody_reviewed_has_no_row_and_is_untriaged(submission):
     runs = submission.runs.all()
     assert not Review.objects.exists()
-    assert decisions.with_status(runs, ReviewStatus.UNTRIAGED).count() == 3
-    assert not decisions.with_status(runs, ReviewStatus.FLAKY).exists()
+    assert with_review_status(runs, ReviewStatus.UNTRIAGED).count() == 3
+    assert not with_review_status(runs, ReviewStatus.FLAKY).exists()
 
 
 def test_setting_a_status_makes_the_review_and_an_event(submission, reviewer):
@@ -105,8 +113,8 @@ def test_setting_a_status_makes_the_review_and_an_event(submission, reviewer):
         ReviewStatus.FLAKY,
     )
     runs = submission.runs.all()
-    assert list(decisions.with_status(runs, ReviewStatus.FLAKY)) == [run]
-    assert decisions.with_status(runs, ReviewStatus.UNTRIAGED).count() == 2
+    assert list(with_review_status(runs, ReviewStatus.FLAKY)) == [run]
+    assert with_review_status(runs, ReviewStatus.UNTRIAGED).count() == 2
 
 
 def test_setting_the_status_a_run_already_has_changes_nothing(submission, reviewer):
@@ -123,8 +131,8 @@ def test_a_run_set_back_to_untriaged_is_untriaged_again(submission, reviewer):
     runs = submission.runs.filter(case_key="greeting")
     decisions.set_status(runs, ReviewStatus.WONT_FIX, reviewer)
     assert decisions.set_status(runs, ReviewStatus.UNTRIAGED, reviewer) == 1
-    assert decisions.with_status(submission.runs.all(), ReviewStatus.UNTRIAGED).count() == 3
-    assert not decisions.with_status(submission.runs.all(), ReviewStatus.WONT_FIX).exists()
+    assert with_review_status(submission.runs.all(), ReviewStatus.UNTRIAGED).count() == 3
+    assert not with_review_status(submission.runs.all(), ReviewStatus.WONT_FIX).exists()
 
 
 def test_an_unknown_status_is_refused(submission, reviewer):
@@ -157,7 +165,7 @@ def test_assigning_to_the_same_person_or_unassigning_nobody_changes_nothing(
     assert ReviewEvent.objects.filter(kind=ReviewEvent.Kind.ASSIGNEE).count() == 4
     assert Review.objects.filter(assignee=other).count() == 2
     # Assigning made rows, but no run left untriaged.
-    assert decisions.with_status(runs, ReviewStatus.UNTRIAGED).count() == 3
+    assert with_review_status(runs, ReviewStatus.UNTRIAGED).count() == 3
 
 
 def test_a_comment_is_an_event_and_needs_text(submission, reviewer):
@@ -235,7 +243,7 @@ def test_bulk_assignment_then_status_of_a_filter(many_runs, reviewer, other):
     assert decisions.assign(runs, other, reviewer) == MANY + 1
     assert decisions.set_status(runs.filter(trial__lt=10), ReviewStatus.WONT_FIX, other) == 10
     assert Review.objects.filter(assignee=other, status=ReviewStatus.WONT_FIX).count() == 10
-    untriaged = decisions.with_status(many_runs.runs.all(), ReviewStatus.UNTRIAGED)
+    untriaged = with_review_status(many_runs.runs.all(), ReviewStatus.UNTRIAGED)
     assert untriaged.count() == MANY + 3 - 10
 
 
@@ -262,7 +270,7 @@ def test_reviews_and_history_survive_a_rescore(
     review = Review.objects.get(run=weather)
     assert review.status == ReviewStatus.EXPECTATION_WRONG
     assert [e.kind for e in decisions.history(weather)] == ["status", "comment"]
-    assert list(decisions.with_status(submission.runs.all(), ReviewStatus.EXPECTATION_WRONG)) == [
+    assert list(with_review_status(submission.runs.all(), ReviewStatus.EXPECTATION_WRONG)) == [
         weather
     ]
 

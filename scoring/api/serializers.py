@@ -194,17 +194,6 @@ class SubmissionSerializer(serializers.ModelSerializer):
         return self.context["request"].build_absolute_uri(url)
 
 
-class ResultFilterSerializer(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=["pass", "fail", "error"], required=False)
-    case = serializers.CharField(required=False, help_text="only the runs of this case")
-    version = serializers.IntegerField(
-        min_value=1,
-        required=False,
-        help_text="the results against this version, current or scored before (see "
-        "``earlier_results``); the current one when absent",
-    )
-
-
 class RunReviewSerializer(serializers.Serializer):
     """The run's review as the team decided it (a double-blind queue's decisions count
     only once resolved)."""

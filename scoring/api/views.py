@@ -11,13 +11,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from cases import permissions as rules
 from cases.api.permissions import InSuiteAccess
-from cases.api.views import NOT_ALLOWED, NOT_FOUND, CasebookViewMixin
+from cases.api.views import NOT_ALLOWED, NOT_FOUND, PROBLEMS, CasebookViewMixin
 from cases.models import SuiteVersion
 from scoring.api.parsers import RawRunFileParser
 from scoring.api.serializers import (
@@ -27,7 +27,6 @@ from scoring.api.serializers import (
     QueueSerializer,
     ReportSerializer,
     RescoreSerializer,
-    ResultFilterSerializer,
     SubmissionListSerializer,
     SubmissionSerializer,
     SubmittedSerializer,
@@ -35,15 +34,48 @@ from scoring.api.serializers import (
 )
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused, UploadTooLarge
-from scoring.models import EarlierResult, Result, ReviewQueue, Submission
+from scoring.models import ReviewQueue, Submission
 from scoring.results import case_drafts
 from scoring.results.failures import API_GROUPS, Failures
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.review import blind, decisions, queues
 
 
 def _absolute(request, url: str) -> str:
     return request.build_absolute_uri(url)
+
+
+VERSION_PARAMETER = OpenApiParameter(
+    "version",
+    int,
+    description="the results against this version, current or scored before (see "
+    "`earlier_results`); the current one when absent",
+)
+
+
+def _version_number(query, submission: Submission) -> int:
+    number = query.get("version", "")
+    if not number:
+        return submission.version.number
+    if not number.isdigit() or int(number) < 1:
+        raise ValidationError({"version": ["A version number: 1, 2, 3, …"]})
+    return int(number)
+
+
+def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
+    """The query parameters of a FilterSet, for the schema of an action that filters with
+    it (an action needing more than ``DjangoFilterBackend`` gives the FilterSet)."""
+    return [
+        OpenApiParameter(
+            name,
+            str,
+            enum=[value for value, _ in field.extra["choices"]]
+            if "choices" in field.extra
+            else None,
+            description=str(field.extra.get("help_text", "")),
+        )
+        for name, field in filterset_class.base_filters.items()
+    ]
 
 
 class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
@@ -167,28 +199,35 @@ class SubmissionViewSet(
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
-        summary="The reports (§3.3), each with the page that reviews it",
-        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH), ResultFilterSerializer],
-        responses={200: ReportSerializer(many=True), 404: NOT_FOUND},
+        summary="The reports (docs/formats.md#reports), each with the page that reviews it",
+        description=(
+            "Filtered as the runs table is (its parameters, read by the same FilterSet); "
+            "`version` reads the results kept from an earlier version instead, which only "
+            "its own fields and its run's filter."
+        ),
+        parameters=[
+            OpenApiParameter("id", int, OpenApiParameter.PATH),
+            VERSION_PARAMETER,
+            *filterset_parameters(RunFilterSet),
+        ],
+        responses={200: ReportSerializer(many=True), 400: PROBLEMS, 404: NOT_FOUND},
     )
     @action(detail=True)
     def results(self, request, pk):
         submission = self.get_object()
-        query = ResultFilterSerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        results = Result.objects.filter(submission=submission)
-        number = query.validated_data.get("version", submission.version.number)
-        if number != submission.version.number:
-            if not submission.earlier_scores.filter(version__number=number).exists():
-                raise NotFound(f"The submission was not scored against version {number}.")
-            results = EarlierResult.objects.filter(
-                submission=submission, version__number=number, version__suite=submission.suite
-            )
-        results = results.order_by("run__seq")
-        if verdict := query.validated_data.get("verdict"):
-            results = results.filter(verdict=verdict)
-        if case := query.validated_data.get("case"):
-            results = results.filter(run__case_key=case)
+        filters = RunFilterSet(request.query_params)
+        if not filters.is_valid():
+            raise ValidationError(filters.errors)
+        number = _version_number(request.query_params, submission)
+        if number == submission.version.number:
+            results = filters.results(submission)
+        elif submission.earlier_scores.filter(version__number=number).exists():
+            try:
+                results = filters.earlier_results(submission, number)
+            except ValueError as exc:
+                raise ValidationError({"version": [str(exc)]}) from None
+        else:
+            raise NotFound(f"The submission was not scored against version {number}.")
         page = self.paginate_queryset(results.only("run_id", "submission_id", "report"))
         context = self.get_serializer_context()
         context["reviews"] = decisions.decisions_of_runs([result.run_id for result in page])
@@ -233,7 +272,7 @@ class SubmissionViewSet(
             raise PermissionDenied("Only the suite's editors draft revisions of its cases.")
         drafts = case_drafts.draft_cases(
             submission,
-            RunFilters.from_query(request.query_params),
+            RunFilterSet(request.query_params),
             into=submission.suite if into == "suite" else None,
             picks=query.validated_data.get("run", []),
         )

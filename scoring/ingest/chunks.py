@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from scoring.ingest.bulk import insert_rows, relax_durability
-from scoring.ingest.pipeline import finish_if_complete, suite_of_version, update_counts
+from scoring.ingest.pipeline import finish_if_complete, update_counts
 from scoring.matcher import ERROR, FAIL, PASS, Report, failure_signature, load_run, score
 from scoring.matcher import PredicateResult as MatcherPredicate
 from scoring.models import LABEL_LIMIT, PredicateResult, Result, Run, ScoredChunk, Submission
@@ -64,7 +64,7 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
     )
     if submission is None:
         return  # deleted, or started again since this task was sent
-    suite = suite_of_version(submission.version)
+    suite = submission.version.matcher_suite()
     first, last = submission.chunk_bounds(index)
     runs = Run.objects.filter(submission=submission, seq__range=(first, last))
     now = timezone.now()

@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 import time
 from datetime import timedelta
-from functools import lru_cache
 from typing import BinaryIO
 
+from celery import Task, current_app
 from celery.exceptions import Retry
 from django.conf import settings
 from django.db import connection, transaction
@@ -23,7 +23,6 @@ from django.utils import timezone
 from cases.models import Suite, SuiteVersion
 from scoring.ingest.uploads import UploadRefused, store_upload
 from scoring.matcher import Suite as MatcherSuite
-from scoring.matcher import load_suite
 from scoring.models import (
     EarlierResult,
     EarlierScore,
@@ -38,6 +37,10 @@ from scoring.models import (
 from scoring.runfiles.diagnosis import CASES_KEPT, no_known_case
 
 log = logging.getLogger(__name__)
+
+# The tasks that run the pipeline's steps (scoring/tasks.py), by name.
+INGEST_TASK = "scoring.tasks.ingest_submission"
+SCORE_CHUNK_TASK = "scoring.tasks.score_chunk"
 
 # Seconds between the tries of a task run in-process (eager) that asked to be retried.
 EAGER_RETRY_WAITS = (0.2, 0.5, 1, 2, 4)
@@ -97,7 +100,7 @@ def rescore(submission: Submission, version: SuiteVersion) -> None:
         locked.version = version
         locked.generation += 1
         locked.error = ""
-        recount_cases(locked, suite_of_version(version))
+        recount_cases(locked, version.matcher_suite())
         locked.status = Status.SCORING
         locked.scoring_finished = None
         finish_if_complete(locked)
@@ -291,7 +294,7 @@ def finish_if_complete(submission: Submission) -> None:
 def nothing_to_score(submission: Submission) -> str:
     """Why a submission whose runs are all of cases its version lacks scored nothing."""
     version = SuiteVersion.objects.defer("document").get(pk=submission.version_id)
-    suite_cases = [case.key for case in suite_of_version(version).cases]
+    suite_cases = [case.key for case in version.matcher_suite().cases]
     run_cases = list(submission.unknown_cases)
     return no_known_case(
         run_cases,
@@ -302,38 +305,27 @@ def nothing_to_score(submission: Submission) -> str:
     )
 
 
-def suite_of_version(version: SuiteVersion) -> MatcherSuite:
-    """The matcher's suite for a version. Versions never change, so each process keeps a few,
-    by the digest of their document: an id can come back with other content (SQLite gives
-    out a rolled-back row's id again), a digest cannot. Only the version's id and digest are
-    read: load it with its document deferred, and the document is read once per process."""
-    return _suite_of(version.pk, version.digest)
-
-
-@lru_cache(maxsize=16)
-def _suite_of(version_id: int, digest: str) -> MatcherSuite:
-    document = SuiteVersion.objects.values_list("document", flat=True).get(
-        pk=version_id, digest=digest
-    )
-    # Lenient: a version saved before a rule tightened still scores, its bad patterns
-    # reported as errors of the runs that reach them.
-    return load_suite(document, strict=False)
+def task_named(name: str) -> Task:
+    """The Celery task ``name``. Tasks sit above the services they call
+    (docs/architecture.md), so a service names the task it enqueues rather than import it;
+    Celery's loader imports the installed apps' ``tasks`` modules when first asked."""
+    app = current_app
+    if name not in app.tasks:
+        app.loader.import_default_modules()
+    return app.tasks[name]
 
 
 def enqueue_ingest(submission_id: int) -> None:
-    from scoring.tasks import ingest_submission  # the tasks call this module
-
-    _after_commit(ingest_submission, submission_id)
+    _after_commit(task_named(INGEST_TASK), submission_id)
 
 
 def enqueue_chunks(submission: Submission, indexes) -> None:
-    from scoring.tasks import score_chunk
-
+    task = task_named(SCORE_CHUNK_TASK)
     for index in indexes:
-        _after_commit(score_chunk, submission.pk, submission.generation, index)
+        _after_commit(task, submission.pk, submission.generation, index)
 
 
-def _after_commit(task, *args) -> None:
+def _after_commit(task: Task, *args) -> None:
     """Send ``task`` once the current transaction commits. A broker that cannot be reached
     is logged, not raised: the work is in the database, and the sweep sends it again."""
 

@@ -34,7 +34,6 @@ from scoring.ingest.pipeline import (
     enqueue_chunks,
     finish_if_complete,
     note_unknown_case,
-    suite_of_version,
 )
 from scoring.ingest.uploads import UploadRefused, open_upload
 from scoring.matcher import Problem
@@ -74,7 +73,7 @@ def ingest(submission_id: int, *, take_over: bool = False) -> None:
         .defer("version__document")
         .get(pk=submission_id)
     )
-    batch = _Batch(submission, generation, suite_of_version(submission.version))
+    batch = _Batch(submission, generation, submission.version.matcher_suite())
     try:
         with closing(open_upload(submission_id)) as stream:
             lines = read_run_lines(

@@ -62,7 +62,7 @@ from scoring.ingest.pipeline import (
     finish_if_complete,
     note_unknown_case,
     recount_cases,
-    suite_of_version,
+    task_named,
     update_counts,
 )
 from scoring.ingest.reading import describe, tools_text
@@ -87,6 +87,7 @@ SUITE = "casebook.suite"
 LABEL = "casebook.label"
 CASE = "casebook.case"
 LABEL_LIMIT = Trace._meta.get_field("label").max_length
+ASSEMBLE_TASK = "scoring.tasks.assemble_traces"  # scoring/tasks.py, by name
 SWEEP_LIMIT = 1000  # traces assembled per sweep; the next sweep takes the rest
 READ_BATCH = 500  # spans read at a time when a trace is assembled
 REASONS_KEPT = 5  # reasons in a partial-success message
@@ -300,10 +301,8 @@ def schedule(trace_pks: list[int]) -> None:
     if current_app.conf.task_always_eager:
         embedded_timer.wake_in(grace)
         return
-    from scoring.tasks import assemble_traces  # the tasks call this module
-
     try:
-        assemble_traces.apply_async((trace_pks,), countdown=grace)
+        task_named(ASSEMBLE_TASK).apply_async((trace_pks,), countdown=grace)
     except Exception:
         # The spans are stored: the periodic sweep assembles them once the broker is back.
         log.exception("could not schedule the assembly of traces %s; the sweep will", trace_pks)
@@ -430,7 +429,7 @@ def _case_of_value(trace: Trace, value: str, submission: Submission) -> str:
     mapping = Suite.objects.values_list("trace_case_map", flat=True).get(pk=trace.suite_id)
     if value in mapping:
         return mapping[value]
-    return value if suite_of_version(submission.version).case(value) is not None else ""
+    return value if submission.version.matcher_suite().case(value) is not None else ""
 
 
 def _live_submission(trace: Trace) -> Submission | None:
@@ -491,7 +490,7 @@ def _place(
             submission.invalid += 1
             submission.save(update_fields=["invalid", "heartbeat"])
         return reason
-    suite = suite_of_version(submission.version)
+    suite = submission.version.matcher_suite()
     stored = trace.run
     tools = tools_text(run)
     values = {

@@ -10,11 +10,13 @@
 from .reviews import (
     BlindDecision,
     KnownFailure,
+    LabelLink,
     QueueItem,
     Review,
     ReviewEvent,
     ReviewQueue,
     ReviewStatus,
+    with_review_status,
 )
 from .spans import Trace, TraceSpan
 from .submissions import (
@@ -43,6 +45,7 @@ __all__ = [
     "InvalidLine",
     "KnownFailure",
     "KnownFailureSummary",
+    "LabelLink",
     "PredicateResult",
     "QueueItem",
     "Result",
@@ -58,4 +61,5 @@ __all__ = [
     "TraceSpan",
     "UploadChunk",
     "Verdict",
+    "with_review_status",
 ]

@@ -3,10 +3,13 @@ items, double-blind decisions, and known failures (a failure's signature tracked
 suite's submissions, with the last decision made on it).
 """
 
+from __future__ import annotations
+
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 
 from cases.models import ReviewLabel, Suite
@@ -53,6 +56,16 @@ class Review(models.Model):
 
     def __str__(self):
         return f"{self.get_status_display()}: run {self.run_id}"
+
+
+LabelLink = Review.labels.through  # a label on a run's review
+
+
+def with_review_status(runs: QuerySet[Run], status: str) -> QuerySet[Run]:
+    """The runs whose review status is ``status`` (a run never reviewed is untriaged)."""
+    if status == ReviewStatus.UNTRIAGED:
+        return runs.filter(Q(review__isnull=True) | Q(review__status=status))
+    return runs.filter(review__status=status)
 
 
 class ReviewEvent(models.Model):
@@ -163,6 +176,12 @@ class QueueItem(models.Model):
         return f"{self.queue} #{self.position}"
 
 
+class BlindDecisionQuerySet(models.QuerySet):
+    def open_for(self, user) -> BlindDecisionQuerySet:
+        """The user's decisions on items not yet resolved: the runs they review blind."""
+        return self.filter(reviewer=user, item__resolved_at__isnull=True)
+
+
 class BlindDecision(models.Model):
     """One reviewer's decision on an item of a double-blind queue, hidden from the other
     reviewer until the item is resolved. Made, undecided (``status`` blank), when the item
@@ -175,6 +194,8 @@ class BlindDecision(models.Model):
     status = models.CharField(max_length=20, choices=ReviewStatus.choices, blank=True)
     labels = models.ManyToManyField(ReviewLabel, blank=True, related_name="+")
     decided_at = models.DateTimeField(null=True, blank=True)
+
+    objects = BlindDecisionQuerySet.as_manager()
 
     class Meta:
         ordering = ["item", "reviewer"]

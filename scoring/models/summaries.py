@@ -48,8 +48,8 @@ class FailureSummary(models.Model):
 
 
 class KnownFailureSummary(models.Model):
-    """A submission's failing runs counted by signature (``scoring.results.known_failures``), stored with
-    its ``FailureSummary`` once its scoring is done: the suite's open problems add up a few
+    """A submission's failing runs counted by signature (``scoring.results.known_failures``),
+    stored with its ``FailureSummary`` once its scoring is done: the suite's open problems add up a few
     rows per submission rather than group every failing run of ten submissions. Rows of an
     older ``generation`` than the submission's are stale and never read."""
 

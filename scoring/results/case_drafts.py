@@ -11,7 +11,7 @@ only the chosen runs' documents read."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
 
@@ -25,7 +25,7 @@ from cases.drafting import draft_case, draft_revision
 from cases.models import Suite, SuiteVersion, Team
 from scoring.matcher import SUITE_SCHEMA, dump_json, parse_json
 from scoring.models import Run, Submission, Verdict
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 
 DRAFTS_PER_REQUEST = 100
 TRIALS_OFFERED = 20
@@ -66,14 +66,14 @@ class Drafts:
         return self.keys - len(self.drafts)
 
 
-def passing(filters: RunFilters) -> RunFilters:
+def passing(filters: RunFilterSet) -> RunFilterSet:
     """The runs table's filters, narrowed to the runs that passed."""
-    return replace(filters, verdict=Verdict.PASS)
+    return filters.but(verdict=Verdict.PASS)
 
 
 def draft_cases(
     submission: Submission,
-    filters: RunFilters,
+    filters: RunFilterSet,
     *,
     into: Suite | None,
     picks: Collection[int] = (),

@@ -13,11 +13,11 @@ import orjson
 from django.db.models import Case, Count, F, Q, TextField, When
 from django.urls import reverse
 
-from scoring.ingest.pipeline import suite_of_version
 from scoring.matcher import Case as MatcherCase
 from scoring.matcher import render_value
 from scoring.models import Result, ReviewEvent, Submission, Verdict
-from scoring.results.tables import Failing, RunFilters, case_tags, iter_run_row_batches
+from scoring.results.filtersets import RunFilterSet
+from scoring.results.tables import Failing, case_tags, iter_run_row_batches
 from scoring.runfiles import junit
 
 CSV_HEADER = (
@@ -62,7 +62,7 @@ class _Echo:
         return value
 
 
-def runs_csv(submission: Submission, filters: RunFilters, base_url: str) -> Iterator[str]:
+def runs_csv(submission: Submission, filters: RunFilterSet, base_url: str) -> Iterator[str]:
     """The runs table under ``filters`` as CSV lines, all rows (not one page), with its
     chosen meta columns; ``base_url`` (scheme and host) makes the links to the runs
     absolute. A run's failed predicates are a line each in the predicate, reason and cause
@@ -71,7 +71,7 @@ def runs_csv(submission: Submission, filters: RunFilters, base_url: str) -> Iter
     writer = csv.writer(_Echo())
     columns = filters.column_names
     yield writer.writerow([*CSV_HEADER[:META_AT], *columns, *CSV_HEADER[META_AT:]])
-    suite = suite_of_version(submission.version)
+    suite = submission.version.matcher_suite()
     # Reversed once, the run's id put in per row: reversing each row's address took as long
     # as the rest of the export.
     head, tail = (base_url + reverse("run", args=[submission.pk, 0])).rsplit("/0/", 1)

@@ -30,7 +30,7 @@ from django.db.models import F, Min, Q, QuerySet
 from scoring.matcher import CAUSE_WORDS
 from scoring.models import FailureSummary, PredicateResult, Status, Submission, Verdict
 from scoring.results import comparison, known_failures
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 
 Level = FailureSummary.Level
 
@@ -68,7 +68,7 @@ class CauseGroup:
 
     @property
     def cause(self) -> str:
-        """The runs-table filter value that selects this group (``RunFilters.cause``)."""
+        """The runs-table filter value that selects this group (``RunFilterSet.cause``)."""
         return cause_filter(self.kind, self.tool)
 
 
@@ -96,11 +96,11 @@ def _most_runs(runs: dict, shown: int | None = None) -> list:
 
 
 def aggregate(
-    submission: Submission, filters: RunFilters | None = None
+    submission: Submission, filters: RunFilterSet | None = None
 ) -> tuple[int, list[CauseGroup]]:
     """(how many runs of the filter did not pass, every group of their failed predicates,
     most runs first, each with its ``SHOWN`` most common arguments and exact predicates)."""
-    results = (filters or RunFilters()).matching(submission).exclude(verdict=Verdict.PASS)
+    results = (filters or RunFilterSet()).matching(submission).exclude(verdict=Verdict.PASS)
     # Two streams in run order, walked together: the failing runs with their case (read
     # from the runs' index), and their failed predicates (no join to the wide runs).
     runs = results.order_by("pk").values_list("pk", "run__case_key").iterator(STREAM_ROWS)
@@ -157,7 +157,7 @@ class Failures:
     stored summary when there is one that answers (no filter, and the summary is of the
     results as they are now), grouped when asked for otherwise."""
 
-    def __init__(self, submission: Submission, filters: RunFilters | None = None):
+    def __init__(self, submission: Submission, filters: RunFilterSet | None = None):
         self.submission = submission
         self.filters = filters if filters is not None and filters.active else None
         # The summary's count of failing runs: read first, as the sign that it is there.

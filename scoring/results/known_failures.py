@@ -13,45 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
-from django.utils import timezone
 
 from scoring.models import KnownFailure, KnownFailureSummary, Result, ReviewStatus, Run, Submission
 
 PROBLEM_SUBMISSIONS = 10  # the suite page's problems are those of its latest submissions
 PROBLEMS_READ = 200  # most recent problems read, of which the open ones are shown
 PROBLEMS_SHOWN = 20
-
-
-def record_decision(runs: QuerySet[Run], status: str, author) -> None:
-    """Keep ``status``, just set on ``runs``, as the decision on their problems."""
-    if status == ReviewStatus.UNTRIAGED:
-        return  # taking a decision back decides nothing about the problem
-    rows = (
-        Result.objects.filter(run__in=runs.values("pk"))
-        .exclude(signature="")
-        .values_list("signature", "run__case_key", "submission_id", "submission__suite_id")
-        .order_by()
-        .distinct()
-    )
-    now = timezone.now()
-    decided = {
-        (suite_id, signature): KnownFailure(
-            suite_id=suite_id,
-            signature=signature,
-            case_key=case_key,
-            status=status,
-            decided_by=author,
-            decided_in_id=submission_id,
-            decided_at=now,
-        )
-        for signature, case_key, submission_id, suite_id in rows
-    }
-    KnownFailure.objects.bulk_create(
-        decided.values(),
-        update_conflicts=True,
-        unique_fields=["suite", "signature"],
-        update_fields=["status", "decided_by", "decided_in", "decided_at"],
-    )
 
 
 def _here(submission: Submission) -> QuerySet:
@@ -94,24 +61,6 @@ def runs_here(submission: Submission, signatures: list[str]) -> dict[str, int]:
 
 def runs_of(submission: Submission, signatures) -> QuerySet[Run]:
     return Run.objects.filter(submission=submission, result__signature__in=signatures)
-
-
-def apply_earlier_decisions(submission: Submission, author, signature: str = "") -> int:
-    """Set each earlier decision (or the one on ``signature``) on this submission's runs of
-    its problem; how many runs changed."""
-    from scoring.review.blind import without_blind
-    from scoring.review.decisions import set_status  # reviews records its decisions here
-
-    problems = offered(submission)
-    if signature:
-        problems = problems.filter(signature=signature)
-    changed = 0
-    for status in set(problems.values_list("status", flat=True)):
-        signatures = problems.filter(status=status).values("signature")
-        # Not on the runs the author reviews blind: their review comes from the queue.
-        runs, _ = without_blind(runs_of(submission, signatures), author)
-        changed += set_status(runs, status, author)
-    return changed
 
 
 @dataclass(frozen=True)

@@ -4,34 +4,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from decimal import Decimal
-from functools import cached_property
 from itertools import islice
 from operator import itemgetter
-from urllib.parse import urlencode
 
 from django.core.cache import cache
-from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Count, Q, QuerySet
 
 from cases.models import ReviewLabel
 from cases.natural import natural_sorted
-from scoring.ingest.pipeline import suite_of_version
-from scoring.matcher import CAUSE_KINDS, CAUSE_WORDS, dump_json
+from scoring.matcher import CAUSE_WORDS, dump_json
 from scoring.models import (
-    LABEL_LIMIT,
+    LabelLink,
     PredicateResult,
     Result,
     Review,
     ReviewStatus,
-    Run,
     Status,
     Submission,
     Verdict,
 )
 from scoring.results.passk import KFigures, pass_at_k, pass_hat_k, suite_figures
-from scoring.review.decisions import LabelLink, with_status
-from scoring.runfiles.runmeta import META_KEY_LIMIT
 
 COMMON_FAILURES_SHOWN = 10
 LABEL_NAME_LIMIT = ReviewLabel._meta.get_field("name").max_length
@@ -99,7 +93,7 @@ def case_tags(submission: Submission) -> dict[str, tuple[str, ...]]:
     """Each case's tags in the version the submission was scored against (not the suite as
     it is now: a tag added since says nothing about these runs). The version's document is
     read once per process (``suite_of_version`` keeps it)."""
-    return {case.key: case.tags for case in suite_of_version(submission.version).cases}
+    return {case.key: case.tags for case in submission.version.matcher_suite().cases}
 
 
 def version_tags(submission: Submission) -> list[str]:
@@ -295,195 +289,3 @@ def iter_run_row_batches(
     values = table_rows(results, meta=bool(columns)).iterator(chunk_size=batch)
     while chunk := list(islice(values, batch)):
         yield run_rows(chunk, tags, columns)
-
-
-# Review statuses in the workflow's order (untriaged first), for sorting by review.
-_REVIEW_ORDER = Case(
-    *(When(run__review__status=status, then=Value(i)) for i, status in enumerate(ReviewStatus)),
-    default=Value(0),  # no review row: untriaged
-    output_field=IntegerField(),
-)
-
-COLUMNS_SHOWN = 6  # meta columns at most
-VIEW_ONLY = ("sort", "columns")  # parameters that change how the table looks, not its runs
-
-# What the runs table may be sorted by: the query parameter, and the ordering it means.
-SORTS = {
-    "line": ("run__seq",),
-    "-line": ("-run__seq",),
-    # Natural order (task-2 before task-10), the exact key breaking its rare ties (a01, a1).
-    "case": ("run__case_order", "run__case_key", "run__trial"),
-    "-case": ("-run__case_order", "-run__case_key", "run__trial"),
-    "verdict": ("verdict", "run__seq"),
-    "-verdict": ("-verdict", "run__seq"),
-    "review": (_REVIEW_ORDER.asc(), "run__seq"),
-    "-review": (_REVIEW_ORDER.desc(), "run__seq"),
-}
-
-
-@dataclass(frozen=True)
-class SortHeader:
-    """A sortable column header: the sort its link asks for, and how the table is sorted by
-    it now (``aria-sort``: ``ascending``, ``descending`` or ``none``)."""
-
-    link: str
-    state: str
-
-
-@dataclass(frozen=True)
-class RunFilters:
-    """The filters of a submission's runs table, as they stand in its URL (shareable, and
-    the back button restores them). Each empty one is off."""
-
-    verdict: str = ""
-    case: str = ""  # exact key
-    tag: str = ""  # of the case, in the version scored against
-    predicate: str = ""  # a failing predicate's label
-    cause: str = (
-        ""  # a failure group: "kind" or "kind:tool" (scoring.results.failures.cause_filter)
-    )
-    argument: str = ""  # with ``cause``: the argument its failures concern
-    problem: str = (
-        ""  # a failure signature (scoring.results.known_failures): the runs failing that way
-    )
-    tool: str = ""  # a tool the run called
-    review: str = ""  # review status
-    label: str = ""  # the name of one of the team's review labels on the run
-    text: str = ""  # in the final answer, case-insensitive
-    sort: str = "line"
-    columns: str = ""  # meta keys shown as columns, comma-separated (not a filter)
-
-    @classmethod
-    def from_query(cls, query) -> RunFilters:
-        """From a request's GET parameters; unknown values are dropped, not errors (a
-        shared link outlives a renamed option)."""
-        values = {f.name: query.get(f.name, "").strip() for f in fields(cls)}
-        # Columns ticked in the form come as one parameter each; a link has them joined.
-        if hasattr(query, "getlist"):
-            values["columns"] = ",".join(query.getlist("columns"))
-        if values["verdict"] not in Verdict.values:
-            values["verdict"] = ""
-        if values["review"] not in ReviewStatus.values:
-            values["review"] = ""
-        if values["sort"] not in SORTS:
-            values["sort"] = "line"
-        values["predicate"] = values["predicate"][:LABEL_LIMIT]
-        if values["cause"].partition(":")[0] not in CAUSE_KINDS:
-            values["cause"] = ""
-        values["cause"] = values["cause"][:LABEL_LIMIT]
-        values["argument"] = values["argument"][:LABEL_LIMIT] if values["cause"] else ""
-        values["problem"] = values["problem"][:32]
-        values["label"] = values["label"][:LABEL_NAME_LIMIT]
-        names = (name.strip() for name in values["columns"].split(","))
-        names = [name for name in names if name and len(name) <= META_KEY_LIMIT]
-        values["columns"] = ",".join(dict.fromkeys(names[:COLUMNS_SHOWN]))
-        return cls(**values)
-
-    @property
-    def column_names(self) -> tuple[str, ...]:
-        """The meta keys shown as columns, in the chosen order."""
-        return tuple(self.columns.split(",")) if self.columns else ()
-
-    @property
-    def cause_words(self) -> str:
-        """The failure group of ``cause`` (and ``argument``), in words, for its chip."""
-        kind, _, tool = self.cause.partition(":")
-        words = CAUSE_WORDS.get(kind, kind)
-        text = f"{tool}: {words}" if tool else words
-        return f"{text} ({self.argument})" if self.argument else text
-
-    @property
-    def active(self) -> bool:
-        """Whether any filter (not the sort or the columns) narrows the table."""
-        return any(value for name, value in asdict(self).items() if name not in VIEW_ONLY)
-
-    def as_query(self) -> dict[str, str]:
-        """The parameters that are set, for links that keep the filters."""
-        return {
-            name: value
-            for name, value in asdict(self).items()
-            if value and not (name == "sort" and value == "line")
-        }
-
-    @cached_property
-    def querystring(self) -> str:
-        """``as_query`` as URL text (no ``?``): the links to a run carry it, so the run
-        page can move to the next run of the same filter."""
-        return urlencode(self.as_query())
-
-    @cached_property
-    def headers(self) -> dict[str, SortHeader]:
-        """The sortable columns, by sort name: a header's link sorts by it, or the other
-        way round when the table is already sorted by it."""
-        headers = {}
-        for name in (key for key in SORTS if not key.startswith("-")):
-            if self.sort == name:
-                headers[name] = SortHeader(f"-{name}", "ascending")
-            elif self.sort == f"-{name}":
-                headers[name] = SortHeader(name, "descending")
-            else:
-                headers[name] = SortHeader(name, "none")
-        return headers
-
-    def results(self, submission: Submission) -> QuerySet[Result]:
-        """The submission's results that pass the filters, in the chosen order."""
-        # The run's submission too, though it is the same: so that the planner may read the
-        # runs in order through their (submission, seq) and (submission, case_key, trial)
-        # indexes and stop after a page, rather than sort the submission's every run.
-        return (
-            self.matching(submission).filter(run__submission=submission).order_by(*SORTS[self.sort])
-        )
-
-    def count(self, submission: Submission) -> int:
-        """How many results pass the filters (counted without the join that ``results``
-        adds for ordering: a count of the submission reads only the results' index)."""
-        return self.matching(submission).count()
-
-    def matching(self, submission: Submission) -> QuerySet[Result]:
-        """The submission's results that pass the filters, unordered."""
-        results = Result.objects.filter(submission=submission)
-        if self.case or self.tag or self.tool or self.text:
-            # The run's submission too, when a filter reads the runs: the planner may then
-            # combine the runs' (submission, ...) indexes with the filter's own (the text
-            # filter's trigrams match in every submission), rather than read the rows of all.
-            results = results.filter(run__submission=submission)
-        if self.verdict:
-            results = results.filter(verdict=self.verdict)
-        if self.case:
-            results = results.filter(run__case_key=self.case)
-        if self.tag:
-            keys = [key for key, tags in case_tags(submission).items() if self.tag in tags]
-            results = results.filter(run__case_key__in=keys)
-        if self.predicate:
-            # A subquery, not a join: a join would repeat a run for each predicate row.
-            failing = PredicateResult.objects.filter(
-                submission=submission, passed=False, label=self.predicate
-            )
-            results = results.filter(pk__in=failing.values("result_id"))
-        if self.cause:
-            kind, _, tool = self.cause.partition(":")
-            failing = PredicateResult.objects.filter(
-                submission=submission, passed=False, cause_kind=kind, cause_tool=tool
-            )
-            if self.argument:
-                failing = failing.filter(cause_argument=self.argument)
-            results = results.filter(pk__in=failing.values("result_id"))
-        if self.problem:
-            results = results.filter(signature=self.problem)
-        if self.tool:
-            results = results.filter(run__tools__contains=f"\n{self.tool}\n")
-        if self.review:
-            runs = with_status(Run.objects.filter(submission=submission), self.review)
-            results = results.filter(pk__in=runs.values("pk"))
-        if self.label:
-            labelled = LabelLink.objects.filter(
-                reviewlabel__team_id=submission.suite.team_id, reviewlabel__name=self.label
-            )
-            results = results.filter(pk__in=labelled.values("review_id"))
-        if self.text:
-            results = results.filter(run__final_text__icontains=self.text)
-        return results
-
-    def runs(self, submission: Submission) -> QuerySet[Run]:
-        """The runs of the filtered results: what a bulk review changes."""
-        return Run.objects.filter(pk__in=self.matching(submission).values("pk"))

@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from scoring.ingest.pipeline import suite_of_version
 from scoring.matcher import (
     ArgumentRow,
     Call,
@@ -236,7 +235,7 @@ def timeline_of(run: Run, report: Mapping | None) -> Timeline | None:
         recorded = load_run(run.document)
     except InvalidInput:
         return None
-    case = suite_of_version(run.submission.version).case(run.case_key)
+    case = run.submission.version.matcher_suite().case(run.case_key)
     return build_timeline(case, recorded, report, anchor=f"run-{run.pk}-")
 
 

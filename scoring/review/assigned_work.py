@@ -1,5 +1,6 @@
-"""A reviewer's own work across the suites they may see: the review queues with runs dealt
-out to them, and the runs assigned to them (the "My work" page)."""
+"""A reviewer's own work: across the suites they may see, the review queues with runs dealt
+out to them and the runs assigned to them (the "My work" page); and in one queue, the next
+item to review, reserved to them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 from django.db.models import Count, QuerySet
 
 from scoring.models import QueueItem, Review, ReviewQueue, ReviewStatus
+from scoring.review import blind, queues
 from scoring.review.queues import reviewed
 
 QUEUES_SHOWN = 200  # a reviewer's queues with runs left; older finished ones are not listed
@@ -71,3 +73,29 @@ def my_runs(user, suites: QuerySet, *, open_only: bool = True) -> QuerySet[Revie
             "submission__suite__name",
         )
     )
+
+
+@dataclass(frozen=True)
+class NextItem:
+    """The reviewer's next item of a queue, reserved to them; or, when there is none, why
+    (``finished``: every item is done, else the rest are others' right now)."""
+
+    item: QueueItem | None
+    why_none: str = ""
+    finished: bool = False
+
+
+def reserve_next(queue: ReviewQueue, user) -> NextItem:
+    """Reserve the user's next item of ``queue``: of a double-blind queue, the first they
+    have not decided; of another, as ``queues.next_item`` deals them out."""
+    if queue.double_blind:
+        item = blind.next_item(queue, user)
+        if item is None:
+            return NextItem(None, "You have decided every run of yours in this queue.", True)
+        return NextItem(item)
+    item = queues.next_item(queue, user)
+    if item is not None:
+        return NextItem(item)
+    if queues.progress(queue).finished:
+        return NextItem(None, "Queue finished: every run in it has been reviewed.", True)
+    return NextItem(None, "The runs left are being reviewed by others right now.")

@@ -15,9 +15,9 @@ the team's labels) without seeing each other's decision; their agreement is meas
   A reviewer may change their decision until then, not after.
 - While an item is open (not resolved), its reviewers review the run blind wherever they
   open it: the run page shows them their own decision only, with or without the queue in
-  its address, and hides the run's review, its thread and the problem's earlier decision
-  (a review made before the queue included); and they may not change the run's review
-  from the run page or a bulk change (``open_item``, ``without_blind``). The runs table,
+  its address, and hides the run's review, its thread and the known failure's earlier
+  decision (a review made before the queue included); and they may not change the run's
+  review from the run page or a bulk change (``scoring.review.decisions`` refuses). The runs table,
   the CSV and the results API still show the run's review to whoever may see the suite:
   it holds nothing of the other reviewer's decision until the item is resolved.
 """
@@ -34,7 +34,7 @@ from django.utils import timezone
 from cases.models import ReviewLabel, User
 from scoring.models import BlindDecision, QueueItem, ReviewQueue, ReviewStatus, Run
 from scoring.review.agreement import cohen_kappa, fleiss_kappa, observed_agreement
-from scoring.review.decisions import labels_of_team, set_labels, set_status
+from scoring.review.decisions import labels_of_team, write_queue_outcome
 from scoring.review.queues import Progress, Share
 
 # What a blind reviewer may decide: a status that says something (not "untriaged").
@@ -53,42 +53,6 @@ class Settled(ValueError):
 
 class NotReady(ValueError):
     """The item has no disagreement to resolve (yet)."""
-
-
-class ReviewingBlind(PermissionError):
-    """The user reviews the run blind in an open double-blind queue: its review is written
-    from the queue's decisions, not changed by hand."""
-
-
-def _open_decisions(user) -> QuerySet[BlindDecision]:
-    """The user's decisions on the items not yet resolved, of any double-blind queue."""
-    return BlindDecision.objects.filter(reviewer=user, item__resolved_at__isnull=True)
-
-
-def open_item(run: Run, user, queue_id: str = "") -> QueueItem | None:
-    """The run as an item the user reviews blind, not resolved: of queue ``queue_id`` if
-    it is one of those, else of the first queue; None when the user does not."""
-    decisions = _open_decisions(user).filter(item__run=run).select_related("item__queue")
-    wanted = decisions.filter(item__queue_id=queue_id) if queue_id.isdigit() else decisions.none()
-    decision = wanted.first() or decisions.order_by("item__queue_id").first()
-    return decision.item if decision else None
-
-
-def refuse_if_blind(run: Run, user) -> None:
-    """Raise ``ReviewingBlind`` when the user reviews the run blind."""
-    if item := open_item(run, user):
-        raise ReviewingBlind(
-            f"You are reviewing this run blind in the double-blind queue “{item.queue.name}”: "
-            "decide it there. Its review is written when both decisions are in (and agree) "
-            "or the disagreement is resolved."
-        )
-
-
-def without_blind(runs: QuerySet[Run], user) -> tuple[QuerySet[Run], int]:
-    """``runs`` less those the user reviews blind, and how many those are."""
-    blind_runs = _open_decisions(user).filter(item__run__in=runs).values("item__run_id")
-    left_out = blind_runs.distinct().count()
-    return (runs.exclude(pk__in=blind_runs) if left_out else runs), left_out
 
 
 def next_item(queue: ReviewQueue, user) -> QueueItem | None:
@@ -190,9 +154,7 @@ def resolve(item: QueueItem, user, status: str, labels) -> None:
 
 
 def _write_review(item: QueueItem, status: str, labels, author, resolver) -> None:
-    runs = Run.objects.filter(pk=item.run_id)
-    set_status(runs, status, author)
-    set_labels(runs, labels, author)
+    write_queue_outcome(item, status, labels, author)
     item.resolved_at, item.resolved_by = timezone.now(), resolver
     item.save(update_fields=["resolved_at", "resolved_by"])
 

@@ -40,7 +40,7 @@ from scoring.models import (
     ReviewStatus,
     Submission,
 )
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 
 # A claim fails only when another reviewer took the same item between our read and our
 # update, which row locks prevent on PostgreSQL; on SQLite a few tries are plenty.
@@ -59,7 +59,7 @@ def reviewed() -> Exists:
     )
 
 
-def group_of(filters: RunFilters) -> str:
+def group_of(filters: RunFilterSet) -> str:
     """The failure group the filters show, if they show exactly one: a failing predicate
     and no other filter. Else ""."""
     return filters.predicate if filters.as_query().keys() == {"predicate"} else ""
@@ -70,7 +70,7 @@ def build_queue(
     name: str,
     created_by,
     *,
-    filters: RunFilters | None = None,
+    filters: RunFilterSet | None = None,
     group: str = "",
     reviewers=(),
     double_blind: bool = False,
@@ -79,7 +79,7 @@ def build_queue(
     failure group ``group`` (the runs failing that predicate); dealt out to ``reviewers``
     (none: a shared pool), or with ``double_blind`` each to two of them (at least two).
     Raises ``NothingToReview`` when no run qualifies."""
-    filters = RunFilters(predicate=group) if group else filters or RunFilters()
+    filters = RunFilterSet({"predicate": group}) if group else filters or RunFilterSet()
     group = group_of(filters)
     reviewers = list(reviewers)
     if double_blind and len(reviewers) < 2:

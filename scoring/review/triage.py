@@ -3,7 +3,7 @@ table's filter, or the next item of a review queue; and the case's other trials 
 run's, which the run page and the compare-runs page link to.
 
 The run page is opened from the runs table with the table's filters in its query string
-(``RunFilters.as_query``); "next failure" is the next run in that table's order whose
+(``RunFilterSet.as_query``); "next failure" is the next run in that table's order whose
 verdict is not ``pass``. It is found in SQL from the current run's place in the order (a
 keyset query: the runs after it, first one), so it costs the same on a submission of ten
 runs or of 100,000.
@@ -19,7 +19,7 @@ from django.db.models.expressions import OrderBy
 from django.urls import reverse
 
 from scoring.models import Result, Run, Submission, Verdict
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 
 NOT_PASSING = (Verdict.FAIL, Verdict.ERROR)
 # Keys that tell a submission's runs apart (its table's constraints): an order by one of
@@ -41,7 +41,7 @@ class TriageLinks:
 def triage_links(submission: Submission, run: Run, query) -> TriageLinks:
     """The links of the run page opened with ``query`` (a request's GET parameters). With a
     ``queue`` parameter, the queue decides what comes next (its own view picks the item)."""
-    filters = RunFilters.from_query(query)
+    filters = RunFilterSet(query)
     kept = filters.as_query()
     queue = query.get("queue", "").strip()
     if queue.isdigit():
@@ -66,7 +66,7 @@ def triage_links(submission: Submission, run: Run, query) -> TriageLinks:
 
 
 def failure_neighbours(
-    submission: Submission, run: Run, filters: RunFilters
+    submission: Submission, run: Run, filters: RunFilterSet
 ) -> tuple[int | None, int | None]:
     """The runs (ids) before and after ``run`` among the failures of ``filters``, in the
     table's order. ``run`` itself need not pass the filter (it may have just been re-scored

@@ -18,7 +18,7 @@ from cases.permissions import draft_targets
 from scoring.forms import CasesFromRunsForm
 from scoring.matcher import InvalidInput
 from scoring.results import case_drafts
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.views.access import submission_for
 
 
@@ -31,7 +31,7 @@ def cases_from_runs(request, pk):
     submission = submission_for(request.user, pk)
     suite = submission.suite
     into_suite, teams = draft_targets(request.user, suite)
-    filters = RunFilters.from_query(request.GET)
+    filters = RunFilterSet(request.GET)
     latest = suite.versions.aggregate(last=Max("number"))["last"]
     label = submission.label or f"submission #{submission.pk}"
     initial = {

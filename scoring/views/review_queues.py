@@ -18,8 +18,8 @@ from django.views.decorators.vary import vary_on_headers
 from cases.permissions import can_edit_suite, can_resolve, resolves_as_editor, reviewers
 from scoring.forms import BlindDecisionForm
 from scoring.models import LABEL_LIMIT, QueueItem, ReviewQueue, Submission
-from scoring.results.tables import RunFilters
-from scoring.review import blind, queues
+from scoring.results.filtersets import RunFilterSet
+from scoring.review import assigned_work, blind, queues
 from scoring.views.access import submission_for
 
 ITEMS_PER_PAGE = 50
@@ -87,7 +87,7 @@ def queue_for(user, pk, *, edit: bool = False) -> ReviewQueue:
     return queue
 
 
-def default_name(submission: Submission, filters: RunFilters, group: str) -> str:
+def default_name(submission: Submission, filters: RunFilterSet, group: str) -> str:
     if group:
         return f"Failing {group}"[:200]
     described = ", ".join(f"{name}: {value}" for name, value in filters.as_query().items())
@@ -114,7 +114,7 @@ def queue_new(request, pk):
     current ones), or of the failure group ``?group=<failing predicate label>``."""
     submission = submission_for(request.user, pk, edit=True)
     group = request.GET.get("group", "").strip()[:LABEL_LIMIT]
-    filters = RunFilters(predicate=group) if group else RunFilters.from_query(request.GET)
+    filters = RunFilterSet({"predicate": group}) if group else RunFilterSet(request.GET)
     group = queues.group_of(filters)
     form = QueueForm(
         request.POST if request.method == "POST" else None,
@@ -258,7 +258,7 @@ def queue_decide(request, pk, item_id):
         except (blind.NotYours, blind.Settled) as exc:
             messages.error(request, f"Not recorded: {exc}.")
         else:
-            return redirect(reserve_next(request, queue.pk))
+            return redirect(next_in_queue(request, queue.pk))
     return redirect(f"{reverse('run', args=[queue.submission_id, item.run_id])}?queue={queue.pk}")
 
 
@@ -357,25 +357,16 @@ def queue_next(request, pk):
     queue's page, nothing reserved."""
     if request.method == "GET":
         return redirect(queue_for(request.user, pk))
-    return redirect(reserve_next(request, pk))
+    return redirect(next_in_queue(request, pk))
 
 
-def reserve_next(request, pk) -> str:
+def next_in_queue(request, pk) -> str:
     """Reserve the next run of queue ``pk`` to the user (an editor of its suite), and answer
     where to go: that run's page in the queue, or the queue's page saying why there is none."""
     queue = queue_for(request.user, pk, edit=True)
-    if queue.double_blind:
-        item = blind.next_item(queue, request.user)
-        if item is None:
-            messages.success(request, "You have decided every run of yours in this queue.")
-            return queue.get_absolute_url()
-        return f"{reverse('run', args=[queue.submission_id, item.run_id])}?queue={queue.pk}"
-    item = queues.next_item(queue, request.user)
-    if item is None:
-        if queues.progress(queue).finished:
-            messages.success(request, "Queue finished: every run in it has been reviewed.")
-        else:
-            messages.info(request, "The runs left are being reviewed by others right now.")
+    found = assigned_work.reserve_next(queue, request.user)
+    if found.item is None:
+        level = messages.SUCCESS if found.finished else messages.INFO
+        messages.add_message(request, level, found.why_none)
         return queue.get_absolute_url()
-    run_url = reverse("run", args=[queue.submission_id, item.run_id])
-    return f"{run_url}?queue={queue.pk}"
+    return f"{reverse('run', args=[queue.submission_id, found.item.run_id])}?queue={queue.pk}"

@@ -27,7 +27,11 @@ from scoring.results.timeline import timeline_of
 from scoring.review import blind, decisions
 from scoring.review.triage import nearby_trials, triage_links
 from scoring.views.access import run_for
-from scoring.views.review_queues import reserve_next
+from scoring.views.review_queues import next_in_queue
+
+REVIEW_REFUSED = (
+    "Nothing was changed: choose a status, or an assignee among the team's editors and admins."
+)
 
 
 @login_required
@@ -92,9 +96,9 @@ def review_context(
 
 
 def blind_context(run: Run, queue_id: str, user) -> dict | None:
-    """The user's decision on the run while they review it blind (``scoring.review.blind``): as an
-    item of queue ``queue_id`` (the address's), or of any open double-blind queue."""
-    item = blind.open_item(run, user, queue_id)
+    """The user's decision on the run while they review it blind: as an item of queue
+    ``queue_id`` (the address's), or of any open double-blind queue."""
+    item = decisions.blind_item(run, user, queue_id)
     if item is None:
         return None
     decision = blind.own_decision(item, user)
@@ -113,61 +117,41 @@ def blind_context(run: Run, queue_id: str, user) -> dict | None:
 @require_POST
 @vary_on_headers("HX-Request")
 def review(request, pk, run_id):
-    """Change the run's review: its status, its assignee, or a comment. Answers the review
-    panel (htmx), or the next failure when the reviewer asked to move on after deciding."""
+    """Change the run's review: its status, its assignee, a label or a comment. Answers the
+    review panel (htmx), or the next failure when the reviewer asked to move on after
+    deciding."""
     run = run_for(request.user, pk, run_id, edit=True)
-    try:
-        blind.refuse_if_blind(run, request.user)
-    except blind.ReviewingBlind as exc:
-        return _refuse_blind(request, run, str(exc))
     form = ReviewForm(
         request.POST, members=reviewers(run.submission.suite), labels=decisions.team_labels(run)
     )
-    status = 200
-    if form.is_valid():
-        data, runs = form.cleaned_data, Run.objects.filter(pk=run.pk)
-        if form.sent("status") and data["status"]:
-            decisions.set_status(runs, data["status"], request.user)
-        if form.sent("assignee"):
-            decisions.assign(runs, data["assignee"], request.user)
-        if data["label"]:
-            decisions.toggle_label(run, data["label"], request.user)
-        if data["comment"]:
-            decisions.comment(run, data["comment"], request.user)
-        if data["advance"] and form.sent("status"):
-            links = triage_links(run.submission, run, request.GET)
-            # In a queue, the next run is reserved here, by this POST (queue_next's rule).
-            following = reserve_next(request, links.queue) if links.queue else links.next
-            if following:
-                return (
-                    HttpResponseClientRedirect(following) if request.htmx else redirect(following)
-                )
-        form = None  # the changes are made: a fresh form
-    else:
-        status = 422
+    if not form.is_valid():
+        return _review_answer(request, run, form=form, status=422)
+    try:
+        decisions.review_run(run, request.user, **form.changes())
+    except decisions.ReviewingBlind as exc:
+        return _review_answer(request, run, refusal=str(exc), status=409)
+    if form.cleaned_data["advance"] and form.sent("status"):
+        links = triage_links(run.submission, run, request.GET)
+        # In a queue, the next run is reserved here, by this POST (queue_next's rule).
+        following = next_in_queue(request, links.queue) if links.queue else links.next
+        if following:
+            return HttpResponseClientRedirect(following) if request.htmx else redirect(following)
+    return _review_answer(request, run)
+
+
+def _review_answer(request, run: Run, *, form=None, refusal: str = "", status: int = 200):
+    """The review panel after a change (``form`` holding its errors, or the ``refusal`` of
+    a run the user reviews blind, with their blind panel); without htmx, back to the run
+    page saying what went wrong."""
     if not request.htmx:
-        if status == 422:
-            messages.error(
-                request,
-                "Nothing was changed: choose a status, or an assignee among the team's editors "
-                "and admins.",
-            )
+        if refusal or status == 422:
+            messages.error(request, refusal or REVIEW_REFUSED)
         return redirect(_run_url(run, request.GET.urlencode()))
+    blind_review = blind_context(run, "", request.user) if refusal else None
     context = {"run": run, "submission": run.submission, "query": request.GET.urlencode()}
-    context |= review_context(run, can_edit=True, form=form)
+    context |= review_context(run, can_edit=True, form=form, blind=blind_review)
+    context["blind_refusal"] = refusal
     return render(request, "scoring/run.html#review", context, status=status)
-
-
-def _refuse_blind(request, run: Run, reason: str):
-    """The answer to a review change on a run the user reviews blind: nothing changed, the
-    reason, and their blind panel in place of the review panel."""
-    if not request.htmx:
-        messages.error(request, reason)
-        return redirect(_run_url(run, request.GET.urlencode()))
-    context = {"run": run, "submission": run.submission, "query": request.GET.urlencode()}
-    context |= review_context(run, can_edit=True, blind=blind_context(run, "", request.user))
-    context["blind_refusal"] = reason
-    return render(request, "scoring/run.html#review", context, status=409)
 
 
 def _run_url(run: Run, query: str) -> str:

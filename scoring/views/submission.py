@@ -3,7 +3,6 @@ runs table; re-score, retry and delete."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from operator import itemgetter
 from urllib.parse import urlencode
@@ -33,8 +32,8 @@ from scoring.matcher import pretty_json
 from scoring.models import EarlierResult, EarlierScore, ReviewStatus, Submission, Verdict
 from scoring.results import exports, known_failures
 from scoring.results.failures import Failures
+from scoring.results.filtersets import RunFilterSet
 from scoring.results.tables import (
-    RunFilters,
     case_tags,
     case_trials,
     common_failures,
@@ -44,7 +43,7 @@ from scoring.results.tables import (
     table_rows,
     version_tags,
 )
-from scoring.review import blind, decisions
+from scoring.review import decisions
 
 from .access import submission_for
 
@@ -101,7 +100,7 @@ TABLE, SECTION = "runs", "runs-section"
 @vary_on_headers("HX-Request", "HX-Target", "HX-History-Restore-Request")
 def detail(request, pk):
     submission = submission_for(request.user, pk)
-    filters = RunFilters.from_query(request.GET)
+    filters = RunFilterSet(request.GET)
     can_edit = can_edit_suite(request.user, submission.suite)
     context = runs_context(request, submission, filters, can_edit=can_edit)
     partial = partial_target(request)
@@ -202,7 +201,7 @@ def apply_decisions(request, pk):
     """Set the earlier decisions on this submission's runs of their problems (all, or the
     one ``signature`` names); back to the page the form was on."""
     submission = submission_for(request.user, pk, edit=True)
-    changed = known_failures.apply_earlier_decisions(
+    changed = decisions.apply_earlier_decisions(
         submission, request.user, request.POST.get("signature", "")[:32]
     )
     messages.success(request, f"Earlier decisions set on {changed} run{pluralize(changed)}.")
@@ -220,14 +219,14 @@ def partial_target(request) -> str | None:
     return request.htmx.target if request.htmx.target in (TABLE, SECTION) else None
 
 
-def table_url(submission: Submission, filters: RunFilters, page_number: int = 1) -> str:
+def table_url(submission: Submission, filters: RunFilterSet, page_number: int = 1) -> str:
     """The address of the runs table as filtered: what the address bar shows, so that it
     can be shared and the back button comes back to it."""
     query = filters.as_query() | ({"page": page_number} if page_number > 1 else {})
     return submission.get_absolute_url() + (f"?{urlencode(query)}" if query else "")
 
 
-def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) -> dict:
+def runs_context(request, submission, filters: RunFilterSet, *, can_edit: bool) -> dict:
     """What the runs section shows: one page of the filtered table (keys, verdicts, failing
     labels and reviews; never a run's document or report), the filters' choices, and the
     bulk review form for editors."""
@@ -259,7 +258,7 @@ def runs_context(request, submission, filters: RunFilters, *, can_edit: bool) ->
     }
 
 
-def column_choices(submission: Submission, filters: RunFilters) -> list[tuple[str, bool]]:
+def column_choices(submission: Submission, filters: RunFilterSet) -> list[tuple[str, bool]]:
     """The meta keys the table may show as columns, each with whether it is shown: those
     the runs have, and any the address names besides (so that it can be unticked)."""
     shown = filters.column_names
@@ -275,7 +274,7 @@ def failures(request, pk):
     status on a whole group from here."""
     submission = submission_for(request.user, pk)
     can_edit = can_edit_suite(request.user, submission.suite)
-    filters = RunFilters.from_query(request.GET)
+    filters = RunFilterSet(request.GET)
     failures = Failures(submission, filters)
     page = Paginator(failures.top_level(), GROUPS_PER_PAGE).get_page(request.GET.get("page"))
     team_labels = list(decisions.labels_of_team(submission.suite.team_id))
@@ -302,11 +301,12 @@ def review_runs(request, pk):
     """Set a review status and/or an assignee on every run of the filter posted with it (a
     failure group is the filter ``predicate=label``)."""
     submission = submission_for(request.user, pk, edit=True)
-    filters = RunFilters.from_query(request.POST)
+    filters = RunFilterSet(request.POST)
     labels = decisions.labels_of_team(submission.suite.team_id)
     form = BulkReviewForm(request.POST, assignees=reviewers(submission.suite), labels=labels)
     if form.is_valid():
-        notice = bulk_review(submission, filters, form, request.user)
+        runs = filters.runs(submission)
+        notice = decisions.review_runs(runs, request.user, **form.changes()).notice
         level = messages.SUCCESS
     else:
         notice = " ".join(form.errors.get("__all__", [])) or "Choose a valid status or assignee."
@@ -319,47 +319,17 @@ def review_runs(request, pk):
     messages.add_message(request, level, notice)
     if request.POST.get("back") == "failures":
         # Back to the groups as they were shown: the page's filters, not the group's own.
-        shown = replace(filters, predicate="", cause="", argument="")
+        shown = filters.but(predicate="", cause="", argument="")
         query = f"?{shown.querystring}" if shown.querystring else ""
         return redirect(reverse("submission_failures", args=[submission.pk]) + query)
     return redirect(f"{table_url(submission, filters)}#runs-section")
-
-
-def bulk_review(submission, filters: RunFilters, form: BulkReviewForm, author) -> str:
-    """Apply the form to the filtered runs; what changed, as sentences."""
-    runs, blind_runs = blind.without_blind(filters.runs(submission), author)
-    total = runs.count()
-    of_total = f"of {total} run{pluralize(total)}"
-    done = []
-    if blind_runs:
-        done.append(
-            f"{blind_runs} run{pluralize(blind_runs)} left alone: you review "
-            f"{pluralize(blind_runs, 'it,them')} blind in a double-blind queue."
-        )
-    if status := form.cleaned_data["status"]:
-        changed = decisions.set_status(runs, status, author)
-        done.append(f"Status “{ReviewStatus(status).label}”: {changed} {of_total} changed.")
-    if form.cleaned_data["assignee"]:
-        assignee = form.chosen_assignee
-        changed = decisions.assign(runs, assignee, author)
-        name = assignee.get_username() if assignee else "nobody"
-        done.append(f"Assigned to {name}: {changed} {of_total} changed.")
-    if change := form.label_change:
-        label, adding = change
-        if adding:
-            changed = decisions.add_label(runs, label, author)
-            done.append(f"Label “{label.name}” put on {changed} {of_total}.")
-        else:
-            changed = decisions.remove_label(runs, label, author)
-            done.append(f"Label “{label.name}” taken off {changed} {of_total}.")
-    return " ".join(done)
 
 
 @login_required
 def export_csv(request, pk):
     """The runs table as CSV, every row under the filters in the query string."""
     submission = submission_for(request.user, pk)
-    filters = RunFilters.from_query(request.GET)
+    filters = RunFilterSet(request.GET)
     lines = exports.runs_csv(submission, filters, request.build_absolute_uri("/").rstrip("/"))
     return attachment(lines, "text/csv; charset=utf-8", f"submission-{submission.pk}-runs.csv")
 

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from cases import services
 from cases.models import Membership, Role, Team
 from scoring.ingest.pipeline import create_submission
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.review import decisions, queues
 from tests.pages.conftest import demo_document
 from tests.pages.runs import DELETE_FAIL, GREETING_FAIL, GREETING_PASS, TRIALS, WEATHER_FAIL
@@ -140,7 +140,7 @@ def test_my_work_from_the_navigation_to_my_next_run(page, live_server, user, pas
     suite = services.create_suite(team, demo_document(), user)
     submission = create_submission(suite, user, jsonl(TRIALS), label="agent")
     queue = queues.build_queue(
-        submission, "Failures", user, filters=RunFilters(verdict="fail"), reviewers=[user]
+        submission, "Failures", user, filters=RunFilterSet({"verdict": "fail"}), reviewers=[user]
     )
     decisions.assign(submission.runs.filter(case_key="greeting"), user, user)
     sign_in(page, live_server, user.username, password)
@@ -163,7 +163,7 @@ def busy_submission(team, user):
     submission = create_submission(suite, user, jsonl(runs), label="a model with a long name")
     decisions.assign(submission.runs.all(), user, user)
     queue = queues.build_queue(
-        submission, "Everything failing", user, filters=RunFilters(verdict="fail")
+        submission, "Everything failing", user, filters=RunFilterSet({"verdict": "fail"})
     )
     return submission, queue
 

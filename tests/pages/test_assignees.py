@@ -10,7 +10,7 @@ import pytest
 
 from cases.permissions import can_edit_suite, reviewers
 from scoring.models import Review
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.review import queues
 
 from .conftest import HX, text
@@ -28,7 +28,7 @@ def submission(suite, submit):
 
 @pytest.fixture
 def queue(submission, admin):
-    return queues.build_queue(submission, "greetings", admin, filters=RunFilters())
+    return queues.build_queue(submission, "greetings", admin, filters=RunFilterSet())
 
 
 def run_page(submission):

@@ -12,7 +12,7 @@ import pytest
 
 from cases.models import Membership, ReviewLabel, Role, User
 from scoring.models import BlindDecision, Review, ReviewEvent, ReviewQueue, ReviewStatus, Run
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.review import blind, decisions, queues
 from scoring.review.agreement import cohen_kappa, fleiss_kappa
 
@@ -47,7 +47,7 @@ def queue(submission, admin, editor):
         submission,
         "blind failures",
         admin,
-        filters=RunFilters(verdict="fail"),
+        filters=RunFilterSet({"verdict": "fail"}),
         reviewers=[admin, editor],
         double_blind=True,
     )
@@ -60,7 +60,7 @@ def three_way(submission, admin, editor, third):
         submission,
         "three",
         admin,
-        filters=RunFilters(verdict="fail"),
+        filters=RunFilterSet({"verdict": "fail"}),
         reviewers=[admin, editor, third],
         double_blind=True,
     )

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from cases import services
 from scoring.models import PredicateResult, Result, ReviewQueue, ReviewStatus
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.review import decisions
 from tests import tau_bench
 
@@ -69,7 +69,7 @@ def test_the_tau_bench_failures_make_a_few_groups_that_cover_every_failing_run(
     assert [runs for _, runs, _ in heads] == sorted((runs for _, runs, _ in heads), reverse=True)
     covered = set()
     for cause, runs, _ in heads:
-        in_group = set(RunFilters(cause=cause).matching(tau).values_list("pk", flat=True))
+        in_group = set(RunFilterSet({"cause": cause}).matching(tau).values_list("pk", flat=True))
         assert len(in_group) == runs
         covered |= in_group
     assert covered == set(failing_results(tau).values_list("pk", flat=True))
@@ -89,10 +89,10 @@ def test_the_api_answers_the_same_groups_as_designed(tau, admin):
     assert set(groups[0]) == {"kind", "tool", "runs", "cases", "first_seen", "arguments"}
     for group in groups:
         cause = f"{group['kind']}:{group['tool']}" if group["tool"] else group["kind"]
-        assert RunFilters(cause=cause).matching(tau).count() == group["runs"]
+        assert RunFilterSet({"cause": cause}).matching(tau).count() == group["runs"]
         assert group["first_seen"] == tau.pk
         for argument in group["arguments"]:
-            filters = RunFilters(cause=cause, argument=argument["argument"])
+            filters = RunFilterSet({"cause": cause, "argument": argument["argument"]})
             assert filters.matching(tau).count() == argument["runs"]
     by_cause = {(g["kind"], g["tool"]): g for g in groups}
     flights = by_cause["argument_value", "update_reservation_flights"]
@@ -112,8 +112,10 @@ def test_groups_follow_the_tables_filters(as_user, editor, tau):
     assert runs["no_call:cancel_reservation"] == cancel.count()
     # Only the flaky runs count, in every group.
     for cause, n in runs.items():
-        assert n == RunFilters(cause=cause, review=ReviewStatus.FLAKY).matching(tau).count()
-        assert n <= RunFilters(cause=cause).matching(tau).count()
+        assert (
+            n == RunFilterSet({"cause": cause, "review": ReviewStatus.FLAKY}).matching(tau).count()
+        )
+        assert n <= RunFilterSet({"cause": cause}).matching(tau).count()
     assert sum(runs.values()) < tau.failed
     nothing = text(client.get(failures_url(tau, text="no final answer says this")))
     assert group_heads(nothing) == []

@@ -17,7 +17,7 @@ from cases import services
 from scoring.ingest.pipeline import rescore
 from scoring.models import CaseSummary, FailureSummary, KnownFailureSummary, ReviewStatus, Status
 from scoring.results.failures import SHOWN, Failures, summarize_when_scored
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.review import decisions
 
 from .conftest import text
@@ -73,13 +73,13 @@ def lookups(team, admin, submit):
     return submit(suite, lookup_runs(), label="lookups")
 
 
-def answer(submission, filters: RunFilters | None = None):
+def answer(submission, filters: RunFilterSet | None = None):
     """Everything the failures page and API show: (failing runs, top level, groups)."""
     failures = Failures(submission, filters)
     return failures.failing_runs(), list(failures.top_level()), failures.groups()
 
 
-def aggregated(submission, filters: RunFilters | None = None):
+def aggregated(submission, filters: RunFilterSet | None = None):
     """``answer`` without the summary (deleted), from the failed predicates."""
     FailureSummary.objects.filter(submission=submission).delete()
     assert not Failures(submission, filters).summarized
@@ -99,14 +99,14 @@ def test_the_stored_groups_are_the_aggregated_ones(lookups):
     assert stored == aggregated(lookups)
     # Counted as the runs table's filters count them.
     for group in groups:
-        runs = RunFilters(cause=group.cause).matching(lookups)
+        runs = RunFilterSet({"cause": group.cause}).matching(lookups)
         assert group.runs == runs.count()
         assert group.cases == runs.values("run__case_key").distinct().count()
         for argument in group.arguments:
-            of_argument = RunFilters(cause=group.cause, argument=argument.argument)
+            of_argument = RunFilterSet({"cause": group.cause, "argument": argument.argument})
             assert argument.runs == of_argument.count(lookups)
         for label, n in group.labels:
-            assert n == RunFilters(cause=group.cause, predicate=label).count(lookups)
+            assert n == RunFilterSet({"cause": group.cause, "predicate": label}).count(lookups)
 
 
 def test_the_page_and_the_api_read_the_summary_not_the_predicates(as_user, viewer, lookups):
@@ -156,9 +156,9 @@ def test_a_rescore_replaces_the_summary_with_the_new_results(
 
 def test_reviews_leave_the_summary_true_and_a_review_filter_is_aggregated(lookups, admin):
     before = answer(lookups)
-    wrong_id = RunFilters(cause="argument_value:lookup", argument="id")
+    wrong_id = RunFilterSet({"cause": "argument_value:lookup", "argument": "id"})
     decisions.set_status(wrong_id.runs(lookups), ReviewStatus.FLAKY, admin)
-    flaky = RunFilters(review=ReviewStatus.FLAKY)
+    flaky = RunFilterSet({"review": ReviewStatus.FLAKY})
     failures = Failures(lookups, flaky)
     assert not failures.summarized
     groups = failures.groups()

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from cases import services
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.review import decisions, queues
 from tests.builders import make_team
 
@@ -28,7 +28,11 @@ def work(team, admin, editor, submit, outsider):
     a = submit(first, [GREETING_FAIL, WEATHER_FAIL, DELETE_FAIL, GREETING_PASS], label="agent-a")
     b = submit(second, [GREETING_FAIL, DELETE_FAIL], label="agent-b")
     queue = queues.build_queue(
-        a, "Failing runs", admin, filters=RunFilters(verdict="fail"), reviewers=[editor, admin]
+        a,
+        "Failing runs",
+        admin,
+        filters=RunFilterSet({"verdict": "fail"}),
+        reviewers=[editor, admin],
     )
     decisions.assign(b.runs.filter(case_key="delete-if-exists"), editor, admin)
     decisions.assign(b.runs.filter(case_key="greeting"), admin, admin)

@@ -27,7 +27,7 @@ from scoring.models import (
     ReviewStatus,
     Run,
 )
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.review import decisions, queues
 from tests.builders import make_team
 
@@ -54,8 +54,8 @@ def submission(suite, admin, django_capture_on_commit_callbacks):
     return made
 
 
-def failing(submission) -> RunFilters:
-    return RunFilters(verdict="fail")
+def failing(submission) -> RunFilterSet:
+    return RunFilterSet({"verdict": "fail"})
 
 
 def greeting_label(submission) -> str:
@@ -87,7 +87,7 @@ def expire(item: QueueItem) -> None:
 
 
 def test_a_queue_from_a_filter_holds_its_runs_in_the_tables_order(submission, editor):
-    filters = RunFilters(verdict="fail", sort="-case")
+    filters = RunFilterSet({"verdict": "fail", "sort": "-case"})
     queue = queues.build_queue(submission, "failures", editor, filters=filters)
     expected = list(filters.results(submission).values_list("run_id", flat=True))
     assert len(expected) == FAILED
@@ -105,14 +105,18 @@ def test_a_queue_from_a_failure_group_holds_the_runs_failing_that_predicate(subm
     assert len(run_ids(queue)) == 4
     assert (queue.group, queue.filter_query) == (label, "")
     # A filter that is just that failing predicate is the same group.
-    same = queues.build_queue(submission, "again", editor, filters=RunFilters(predicate=label))
+    same = queues.build_queue(
+        submission, "again", editor, filters=RunFilterSet({"predicate": label})
+    )
     assert same.group == label
     assert run_ids(same) == run_ids(queue)
 
 
 def test_nothing_to_review_makes_no_queue(submission, editor):
     with pytest.raises(queues.NothingToReview):
-        queues.build_queue(submission, "none", editor, filters=RunFilters(case="no-such-case"))
+        queues.build_queue(
+            submission, "none", editor, filters=RunFilterSet({"case": "no-such-case"})
+        )
     assert not ReviewQueue.objects.exists()
 
 

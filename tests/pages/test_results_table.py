@@ -16,7 +16,8 @@ from django.db import connection
 
 from cases import services
 from scoring.models import PredicateResult, Review, ReviewEvent, ReviewStatus, Run
-from scoring.results.tables import RunFilters, failure_groups
+from scoring.results.filtersets import RunFilterSet
+from scoring.results.tables import failure_groups
 from scoring.review import decisions
 from scoring.views import submission as submission_views
 
@@ -262,7 +263,7 @@ def test_links_to_a_run_carry_the_filters(as_user, viewer, scored):
     for pk in run_ids:
         assert f'href="/submissions/{scored.pk}/runs/{pk}/?verdict=fail&amp;tag=files"' in html
     # ... which the run page reads back as the same filters.
-    assert RunFilters.from_query({"verdict": "fail", "tag": "files"}).querystring == (
+    assert RunFilterSet({"verdict": "fail", "tag": "files"}).querystring == (
         "verdict=fail&tag=files"
     )
 
@@ -332,7 +333,7 @@ def test_the_summary_links_to_the_groups_and_each_group_to_its_runs(as_user, vie
 def test_failure_groups_count_runs_not_predicate_rows(scored):
     counts = {row["label"]: row["runs"] for row in failure_groups(scored)}
     for label, runs in counts.items():
-        assert RunFilters(predicate=label).results(scored).count() == runs
+        assert RunFilterSet({"predicate": label}).results(scored).count() == runs
 
 
 def test_the_summary_says_how_long_scoring_took(as_user, viewer, scored):

@@ -13,10 +13,10 @@ from urllib.parse import urlencode
 import pytest
 
 from cases import services
-from scoring.ingest.pipeline import create_submission, suite_of_version
+from scoring.ingest.pipeline import create_submission
 from scoring.matcher import load_run
 from scoring.models import Result, Review, ReviewEvent, ReviewStatus, Submission
-from scoring.results.tables import RunFilters
+from scoring.results.filtersets import RunFilterSet
 from scoring.results.timeline import MISSED, build_timeline
 from scoring.review import queues
 
@@ -118,7 +118,7 @@ def rows(html: str) -> list[str]:
 
 def timeline_of(submission, line: int):
     run = submission.runs.get(line=line)
-    case = suite_of_version(submission.version).case(run.case_key)
+    case = submission.version.matcher_suite().case(run.case_key)
     return build_timeline(case, load_run(run.document), Result.objects.get(run=run).report)
 
 
@@ -162,7 +162,7 @@ def test_an_expected_call_of_a_tool_never_called_comes_after_the_batches(suite, 
 
 
 def test_an_unscored_run_shows_its_expected_calls_unjudged(suite):
-    case = suite_of_version(suite.latest_version).case("weather-two-cities")
+    case = suite.latest_version.matcher_suite().case("weather-two-cities")
     timeline = build_timeline(case, load_run(WEATHER_FAIL), None)
     assert not timeline.scored
     assert [row.expected.state for row in timeline.unplaced] == ["unscored", "unscored"]
@@ -355,7 +355,7 @@ def test_a_queue_decides_the_next_item(as_user, viewer, mixed):
 
 
 def test_setting_a_status_in_a_queue_reserves_and_opens_its_next_run(as_user, editor, mixed):
-    queue = queues.build_queue(mixed, "q", editor, filters=RunFilters(verdict="fail"))
+    queue = queues.build_queue(mixed, "q", editor, filters=RunFilterSet({"verdict": "fail"}))
     first, second = queue.items.order_by("position")[:2]
     response = review_post(
         as_user(editor), mixed, first.run, {"status": "flaky", "advance": "on"}, queue=queue.pk
@@ -613,7 +613,7 @@ def test_every_batch_of_every_tau_bench_run_sits_once_at_the_turn_that_emitted_i
 def test_a_batch_no_turn_names_comes_before_the_next_named_one_and_tool_turns_without_results_stay(
     suite,
 ):
-    case = suite_of_version(suite.latest_version).case("weather-two-cities")
+    case = suite.latest_version.matcher_suite().case("weather-two-cities")
     run = load_run(
         {
             "case": "weather-two-cities",

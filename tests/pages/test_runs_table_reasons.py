@@ -15,7 +15,8 @@ from django.apps import apps
 
 from cases import services
 from scoring.models import PredicateResult, Run
-from scoring.results.tables import RunFilters, short_reason
+from scoring.results.filtersets import RunFilterSet
+from scoring.results.tables import short_reason
 from scoring.review import decisions
 from scoring.runfiles.runmeta import (
     META_TEXT_LIMIT,
@@ -178,7 +179,7 @@ def test_columns_chosen_in_the_address_show_each_runs_meta_values(as_user, viewe
 
 
 def test_columns_are_not_a_filter_and_are_bounded():
-    filters = RunFilters.from_query({"columns": " reward , ,reward," + "x" * 65 + ",a,b,c,d,e,f"})
+    filters = RunFilterSet({"columns": " reward , ,reward," + "x" * 65 + ",a,b,c,d,e,f"})
     assert filters.column_names == ("reward", "a", "b", "c", "d")
     assert not filters.active
     assert filters.as_query() == {"columns": "reward,a,b,c,d"}

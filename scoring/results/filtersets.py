@@ -1,0 +1,296 @@
+"""The runs table's filters, for its page and for the results API alike (one FilterSet, as
+NetBox shares one between its list views and its API: the two cannot disagree).
+
+The filters stand in the page's address, so a filtered table is a link to share and the
+back button restores it (docs/review.md#runs-table). A page reads them leniently: a value
+that is not one of the filter's choices is dropped, not an error (a shared link outlives
+a renamed option); the API answers 400 instead. Two parameters change how the table looks,
+not which runs it holds: ``sort`` and ``columns``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+from urllib.parse import urlencode
+
+import django_filters
+from django.core.exceptions import ValidationError
+from django.db.models import Case, IntegerField, QuerySet, Value, When
+
+from cases.models import ReviewLabel
+from scoring.matcher import CAUSE_KINDS, CAUSE_WORDS
+from scoring.models import (
+    LABEL_LIMIT,
+    EarlierResult,
+    LabelLink,
+    PredicateResult,
+    Result,
+    ReviewStatus,
+    Run,
+    Submission,
+    Verdict,
+    with_review_status,
+)
+from scoring.results.tables import case_tags
+from scoring.runfiles.runmeta import META_KEY_LIMIT
+
+LABEL_NAME_LIMIT = ReviewLabel._meta.get_field("name").max_length
+SIGNATURE_LENGTH = 32
+COLUMNS_SHOWN = 6  # meta columns at most
+VIEW_ONLY = ("sort", "columns")  # parameters that change how the table looks, not its runs
+EARLIER_FILTERS = ("verdict", "case", "problem", "tool", "text")  # see ``earlier_results``
+
+# Review statuses in the workflow's order (untriaged first), for sorting by review.
+_REVIEW_ORDER = Case(
+    *(When(run__review__status=status, then=Value(i)) for i, status in enumerate(ReviewStatus)),
+    default=Value(0),  # no review row: untriaged
+    output_field=IntegerField(),
+)
+
+# What the runs table may be sorted by: the query parameter, and the ordering it means.
+SORTS = {
+    "line": ("run__seq",),
+    "-line": ("-run__seq",),
+    # Natural order (task-2 before task-10), the exact key breaking its rare ties (a01, a1).
+    "case": ("run__case_order", "run__case_key", "run__trial"),
+    "-case": ("-run__case_order", "-run__case_key", "run__trial"),
+    "verdict": ("verdict", "run__seq"),
+    "-verdict": ("-verdict", "run__seq"),
+    "review": (_REVIEW_ORDER.asc(), "run__seq"),
+    "-review": (_REVIEW_ORDER.desc(), "run__seq"),
+}
+# Text filters cut to what their column can hold: a longer value matches nothing anyway.
+LENGTHS = {"predicate": LABEL_LIMIT, "cause": LABEL_LIMIT, "argument": LABEL_LIMIT,
+           "problem": SIGNATURE_LENGTH, "label": LABEL_NAME_LIMIT}  # fmt: skip
+
+
+def _cause_kind(value: str) -> None:
+    if value.partition(":")[0] not in CAUSE_KINDS:
+        raise ValidationError("a cause kind, or kind:tool")
+
+
+def _unchanged(queryset: QuerySet, name: str, value: Any) -> QuerySet:
+    return queryset  # a view parameter: ``results`` orders by ``sort``; ``columns`` is shown
+
+
+class RunFilterSet(django_filters.FilterSet):
+    """The filters of a submission's runs table: each empty one is off. Read a filter's
+    value as an attribute (``filters.verdict``: "" when off)."""
+
+    verdict = django_filters.ChoiceFilter(choices=Verdict.choices)
+    case = django_filters.CharFilter(field_name="run__case_key", help_text="the exact case key")
+    tag = django_filters.CharFilter(method="_tag", help_text="a tag of the case, in the version")
+    predicate = django_filters.CharFilter(method="_predicate", help_text="a failing predicate")
+    cause = django_filters.CharFilter(
+        method="_cause",
+        validators=[_cause_kind],
+        help_text="a failure group: its cause kind, or kind:tool",
+    )
+    argument = django_filters.CharFilter(
+        method=_unchanged, help_text="with cause: the argument its failures concern"
+    )
+    problem = django_filters.CharFilter(
+        field_name="signature", help_text="a known failure's signature: the runs failing so"
+    )
+    tool = django_filters.CharFilter(method="_tool", help_text="a tool the run called")
+    review = django_filters.ChoiceFilter(choices=ReviewStatus.choices, method="_review")
+    label = django_filters.CharFilter(method="_label", help_text="one of the team's labels")
+    text = django_filters.CharFilter(
+        field_name="run__final_text", lookup_expr="icontains", help_text="in the final answer"
+    )
+    sort = django_filters.ChoiceFilter(
+        choices=[(name, name) for name in SORTS], method=_unchanged, help_text="the order"
+    )
+    columns = django_filters.CharFilter(
+        method=_unchanged, help_text="meta keys shown as columns, comma-separated"
+    )
+
+    class Meta:
+        model = Result
+        fields: list[str] = []
+
+    def __init__(self, data=None, **kwargs):
+        super().__init__(_normalized(data) if data is not None else None, **kwargs)
+        self.submission: Submission | None = None
+
+    def __getattr__(self, name: str) -> str:
+        if name in type(self).base_filters:
+            return self.values[name]
+        raise AttributeError(name)
+
+    @cached_property
+    def values(self) -> dict[str, str]:
+        """Every parameter's value, as the page shows it: "" for one off or not valid."""
+        cleaned = {}
+        if self.is_bound:
+            self.form.is_valid()  # a field not valid is left out of cleaned_data: off
+            cleaned = self.form.cleaned_data
+        values = {name: cleaned.get(name) or "" for name in self.base_filters}
+        values["sort"] = values["sort"] or "line"
+        if not values["cause"]:
+            values["argument"] = ""
+        return values
+
+    def but(self, **changes: str) -> RunFilterSet:
+        """The same filters with ``changes`` (a value "" turns that one off)."""
+        return RunFilterSet({**self.as_query(), **changes})
+
+    # --- the page's state --------------------------------------------------------------
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """The meta keys shown as columns, in the chosen order."""
+        return tuple(self.columns.split(",")) if self.columns else ()
+
+    @property
+    def cause_words(self) -> str:
+        """The failure group of ``cause`` (and ``argument``), in words, for its chip."""
+        kind, _, tool = self.cause.partition(":")
+        words = CAUSE_WORDS.get(kind, kind)
+        text = f"{tool}: {words}" if tool else words
+        return f"{text} ({self.argument})" if self.argument else text
+
+    @property
+    def active(self) -> bool:
+        """Whether any filter (not the sort or the columns) narrows the table."""
+        return any(value for name, value in self.values.items() if name not in VIEW_ONLY)
+
+    def as_query(self) -> dict[str, str]:
+        """The parameters that are set, for links that keep the filters."""
+        return {
+            name: value
+            for name, value in self.values.items()
+            if value and not (name == "sort" and value == "line")
+        }
+
+    @cached_property
+    def querystring(self) -> str:
+        """``as_query`` as URL text (no ``?``): the links to a run carry it, so the run
+        page can move to the next run of the same filter."""
+        return urlencode(self.as_query())
+
+    @cached_property
+    def headers(self) -> dict[str, SortHeader]:
+        """The sortable columns, by sort name: a header's link sorts by it, or the other
+        way round when the table is already sorted by it."""
+        headers = {}
+        for name in (key for key in SORTS if not key.startswith("-")):
+            if self.sort == name:
+                headers[name] = SortHeader(f"-{name}", "ascending")
+            elif self.sort == f"-{name}":
+                headers[name] = SortHeader(name, "descending")
+            else:
+                headers[name] = SortHeader(name, "none")
+        return headers
+
+    # --- the runs ----------------------------------------------------------------------
+
+    def results(self, submission: Submission) -> QuerySet[Result]:
+        """The submission's results that pass the filters, in the chosen order."""
+        # The run's submission too, though it is the same: so that the planner may read the
+        # runs in order through their (submission, seq) and (submission, case_key, trial)
+        # indexes and stop after a page, rather than sort the submission's every run.
+        return (
+            self.matching(submission).filter(run__submission=submission).order_by(*SORTS[self.sort])
+        )
+
+    def count(self, submission: Submission) -> int:
+        """How many results pass the filters (counted without the join that ``results``
+        adds for ordering: a count of the submission reads only the results' index)."""
+        return self.matching(submission).count()
+
+    def matching(self, submission: Submission) -> QuerySet[Result]:
+        """The submission's results that pass the filters, unordered."""
+        results = Result.objects.filter(submission=submission)
+        if not self.is_bound:
+            return results
+        if self.case or self.tag or self.tool or self.text:
+            # The run's submission too, when a filter reads the runs: the planner may then
+            # combine the runs' (submission, ...) indexes with the filter's own (the text
+            # filter's trigrams match in every submission), rather than read the rows of all.
+            results = results.filter(run__submission=submission)
+        self.submission = submission
+        self.errors  # noqa: B018 (validates the form, as FilterSet.qs does)
+        return self.filter_queryset(results)
+
+    def earlier_results(self, submission: Submission, number: int) -> QuerySet[EarlierResult]:
+        """The submission's results against version ``number``, kept from before it was
+        scored again, that pass the filters, in file order. Only the filters of a result's
+        own fields and its run apply (``EARLIER_FILTERS``): the others read the current
+        results' predicates and reviews. Raises ``ValueError`` naming one that does not."""
+        if unknown := sorted(set(self.as_query()) - set(EARLIER_FILTERS) - set(VIEW_ONLY)):
+            raise ValueError(
+                f"{', '.join(unknown)}: not a filter of the results of an earlier version "
+                f"(those are {', '.join(EARLIER_FILTERS)})"
+            )
+        results = EarlierResult.objects.filter(
+            submission=submission, version__number=number, version__suite=submission.suite
+        )
+        for name in EARLIER_FILTERS:
+            if value := self.values[name]:
+                results = self.filters[name].filter(results, value)
+        return results.order_by("run__seq")
+
+    def runs(self, submission: Submission) -> QuerySet[Run]:
+        """The runs of the filtered results: what a bulk review changes."""
+        return Run.objects.filter(pk__in=self.matching(submission).values("pk"))
+
+    # --- the filters that need the submission ------------------------------------------
+
+    def _tag(self, results: QuerySet[Result], name: str, tag: str) -> QuerySet[Result]:
+        keys = [key for key, tags in case_tags(self.submission).items() if tag in tags]
+        return results.filter(run__case_key__in=keys)
+
+    def _predicate(self, results: QuerySet[Result], name: str, label: str) -> QuerySet[Result]:
+        # A subquery, not a join: a join would repeat a run for each predicate row.
+        failing = PredicateResult.objects.filter(
+            submission=self.submission, passed=False, label=label
+        )
+        return results.filter(pk__in=failing.values("result_id"))
+
+    def _cause(self, results: QuerySet[Result], name: str, cause: str) -> QuerySet[Result]:
+        kind, _, tool = cause.partition(":")
+        failing = PredicateResult.objects.filter(
+            submission=self.submission, passed=False, cause_kind=kind, cause_tool=tool
+        )
+        if self.argument:
+            failing = failing.filter(cause_argument=self.argument)
+        return results.filter(pk__in=failing.values("result_id"))
+
+    def _tool(self, results: QuerySet[Result], name: str, tool: str) -> QuerySet[Result]:
+        return results.filter(run__tools__contains=f"\n{tool}\n")
+
+    def _review(self, results: QuerySet[Result], name: str, status: str) -> QuerySet[Result]:
+        runs = with_review_status(Run.objects.filter(submission=self.submission), status)
+        return results.filter(pk__in=runs.values("pk"))
+
+    def _label(self, results: QuerySet[Result], name: str, label: str) -> QuerySet[Result]:
+        labelled = LabelLink.objects.filter(
+            reviewlabel__team_id=self.submission.suite.team_id, reviewlabel__name=label
+        )
+        return results.filter(pk__in=labelled.values("review_id"))
+
+
+@dataclass(frozen=True)
+class SortHeader:
+    """A sortable column header: the sort its link asks for, and how the table is sorted by
+    it now (``aria-sort``: ``ascending``, ``descending`` or ``none``)."""
+
+    link: str
+    state: str
+
+
+def _normalized(query) -> dict[str, str]:
+    """The parameters as the filters read them: trimmed, cut to their column's length, and
+    the columns (a parameter each when ticked in the form, joined in a link) as one list of
+    at most ``COLUMNS_SHOWN`` meta keys."""
+    values = {name: str(query.get(name, "")).strip() for name in RunFilterSet.base_filters}
+    for name, length in LENGTHS.items():
+        values[name] = values[name][:length]
+    columns = ",".join(query.getlist("columns")) if hasattr(query, "getlist") else values["columns"]
+    names = (name.strip() for name in columns.split(","))
+    names = [name for name in names if name and len(name) <= META_KEY_LIMIT]
+    values["columns"] = ",".join(dict.fromkeys(names[:COLUMNS_SHOWN]))
+    return values
