@@ -230,11 +230,6 @@ def _by_field(problems) -> dict[str, list[str]]:
     return errors
 
 
-class SuiteFilterSerializer(serializers.Serializer):
-    team = serializers.SlugField(required=False, help_text="only this team's suites")
-    q = serializers.CharField(required=False, help_text="text in the name or description")
-
-
 @extend_schema_field(OpenApiTypes.BINARY)
 class UploadField(serializers.FileField):
     """A file sent in the request (the schema's default for files is a URL to one)."""

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from django.db.models import Count, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from cases import permissions as rules
 from cases import services
 from cases.diff import diff_documents
+from cases.filtersets import SuiteFilterSet, listed_suites
 from cases.models import Case, Membership, ReviewLabel, Suite, SuiteVersion, Team
 from cases.tool_catalog import tools_from_any
 from scoring.matcher import InvalidInput, suite_warnings
@@ -50,7 +51,6 @@ from .serializers import (
     MemberSerializer,
     ReviewLabelSerializer,
     StaleEditSerializer,
-    SuiteFilterSerializer,
     SuiteSerializer,
     SuiteSettingsSerializer,
     SuiteUploadSerializer,
@@ -214,7 +214,7 @@ class ReviewLabelViewSet(
 
 
 @extend_schema_view(
-    list=extend_schema(summary="Suites the caller may see", parameters=[SuiteFilterSerializer]),
+    list=extend_schema(summary="Suites the caller may see"),
     retrieve=extend_schema(summary="One suite", parameters=[SUITE_ID]),
 )
 class SuiteViewSet(
@@ -223,38 +223,16 @@ class SuiteViewSet(
     serializer_class = SuiteSerializer
     permission_classes = [SuiteAccess]
     lookup_value_regex = "[0-9]+"
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = SuiteFilterSet
 
     def get_queryset(self):
         if self.schema_only():
             return Suite.objects.none()
-        cases = (
-            Case.objects.filter(suite=OuterRef("pk"))
-            .order_by()
-            .values("suite")
-            .annotate(n=Count("pk"))
-            .values("n")
-        )
         latest = SuiteVersion.objects.filter(suite=OuterRef("pk")).order_by("-number")
-        return (
-            rules.visible_suites(self.request.user)
-            .select_related("team")
-            .annotate(
-                case_count=Coalesce(Subquery(cases), 0),
-                version=Subquery(latest.values("number")[:1]),
-            )
-            .order_by("name", "pk")
+        return listed_suites(self.request.user).annotate(
+            version=Subquery(latest.values("number")[:1])
         )
-
-    def filter_queryset(self, queryset):
-        if self.action != "list":
-            return queryset
-        filters = SuiteFilterSerializer(data=self.request.query_params)
-        filters.is_valid(raise_exception=True)
-        if team := filters.validated_data.get("team"):
-            queryset = queryset.filter(team__slug=team)
-        if text := filters.validated_data.get("q"):
-            queryset = queryset.filter(Q(name__icontains=text) | Q(description__icontains=text))
-        return queryset
 
     @extend_schema(
         summary="Change the suite's settings (editors and admins); a new version",

@@ -8,7 +8,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import render
 from django.views.decorators.vary import vary_on_headers
 
-from cases.library import search_suites
+from cases.filtersets import SuiteFilterSet, listed_suites
 from cases.models import Suite
 from cases.permissions import teams_of
 from scoring.models import Status, Submission
@@ -34,10 +34,11 @@ def with_last_result(suites: QuerySet[Suite]) -> QuerySet[Suite]:
 @login_required
 @vary_on_headers("HX-Request")
 def library(request):
-    q = request.GET.get("q", "").strip()
-    team = request.GET.get("team", "")
-    suites = with_last_result(search_suites(request.user, q, team))
+    filters = SuiteFilterSet(request.GET, queryset=listed_suites(request.user))
+    suites = with_last_result(filters.qs)
     page = Paginator(suites, SUITES_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"page": page, "q": q, "team": team, "teams": teams_of(request.user)}
+    values = filters.form.cleaned_data
+    context = {"page": page, "q": values["q"], "team": values["team"]}
+    context["teams"] = teams_of(request.user)
     template = "cases/library.html#results" if request.htmx else "cases/library.html"
     return render(request, template, context)

@@ -60,6 +60,17 @@ def test_search_finds_the_suite_by(as_user, viewer, three_suites, query, what):
     assert shared_suite.pk not in suite_ids(html)
 
 
+@pytest.mark.parametrize(
+    "query", ["assistant-BAS", "weather lookups", "orders", "issue_refund", "forecast", "["]
+)
+def test_the_api_finds_the_suites_the_page_finds(as_user, viewer, three_suites, query):
+    """One FilterSet serves both: the API searches tags and tool names as the page does."""
+    client = as_user(viewer)
+    page = suite_ids(text(client.get(LIBRARY, {"q": query}, headers=HX)))
+    api = {suite["id"] for suite in client.get("/api/suites/", {"q": query}).json()["results"]}
+    assert api == page
+
+
 def test_search_finds_a_suite_by_its_own_tag(as_user, viewer, team, suite, admin):
     tagged = services.create_suite(team, small_document("tagged-suite"), admin)
     services.update_settings(tagged, admin, tags=["nightly-regression"])

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
 
 from cases import services
-from cases.library import search_suites
+from cases.filtersets import listed_suites
 from scoring.ingest import pipeline
 from scoring.ingest.reading import ingest
 from scoring.models import Status, Submission, UploadChunk
@@ -146,7 +146,7 @@ def test_lines_without_case_fail_with_the_case_field_to_add_and_are_never_the_la
     )
     status = api.get(f"/api/submissions/{junk.pk}/").json()
     assert (status["status"], status["error"], status["invalid"]) == ("failed", junk.error, 200)
-    (listed,) = with_last_result(search_suites(user, "", ""))
+    (listed,) = with_last_result(listed_suites(user))
     assert (listed.last_submission, listed.last_label) == (real.pk, "real")
     fixed = post(api, task_id_suite, jsonl(lines), "?label=fixed&case_field=task_id")
     assert (fixed.status, fixed.total) == (Status.DONE, 200)
