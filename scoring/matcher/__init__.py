@@ -52,6 +52,7 @@ from .report import (
     PredicateResult,
     Report,
     failure_signature,
+    pass_rate_text,
 )
 from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
@@ -103,6 +104,7 @@ __all__ = [
     "number_as_parsed",
     "parse_json",
     "parse_suite_document",
+    "pass_rate_text",
     "pattern_problem",
     "pretty_json",
     "render_short",

@@ -40,6 +40,20 @@ CAUSE_WORDS = {
 CAUSE_KINDS = tuple(CAUSE_WORDS)
 
 
+def pass_rate_text(passed: int, runs: int) -> str:
+    """The share of ``runs`` that passed, as the pages and ``manage.py score`` write it: a
+    percentage to at most one decimal (``37.5%``, ``40%``), or a dash when there are no
+    runs. Never 100% unless all passed, nor 0% unless none did."""
+    if not runs:
+        return "—"
+    value = round(100 * passed / runs, 1)
+    if value == 100 and passed < runs:
+        value = 99.9
+    elif value == 0 and passed > 0:
+        value = 0.1
+    return f"{value:g}%"
+
+
 @dataclass(frozen=True, slots=True)
 class Cause:
     """Why a predicate failed, machine-readable: its ``kind`` (one of ``CAUSE_KINDS``), the

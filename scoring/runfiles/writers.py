@@ -7,7 +7,7 @@ from typing import TextIO
 
 import orjson
 
-from scoring.matcher import ERROR, FAIL, PASS, Report, Suite
+from scoring.matcher import ERROR, FAIL, PASS, Report, Suite, pass_rate_text
 from scoring.runfiles.baseline import MARK_WORDS, MARKS, Comparison
 from scoring.runfiles.junit import failure_text
 
@@ -37,7 +37,7 @@ class SummaryWriter:
     def finish(self, invalid_lines: int, comparison: Comparison | None = None) -> None:
         runs = sum(self.verdicts.values())
         passed = self.verdicts[PASS]
-        rate = f", pass rate {100 * passed / runs:.1f}%" if runs else ""
+        rate = f", pass rate {pass_rate_text(passed, runs)}" if runs else ""
         self.out.write(
             f"\n{runs} run{'s' if runs != 1 else ''} of {len(self.cases_run)} "
             f"case{'s' if len(self.cases_run) != 1 else ''}: {passed} pass, "

@@ -6,7 +6,7 @@ from html import escape  # Django's adds a lazy-string wrapper per call: slow on
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from scoring.matcher import InvalidInput, dump_json, parse_json, pretty_json
+from scoring.matcher import InvalidInput, dump_json, parse_json, pass_rate_text, pretty_json
 
 register = template.Library()
 
@@ -29,17 +29,9 @@ def as_text(value) -> str:
 
 
 @register.filter
-def percent(part, whole) -> str:
-    """``part`` of ``whole`` as a percentage to one decimal (``37.5%``), or a dash when
-    there is no whole. Never 100% unless all passed, nor 0% unless none did."""
-    if not whole:
-        return "—"
-    value = round(100 * part / whole, 1)
-    if value == 100 and part < whole:
-        value = 99.9
-    elif value == 0 and part > 0:
-        value = 0.1
-    return f"{value:g}%"
+def percent(passed, runs) -> str:
+    """``passed|percent:runs``: the pass rate as ``pass_rate_text`` writes it everywhere."""
+    return pass_rate_text(passed, runs)
 
 
 @register.filter

@@ -13,6 +13,7 @@ from django.utils.timesince import timesince
 from django.views.decorators.vary import vary_on_headers
 
 from cases.permissions import suite_for
+from scoring.matcher import pass_rate_text
 from scoring.models import Result, Run, Status, Submission
 from scoring.results.comparison import SORTS, Change, Comparison, default_baseline, scope_of
 from scoring.results.timeline import Timeline, timeline_of
@@ -27,7 +28,7 @@ CASES_PER_PAGE = 50
 class SubmissionChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, submission):
         """``gpt-4o #12 · v3 · 81.2% · 2 days ago``: enough to tell uploads apart."""
-        rate = f"{submission.pass_rate:.1%}" if submission.pass_rate is not None else "—"
+        rate = pass_rate_text(submission.passed, submission.scored)
         name = submission.label or "unlabelled"
         when = timesince(submission.created)
         return f"{name} #{submission.pk} · v{submission.version.number} · {rate} · {when} ago"
