@@ -49,6 +49,7 @@ from ..editor_forms import (
 )
 from ..models import Case, Suite
 from ..permissions import can_edit_suite, suite_for
+from .htmx import redirect_to
 
 BLANK_CALL = {"required_args": "{}"}
 BLANK_EXPECTATION = {"type": "called_tool"}
@@ -191,12 +192,7 @@ def _handle(request, suite: Suite, case: Case | None):
         editor.show(exc.problems)
         return _render(request, suite, editor, case, status=422)
     messages.success(request, f"Saved case {saved.case.key} as version {saved.version.number}.")
-    target = reverse("case_edit", args=[suite.pk, saved.case.pk])
-    if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = target
-        return response
-    return redirect(target)
+    return redirect_to(request, reverse("case_edit", args=[suite.pk, saved.case.pk]))
 
 
 def _draft_from_pasted_run(request, suite: Suite, case: Case | None):
@@ -245,9 +241,7 @@ def case_edit(request, pk, case_id):
         if request.htmx and request.method == "POST":
             # Saving a case someone removed meanwhile: say so where the user lands.
             messages.error(request, "This case was removed by someone else; nothing was saved.")
-            response = HttpResponse(status=204)
-            response["HX-Redirect"] = suite.get_absolute_url()
-            return response
+            return redirect_to(request, suite.get_absolute_url())
         raise Http404("No such case.")
     if request.method == "POST" or can_edit_suite(request.user, suite):
         suite = suite_for(request.user, pk, edit=True)

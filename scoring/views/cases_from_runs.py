@@ -8,13 +8,13 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Max
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from cases import services
 from cases.permissions import draft_targets
+from cases.views.htmx import redirect_to
 from scoring.forms import CasesFromRunsForm
 from scoring.matcher import InvalidInput
 from scoring.results import case_drafts
@@ -85,7 +85,7 @@ def cases_from_runs(request, pk):
                 context["problems"] = exc.problems
             else:
                 messages.success(request, notice)
-                return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+                return redirect_to(request, target)
         status = 422
     template = "scoring/cases_from_runs.html"
     return render(

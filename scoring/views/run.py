@@ -11,13 +11,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
 
 from cases import services
 from cases.drafting import draft_case
 from cases.models import Case
 from cases.permissions import can_edit_suite, reviewers
 from cases.views.editor import render_draft
+from cases.views.htmx import redirect_to
 from scoring.forms import PromoteForm, ReviewForm
 from scoring.ingest import pipeline
 from scoring.matcher import InvalidInput, pretty_json
@@ -135,7 +135,7 @@ def review(request, pk, run_id):
         # In a queue, the next run is reserved here, by this POST (queue_next's rule).
         following = next_in_queue(request, links.queue) if links.queue else links.next
         if following:
-            return HttpResponseClientRedirect(following) if request.htmx else redirect(following)
+            return redirect_to(request, following)
     return _review_answer(request, run)
 
 

@@ -19,12 +19,13 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, push_url
+from django_htmx.http import HttpResponseClientRefresh, push_url
 
 from cases import tool_catalog
 from cases.forms import ToolsForm
 from cases.natural import natural_sorted
 from cases.permissions import can_edit_suite, reviewers, suite_for
+from cases.views.htmx import redirect_to
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused
@@ -85,7 +86,7 @@ def upload(request, pk):
             form.add_error("file", sentence(exc))
         else:
             url = submission.get_absolute_url()
-            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+            return redirect_to(request, url)
     context = {"suite": suite, "form": form, "version": versions_of(suite).first()}
     return render(request, "scoring/upload.html", context, status=422 if form.errors else 200)
 
