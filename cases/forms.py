@@ -223,3 +223,9 @@ class TagForm(forms.Form):
 
 def split_tags(text: str) -> list[str]:
     return list(dict.fromkeys(tag.strip() for tag in text.split(",") if tag.strip()))
+
+
+class TokenNameForm(forms.Form):
+    name = forms.CharField(
+        max_length=100, help_text="What uses it, e.g. the CI job: one token per use."
+    )

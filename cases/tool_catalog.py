@@ -1,6 +1,7 @@
 """Tool catalogs (DESIGN.md §3.1 ``tools``) from the schemas agents already have: an OpenAI
 ``tools`` array, Anthropic tool definitions, an MCP ``tools/list`` result, or BFCL function
-docs. Pure functions (no Django): the suite pages and API, and ``scoring.benchmarks.bfcl_suites``, use them.
+docs. Pure functions (no Django): the suite pages and API, and
+``scoring.benchmarks.bfcl_suites``, use them.
 
 Each converter yields ``{"name", "description", "parameters"}`` with ``parameters`` a JSON
 Schema object; the catalog is then checked as part of the suite (``load_suite``), so its

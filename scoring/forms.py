@@ -1,14 +1,28 @@
-"""Forms of the submission pages."""
+"""Forms of scoring's pages: uploads, re-scoring, reviews, review queues, comparisons,
+promoting a recorded call, cases from runs and BFCL imports."""
+
+from __future__ import annotations
 
 from collections.abc import Mapping
 
 from django import forms
+from django.db.models import Max
 from django.utils.text import Truncator
+from django.utils.timesince import timesince
 
 from cases.models import Team
+from cases.permissions import reviewers
+from cases.services import likely_corrected
 from scoring.importers import FORMAT_NAMES
-from scoring.matcher import InvalidInput, describe_arguments, parse_json
-from scoring.models import ReviewStatus
+from scoring.matcher import (
+    InvalidInput,
+    describe_arguments,
+    parse_json,
+    pass_rate_text,
+    pretty_json,
+)
+from scoring.models import ReviewQueue, ReviewStatus, Status, Submission
+from scoring.review import blind
 from scoring.review.blind import DECISION_STATUSES
 from scoring.review.decisions import UNCHANGED
 from scoring.runfiles.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
@@ -194,6 +208,18 @@ class PromoteForm(forms.Form):
     # The case revision the form was made from: saving over a newer one is refused.
     revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
+    @classmethod
+    def for_call(cls, call: dict, case, expected_calls: list[dict]) -> PromoteForm:
+        """The form as first shown for recorded ``call``: its name and arguments, in place
+        of the expected call it most likely corrects, against the case's revision."""
+        initial = {
+            "name": call["name"],
+            "required_args": pretty_json(call.get("arguments") or {}).decode().rstrip("\n"),
+            "replace": likely_corrected(expected_calls, call["name"]),
+            "revision": case.revision,
+        }
+        return cls(initial=initial, expected_calls=expected_calls)
+
     def __init__(self, *args, expected_calls, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["replace"].choices = [("", "add as a new expected call")] + [
@@ -232,8 +258,25 @@ class CasesFromRunsForm(forms.Form):
 
     INTO_SUITE, NEW_SUITE = "suite", "new"
 
+    @classmethod
+    def of_page(cls, posted, *, saving: bool, submission, into_suite: bool, teams):
+        """The page's form: bound to the post when it saves; else showing the choices as
+        they were made (a preview checks them only when saving, against the suite as it
+        is then: the drafts are made again from it)."""
+        suite = submission.suite
+        label = submission.label or f"submission #{submission.pk}"
+        initial = {
+            "seen_version": suite.versions.aggregate(last=Max("number"))["last"],
+            "name": f"{suite.name}: {label}"[:200],
+            "team": suite.team_id if teams.filter(pk=suite.team_id).exists() else None,
+        }
+        if not saving:
+            initial |= {name: posted[name] for name in ("target", "name", "team") if name in posted}
+        return cls(posted if saving else None, into_suite=into_suite, teams=teams, initial=initial)
+
     def __init__(self, *args, into_suite: bool, teams, **kwargs):
         super().__init__(*args, **kwargs)
+        self.into_suite = into_suite
         choices = []
         if into_suite:
             choices.append(
@@ -264,6 +307,18 @@ class CasesFromRunsForm(forms.Form):
         chosen = self["target"].value()
         return chosen if chosen in offered else offered[0]
 
+    @property
+    def new_suite(self) -> bool:
+        return self.chosen_target == self.NEW_SUITE
+
+    def seeing(self, number: int) -> CasesFromRunsForm:
+        """This posted form, now reviewing version ``number`` of the suite."""
+        data = self.data.copy()
+        data["seen_version"] = str(number)
+        form = type(self)(data, into_suite=self.into_suite, teams=self.fields["team"].queryset)
+        form.is_valid()
+        return form
+
     @staticmethod
     def picks(data) -> tuple[list[int], set[str] | None]:
         """The run ids chosen per draft, and the case keys kept (None: every draft, as
@@ -271,3 +326,104 @@ class CasesFromRunsForm(forms.Form):
         runs = [int(value) for value in data.getlist("run") if value.isdigit()]
         kept = set(data.getlist("include")) if "shown" in data else None
         return runs, kept
+
+
+class ReviewersField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj):
+        return obj.get_username()
+
+
+class AssignForm(forms.Form):
+    """Who works the queue: chosen among those who may review the suite's runs."""
+
+    def __init__(self, *args, submission: Submission, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reviewers"] = ReviewersField(
+            reviewers(submission.suite),
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+            help_text="The unreviewed runs are shared out among them in turn; with nobody "
+            "chosen, whoever starts reviewing takes the next one.",
+        )
+
+
+class HandOnForm(forms.Form):
+    """A double-blind queue's reviewer whose undecided runs go to someone else."""
+
+    def __init__(self, *args, queue: ReviewQueue, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reviewer"] = forms.ModelChoiceField(
+            blind.reviewers_with_runs_left(queue), label="Runs not yet decided by"
+        )
+        self.fields["to"] = forms.ModelChoiceField(reviewers(queue.submission.suite), label="Go to")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("reviewer") is not None and data.get("reviewer") == data.get("to"):
+            self.add_error("to", "Choose someone else.")
+        return data
+
+
+class QueueForm(AssignForm):
+    name = forms.CharField(max_length=200)
+    double_blind = forms.BooleanField(
+        required=False,
+        label="Double-blind",
+        help_text="Each run goes to two of the reviewers, who do not see each other's decision; "
+        "their agreement (κ) is shown when all have finished, and disagreements are resolved "
+        "by someone else or by you.",
+    )
+    field_order = ["name", "reviewers", "double_blind"]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("double_blind") and len(data.get("reviewers") or ()) < 2:
+            self.add_error("reviewers", "A double-blind queue needs at least two reviewers.")
+        return data
+
+
+class SubmissionChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, submission):
+        """``gpt-4o #12 · v3 · 81.2% · 2 days ago``: enough to tell uploads apart."""
+        rate = pass_rate_text(submission.passed, submission.scored)
+        name = submission.label or "unlabelled"
+        when = timesince(submission.created)
+        return f"{name} #{submission.pk} · v{submission.version.number} · {rate} · {when} ago"
+
+
+class ComparisonForm(forms.Form):
+    """Which two submissions of the suite to compare. It accepts any submission of the
+    suite (so that one still being scored gets a message, not a 404) but offers only the
+    finished ones."""
+
+    baseline = SubmissionChoiceField(queryset=Submission.objects.none())
+    candidate = SubmissionChoiceField(queryset=Submission.objects.none())
+
+    def __init__(self, *args, suite, **kwargs):
+        super().__init__(*args, **kwargs)
+        submissions = (
+            suite.submissions.select_related("version")
+            .defer("version__document", "unknown_cases", "formats_seen", "error")
+            .order_by("-created", "-pk")
+        )
+        finished = [s for s in submissions if s.status == Status.DONE]
+        for field in self.fields.values():
+            field.queryset = submissions
+            field.choices = [("", "—")] + [(s.pk, field.label_from_instance(s)) for s in finished]
+
+    def clean(self):
+        data = super().clean()
+        for name in ("baseline", "candidate"):
+            if name in data and data[name].status == Status.FAILED:
+                self.add_error(name, "It failed, and has no result to compare.")
+            elif name in data and data[name].status != Status.DONE:
+                self.add_error(name, "It is still being scored: compare it once it is done.")
+        if data.get("baseline") and data.get("baseline") == data.get("candidate"):
+            self.add_error("candidate", "Pick a submission other than the baseline.")
+        return data
+
+    @property
+    def names_another_suites_submission(self) -> bool:
+        """Whether an id is of no submission of this suite: not comparable, and not to be
+        told apart from a submission that does not exist."""
+        return any(self.has_error(name, "invalid_choice") for name in ("baseline", "candidate"))

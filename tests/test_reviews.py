@@ -1,6 +1,6 @@
 """The review service (scoring/review/decisions.py): statuses, assignees and comments on one
-run and on thousands at once, untriaged runs that have no row, history, and reviews outliving a re-score.
-On the database the tests are given (PostgreSQL in CI)."""
+run and on thousands at once, untriaged runs that have no row, history, and reviews
+outliving a re-score. On the database the tests are given (PostgreSQL in CI)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,6 @@ the sign-in page's and password reset's dependence on mail being configured."""
 
 from functools import wraps
 
-from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -13,13 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.authtoken.models import Token
 
 from .. import tokens
+from ..forms import TokenNameForm
 from ..models import ApiToken
-
-
-class TokenNameForm(forms.Form):
-    name = forms.CharField(
-        max_length=100, help_text="What uses it, e.g. the CI job: one token per use."
-    )
 
 
 @login_required

@@ -48,10 +48,11 @@ class FailureSummary(models.Model):
 
 
 class KnownFailureSummary(models.Model):
-    """A submission's failing runs counted by signature (``scoring.results.known_failures``),
-    stored with its ``FailureSummary`` once its scoring is done: the suite's open problems add up a few
-    rows per submission rather than group every failing run of ten submissions. Rows of an
-    older ``generation`` than the submission's are stale and never read."""
+    """A submission's failing runs counted by signature
+    (``scoring.results.known_failures``), stored with its ``FailureSummary`` once its
+    scoring is done: the suite's open known failures add up a few rows per submission rather
+    than group every failing run of ten submissions. Rows of an older ``generation`` than
+    the submission's are stale and never read."""
 
     submission = models.ForeignKey(
         Submission, on_delete=models.CASCADE, related_name="+", db_index=False

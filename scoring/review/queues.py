@@ -158,6 +158,30 @@ def _share(position, reviewers: list) -> Case:
     )
 
 
+def listed_items(queue: ReviewQueue) -> QuerySet[QueueItem]:
+    """The queue's items as its page lists them, by position, with what a row shows."""
+    # By position alone: the items' default order leads with the queue's submission's and
+    # the queue's dates, a join and a sort of every item for one page.
+    return (
+        queue.items.order_by("position")
+        .select_related("run__result", "run__review", "assignee", "reserved_by", "resolved_by")
+        .only(
+            "queue",  # the related manager sets it on each item
+            "position",
+            "reserved_until",
+            "run__submission_id",
+            "run__case_key",
+            "run__trial",
+            "run__result__verdict",
+            "run__review__status",
+            "assignee__username",
+            "reserved_by__username",
+            "resolved_at",
+            "resolved_by__username",
+        )
+    )
+
+
 def reviewers_of(queue: ReviewQueue) -> QuerySet:
     """Whom the queue's unfinished items are dealt out to now (ids)."""
     undone = queue.items.filter(~reviewed(), assignee__isnull=False)

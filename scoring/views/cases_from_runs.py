@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Max
 from django.shortcuts import render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.vary import vary_on_headers
@@ -29,98 +28,76 @@ def cases_from_runs(request, pk):
     author changed where they go or which trial a draft comes from (``action=preview``),
     or the drafts kept, saved (``action=save``)."""
     submission = submission_for(request.user, pk)
-    suite = submission.suite
-    into_suite, teams = draft_targets(request.user, suite)
-    filters = RunFilterSet(request.GET)
-    latest = suite.versions.aggregate(last=Max("number"))["last"]
-    label = submission.label or f"submission #{submission.pk}"
-    initial = {
-        "seen_version": latest,
-        "name": f"{suite.name}: {label}"[:200],
-        "team": suite.team_id if teams.filter(pk=suite.team_id).exists() else None,
-    }
+    into_suite, teams = draft_targets(request.user, submission.suite)
     saving = request.method == "POST" and request.POST.get("action") == "save"
-    if request.method == "POST" and not saving:
-        # A preview shows the choices as they were made, checked only when saving (and
-        # against the suite as it is now: the drafts are made again from it).
-        initial |= {
-            name: request.POST[name] for name in ("target", "name", "team") if name in request.POST
-        }
-    form = CasesFromRunsForm(
-        request.POST if saving else None, into_suite=into_suite, teams=teams, initial=initial
+    form = CasesFromRunsForm.of_page(
+        request.POST, saving=saving, submission=submission, into_suite=into_suite, teams=teams
     )
     picks, kept = CasesFromRunsForm.picks(request.POST)
-    new_suite = form.chosen_target == CasesFromRunsForm.NEW_SUITE
-    drafts = case_drafts.draft_cases(
-        submission, filters, into=None if new_suite else suite, picks=picks
-    )
+    filters = RunFilterSet(request.GET)
+    into = None if form.new_suite else submission.suite
+    drafts = case_drafts.draft_cases(submission, filters, into=into, picks=picks)
     context = {
         "submission": submission,
-        "suite": suite,
+        "suite": submission.suite,
         "filters": filters,
         "self_url": request.get_full_path(),
         "form": form,
         "drafts": drafts,
         "kept": kept,
-        "new_suite": new_suite,
+        "new_suite": form.new_suite,
         "problems": [],
     }
-    status = 200
-    if saving:
-        chosen = [d for d in drafts.drafts if kept is None or d.key in kept]
-        if not chosen:
-            form.add_error(None, "Tick at least one draft to save.")
-        elif form.is_valid():
-            try:
-                target, notice = _save(request.user, submission, form.cleaned_data, chosen)
-            except services.SuiteChanged as exc:
-                form = _form_seeing(request.POST, exc.number, into_suite=into_suite, teams=teams)
-                form.add_error(
-                    None,
-                    f"Someone changed the suite meanwhile (now version {exc.number}): the "
-                    "drafts below are made again against it. Review them, then save.",
-                )
-                context["form"] = form
-            except InvalidInput as exc:
-                context["problems"] = exc.problems
-            else:
-                messages.success(request, notice)
-                return redirect_to(request, target)
-        status = 422
+    if not saving:
+        return _page(request, context)
+    chosen = [d for d in drafts.drafts if kept is None or d.key in kept]
+    if not chosen:
+        form.add_error(None, "Tick at least one draft to save.")
+    elif form.is_valid():
+        return _save(request, submission, form, chosen, context)
+    return _page(request, context, status=422)
+
+
+def _page(request, context: dict, status: int = 200):
     template = "scoring/cases_from_runs.html"
     return render(
         request, f"{template}#drafts" if request.htmx else template, context, status=status
     )
 
 
-def _save(user, submission, data: dict, chosen: list[case_drafts.Draft]) -> tuple[str, str]:
-    """Save the chosen drafts where the form says; the page to go to, and what was done."""
-    new_suite = data["target"] == CasesFromRunsForm.NEW_SUITE
-    saved = case_drafts.save_drafts(
-        submission,
-        chosen,
-        user,
-        new_suite=(data["team"], data["name"].strip()) if new_suite else None,
-        seen_version=data["seen_version"],
-    )
-    count = f"{len(chosen)} case{pluralize(len(chosen))}"
+def _save(request, submission, form: CasesFromRunsForm, chosen, context: dict):
+    """Save the chosen drafts where the form says, and go to the suite saying what was done;
+    or the page again, saying why nothing was saved."""
+    data = form.cleaned_data
+    try:
+        saved = case_drafts.save_drafts(
+            submission,
+            chosen,
+            request.user,
+            new_suite=(data["team"], data["name"].strip()) if form.new_suite else None,
+            seen_version=data["seen_version"],
+        )
+    except services.SuiteChanged as exc:
+        context["form"] = form.seeing(exc.number)
+        context["form"].add_error(
+            None,
+            f"Someone changed the suite meanwhile (now version {exc.number}): the drafts "
+            "below are made again against it. Review them, then save.",
+        )
+        return _page(request, context, status=422)
+    except InvalidInput as exc:
+        context["problems"] = exc.problems
+        return _page(request, context, status=422)
+    messages.success(request, _saved_notice(submission, saved, len(chosen), form.new_suite))
+    return redirect_to(request, saved.suite.get_absolute_url())
+
+
+def _saved_notice(submission, saved, count: int, new_suite: bool) -> str:
+    cases = f"{count} case{pluralize(count)}"
     source = f"passing runs of submission #{submission.pk}"
     if new_suite:
-        return (
-            saved.suite.get_absolute_url(),
-            f"Made the suite {saved.suite.name} of {count} from {source}.",
-        )
-    notice = (
-        f"Saved {count} from {source} as version {saved.version.number}: "
+        return f"Made the suite {saved.suite.name} of {cases} from {source}."
+    return (
+        f"Saved {cases} from {source} as version {saved.version.number}: "
         f"{saved.revised} revised, {saved.added} added."
     )
-    return saved.suite.get_absolute_url(), notice
-
-
-def _form_seeing(posted, number: int, **options) -> CasesFromRunsForm:
-    """The posted form, now reviewing version ``number`` of the suite."""
-    data = posted.copy()
-    data["seen_version"] = str(number)
-    form = CasesFromRunsForm(data, **options)
-    form.is_valid()
-    return form

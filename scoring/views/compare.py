@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
-from django.utils.timesince import timesince
 from django.views.decorators.vary import vary_on_headers
 
 from cases.permissions import suite_for
-from scoring.matcher import pass_rate_text
-from scoring.models import Result, Run, Status, Submission
+from scoring.forms import ComparisonForm
+from scoring.models import Result, Run, Submission
 from scoring.results.comparison import SORTS, Change, Comparison, default_baseline, scope_of
 from scoring.results.timeline import Timeline, timeline_of
 from scoring.results.trends import suite_trend
@@ -23,53 +21,6 @@ from scoring.review.triage import NearbyTrials, nearby_trials
 from .access import run_for
 
 CASES_PER_PAGE = 50
-
-
-class SubmissionChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, submission):
-        """``gpt-4o #12 · v3 · 81.2% · 2 days ago``: enough to tell uploads apart."""
-        rate = pass_rate_text(submission.passed, submission.scored)
-        name = submission.label or "unlabelled"
-        when = timesince(submission.created)
-        return f"{name} #{submission.pk} · v{submission.version.number} · {rate} · {when} ago"
-
-
-class ComparisonForm(forms.Form):
-    """Which two submissions of the suite to compare. It accepts any submission of the
-    suite (so that one still being scored gets a message, not a 404) but offers only the
-    finished ones."""
-
-    baseline = SubmissionChoiceField(queryset=Submission.objects.none())
-    candidate = SubmissionChoiceField(queryset=Submission.objects.none())
-
-    def __init__(self, *args, suite, **kwargs):
-        super().__init__(*args, **kwargs)
-        submissions = (
-            suite.submissions.select_related("version")
-            .defer("version__document", "unknown_cases", "formats_seen", "error")
-            .order_by("-created", "-pk")
-        )
-        finished = [s for s in submissions if s.status == Status.DONE]
-        for field in self.fields.values():
-            field.queryset = submissions
-            field.choices = [("", "—")] + [(s.pk, field.label_from_instance(s)) for s in finished]
-
-    def clean(self):
-        data = super().clean()
-        for name in ("baseline", "candidate"):
-            if name in data and data[name].status == Status.FAILED:
-                self.add_error(name, "It failed, and has no result to compare.")
-            elif name in data and data[name].status != Status.DONE:
-                self.add_error(name, "It is still being scored: compare it once it is done.")
-        if data.get("baseline") and data.get("baseline") == data.get("candidate"):
-            self.add_error("candidate", "Pick a submission other than the baseline.")
-        return data
-
-    @property
-    def names_another_suites_submission(self) -> bool:
-        """Whether an id is of no submission of this suite: not comparable, and not to be
-        told apart from a submission that does not exist."""
-        return any(self.has_error(name, "invalid_choice") for name in ("baseline", "candidate"))
 
 
 @login_required

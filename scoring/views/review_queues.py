@@ -3,7 +3,6 @@ how much, and work through it ("next item" reserves a run and opens its page).""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -15,8 +14,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from cases.permissions import can_edit_suite, can_resolve, resolves_as_editor, reviewers
-from scoring.forms import BlindDecisionForm
+from cases.permissions import can_edit_suite, can_resolve, resolves_as_editor
+from scoring.forms import AssignForm, BlindDecisionForm, HandOnForm, QueueForm
 from scoring.models import LABEL_LIMIT, QueueItem, ReviewQueue, Submission
 from scoring.results.filtersets import RunFilterSet
 from scoring.review import assigned_work, blind, queues
@@ -24,60 +23,6 @@ from scoring.views.access import submission_for
 
 ITEMS_PER_PAGE = 50
 DISPUTES_SHOWN = 25  # at once: the next come up as these are resolved
-
-
-class ReviewersField(forms.ModelMultipleChoiceField):
-    def label_from_instance(self, obj):
-        return obj.get_username()
-
-
-class AssignForm(forms.Form):
-    """Who works the queue: chosen among those who may review the suite's runs."""
-
-    def __init__(self, *args, submission: Submission, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["reviewers"] = ReviewersField(
-            reviewers(submission.suite),
-            required=False,
-            widget=forms.CheckboxSelectMultiple,
-            help_text="The unreviewed runs are shared out among them in turn; with nobody "
-            "chosen, whoever starts reviewing takes the next one.",
-        )
-
-
-class HandOnForm(forms.Form):
-    """A double-blind queue's reviewer whose undecided runs go to someone else."""
-
-    def __init__(self, *args, queue: ReviewQueue, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["reviewer"] = forms.ModelChoiceField(
-            blind.reviewers_with_runs_left(queue), label="Runs not yet decided by"
-        )
-        self.fields["to"] = forms.ModelChoiceField(reviewers(queue.submission.suite), label="Go to")
-
-    def clean(self):
-        data = super().clean()
-        if data.get("reviewer") is not None and data.get("reviewer") == data.get("to"):
-            self.add_error("to", "Choose someone else.")
-        return data
-
-
-class QueueForm(AssignForm):
-    name = forms.CharField(max_length=200)
-    double_blind = forms.BooleanField(
-        required=False,
-        label="Double-blind",
-        help_text="Each run goes to two of the reviewers, who do not see each other's decision; "
-        "their agreement (κ) is shown when all have finished, and disagreements are resolved "
-        "by someone else or by you.",
-    )
-    field_order = ["name", "reviewers", "double_blind"]
-
-    def clean(self):
-        data = super().clean()
-        if data.get("double_blind") and len(data.get("reviewers") or ()) < 2:
-            self.add_error("reviewers", "A double-blind queue needs at least two reviewers.")
-        return data
 
 
 def queue_for(user, pk, *, edit: bool = False) -> ReviewQueue:
@@ -151,55 +96,36 @@ def queue_new(request, pk):
 @login_required
 @vary_on_headers("HX-Request")
 def queue_detail(request, pk):
+    """The queue's items, a page at a time (htmx: only them), with who has done how much:
+    of a double-blind queue, each reviewer's own decisions only."""
     queue = queue_for(request.user, pk)
-    # By position alone: the items' default order leads with the queue's submission's and
-    # the queue's dates, a join and a sort of every item for one page.
-    items = (
-        queue.items.order_by("position")
-        .select_related("run__result", "run__review", "assignee", "reserved_by", "resolved_by")
-        .only(
-            "queue",  # the related manager sets it on each item
-            "position",
-            "reserved_until",
-            "run__submission_id",
-            "run__case_key",
-            "run__trial",
-            "run__result__verdict",
-            "run__review__status",
-            "assignee__username",
-            "reserved_by__username",
-            "resolved_at",
-            "resolved_by__username",
-        )
-    )
+    page = Paginator(queues.listed_items(queue), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "queue": queue,
         "submission": queue.submission,
         "suite": queue.submission.suite,
-        "page": Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page")),
+        "page": page,
         "now": timezone.now(),
     }
     if queue.double_blind:
-        context |= blind_items(queue, context["page"], request.user)
+        context |= blind_items(queue, page, request.user)
     if request.htmx:
         return render(request, "scoring/queue_detail.html#items", context)
     can_edit = can_edit_suite(request.user, queue.submission.suite)
     if queue.double_blind:
-        return render(
-            request,
-            "scoring/queue_detail.html",
-            context | blind_context(queue, request.user, can_edit=can_edit),
-        )
-    context |= {
-        "progress": queues.progress(queue),
-        "can_edit": can_edit,
-        "assign_form": AssignForm(
-            submission=queue.submission, initial={"reviewers": queues.reviewers_of(queue)}
-        )
-        if can_edit
-        else None,
-    }
+        context |= blind_context(queue, request.user, can_edit=can_edit)
+    else:
+        context |= shared_context(queue, can_edit=can_edit)
     return render(request, "scoring/queue_detail.html", context)
+
+
+def shared_context(queue: ReviewQueue, *, can_edit: bool) -> dict:
+    """A queue's progress per reviewer and, for its editors, the form that deals it out."""
+    assign_form = None
+    if can_edit:
+        reviewers = queues.reviewers_of(queue)
+        assign_form = AssignForm(submission=queue.submission, initial={"reviewers": reviewers})
+    return {"progress": queues.progress(queue), "can_edit": can_edit, "assign_form": assign_form}
 
 
 def blind_items(queue: ReviewQueue, page, user) -> dict:

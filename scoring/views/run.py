@@ -20,7 +20,7 @@ from cases.views.editor import render_draft
 from cases.views.htmx import redirect_to
 from scoring.forms import PromoteForm, ReviewForm
 from scoring.ingest import pipeline
-from scoring.matcher import InvalidInput, pretty_json
+from scoring.matcher import InvalidInput
 from scoring.models import Result, Run
 from scoring.results import known_failures
 from scoring.results.timeline import timeline_of
@@ -171,46 +171,33 @@ def promote(request, pk, run_id):
     case = Case.objects.filter(suite=run.submission.suite, key=run.case_key).first()
     context = {"run": run, "submission": run.submission, "call": call, "at": at, "case": case}
     if case is None:
-        return render(request, _promote_template(request), context, status=409)
+        return _promote_answer(request, context, status=409)
     expected_calls = services.case_document(case)["expected_calls"]
     if call.get("arguments") is None:
         # The agent's arguments were not a JSON object: say so, rather than start from {}.
         context["unparsed"] = call.get("arguments_raw") or ""
     if request.method != "POST":
-        initial = {
-            "name": call["name"],
-            "required_args": pretty_json(call.get("arguments") or {}).decode().rstrip("\n"),
-            "replace": services.likely_corrected(expected_calls, call["name"]),
-            "revision": case.revision,
-        }
-        form = PromoteForm(initial=initial, expected_calls=expected_calls)
-        return render(request, _promote_template(request), context | {"form": form})
+        form = PromoteForm.for_call(call, case, expected_calls)
+        return _promote_answer(request, context | {"form": form})
     form = PromoteForm(request.POST, expected_calls=expected_calls)
     context["form"] = form
     if not form.is_valid():
-        return render(request, _promote_template(request), context, status=422)
-    data = form.cleaned_data
+        return _promote_answer(request, context, status=422)
     try:
         saved = services.put_expected_call(
-            case,
-            request.user,
-            name=data["name"],
-            required_args=data["required_args"],
-            replace=data["replace"],
-            revision=data["revision"],
-            source=f"run {run.pk}",
+            case, request.user, **form.cleaned_data, source=f"run {run.pk}"
         )
     except services.StaleEdit as exc:
-        context["stale"] = exc.case
-        return render(request, _promote_template(request), context, status=409)
+        return _promote_answer(request, context | {"stale": exc.case}, status=409)
     except services.NothingToChange:
-        context["unchanged"] = True
-        return render(request, _promote_template(request), context)
+        return _promote_answer(request, context | {"unchanged": True})
     except InvalidInput as exc:
-        context["problems"] = exc.problems
-        return render(request, _promote_template(request), context, status=422)
-    context["version"] = saved.version
-    return render(request, _promote_template(request), context)
+        return _promote_answer(request, context | {"problems": exc.problems}, status=422)
+    return _promote_answer(request, context | {"version": saved.version})
+
+
+def _promote_answer(request, context: dict, status: int = 200):
+    return render(request, _promote_template(request), context, status=status)
 
 
 def _promote_template(request) -> str:

@@ -1,6 +1,7 @@
 """``POST /otlp/v1/traces`` in this process (scoring/api/otlp_receiver.py,
-scoring/live/traces.py): what is accepted and answered, and how the stored spans become runs of the live submission. The
-assembly runs when the test says (the grace period and the timer are the live tests')."""
+scoring/live/traces.py): what is accepted and answered, and how the stored spans become runs
+of the live submission. The assembly runs when the test says (the grace period and the timer
+are the live tests')."""
 
 from __future__ import annotations
 

@@ -3,9 +3,10 @@
 
 Scores offline, with no database, broker or server, streaming: a run line is parsed, scored
 and written before the file is read much further (on ``--jobs`` processes, a few batches of
-lines ahead; ``scoring.runfiles.parallel``). Exit status: 0 all pass, 1 some fail or
-error, 2 invalid input (the valid lines are still scored and reported). A file that gives no valid run ends
-with one message saying what it looks like and what to change (``scoring.runfiles.diagnosis``).
+lines ahead; ``scoring.runfiles.parallel``). Exit status: 0 all pass, 1 some fail or error,
+2 invalid input (the valid lines are still scored and reported). A file that gives no valid
+run ends with one message saying what it looks like and what to change
+(``scoring.runfiles.diagnosis``).
 """
 
 import argparse
