@@ -145,7 +145,7 @@ PAGES = [
     ),
     ("submission_review", "post", {"pk": "submission"}, {"status": "flaky"}, EDIT_POST),
     ("submission_apply_decisions", "post", {"pk": "submission"}, {}, EDIT_POST),
-    ("suite_problems", "get", {"pk": "suite"}, None, READ),
+    ("suite_known_failures", "get", {"pk": "suite"}, None, READ),
     ("suite_unassigned", "get", {"pk": "suite"}, None, READ),
     ("submission_tools", "get", {"pk": "submission"}, None, EDIT_PAGE),
     # Needs an editor: of the suite, or of a team to make a new suite in (the viewer is none).

@@ -16,9 +16,9 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
 
 from scoring.models import KnownFailure, KnownFailureSummary, Result, ReviewStatus, Run, Submission
 
-PROBLEM_SUBMISSIONS = 10  # the suite page's problems are those of its latest submissions
-PROBLEMS_READ = 200  # most recent problems read, of which the open ones are shown
-PROBLEMS_SHOWN = 20
+KNOWN_FAILURE_SUBMISSIONS = 10  # the suite page's known failures: its latest submissions'
+KNOWN_FAILURES_READ = 200  # most recent known failures read, of which the open ones are shown
+KNOWN_FAILURES_SHOWN = 20
 
 
 def _here(submission: Submission) -> QuerySet:
@@ -26,7 +26,7 @@ def _here(submission: Submission) -> QuerySet:
 
 
 def earlier_decisions(submission: Submission) -> QuerySet[KnownFailure]:
-    """The problems of the suite decided in another submission that fail here too."""
+    """The suite's known failures decided in another submission that fail here too."""
     return (
         KnownFailure.objects.filter(suite_id=submission.suite_id)
         .exclude(decided_in=submission)
@@ -65,7 +65,7 @@ def runs_of(submission: Submission, signatures) -> QuerySet[Run]:
 
 @dataclass(frozen=True)
 class RunKnownFailure:
-    """What the run page says of the run's failure as a known problem."""
+    """What the run page says of the run's failure as a known failure."""
 
     signature: str
     first_seen: int  # the suite's first submission failing this way
@@ -77,7 +77,7 @@ class RunKnownFailure:
         return self.decision is not None and self.decision.status == ReviewStatus.FIXED
 
 
-def run_problem(run: Run, signature: str) -> RunKnownFailure | None:
+def run_known_failure(run: Run, signature: str) -> RunKnownFailure | None:
     if not signature:
         return None
     submission = run.submission
@@ -95,7 +95,7 @@ def run_problem(run: Run, signature: str) -> RunKnownFailure | None:
 
 @dataclass(frozen=True)
 class SuiteKnownFailure:
-    """A problem as the suite page lists it: where it was seen, and what was decided."""
+    """A known failure as the suite page lists it: where it was seen, and what was decided."""
 
     signature: str
     case_key: str
@@ -192,10 +192,12 @@ def _grouped(submission_ids: list[int]) -> QuerySet:
     )
 
 
-def suite_problems(submission_ids: list[int]) -> list[SuiteKnownFailure]:
-    """The suite's open problems over ``submission_ids`` (its latest submissions): most
-    recently seen first, then most runs; at most ``PROBLEMS_SHOWN``."""
-    rows = list(_grouped(submission_ids).order_by("-last", "-runs", "signature")[:PROBLEMS_READ])
+def open_known_failures(submission_ids: list[int]) -> list[SuiteKnownFailure]:
+    """The suite's open known failures over ``submission_ids`` (its latest submissions): most
+    recently seen first, then most runs; at most ``KNOWN_FAILURES_SHOWN``."""
+    rows = list(
+        _grouped(submission_ids).order_by("-last", "-runs", "signature")[:KNOWN_FAILURES_READ]
+    )
     if not rows:
         return []
     suite_id = Submission.objects.filter(pk=submission_ids[0]).values_list("suite_id", flat=True)
@@ -217,4 +219,4 @@ def suite_problems(submission_ids: list[int]) -> list[SuiteKnownFailure]:
         )
         for row in rows
     ]
-    return [problem for problem in found if problem.open][:PROBLEMS_SHOWN]
+    return [known for known in found if known.open][:KNOWN_FAILURES_SHOWN]

@@ -55,8 +55,8 @@ def detail(request, pk, run_id):
         "query": links.query,
         "trials": nearby_trials(run),
         "newer_version": newer_version(run.submission) if can_edit else None,
-        # Not while blind: the problem's card tells an earlier decision on the same failure.
-        "problem": known_failures.run_problem(run, result.signature)
+        # Not while blind: the known failure's card tells an earlier decision on it.
+        "known_failure": known_failures.run_known_failure(run, result.signature)
         if result and not blind_review
         else None,
     } | review_context(run, can_edit=can_edit, blind=blind_review)

@@ -51,7 +51,7 @@ from .access import submission_for
 INVALID_LINES_SHOWN = 100
 RUNS_PER_PAGE = 50
 GROUPS_PER_PAGE = 50
-KNOWN_PROBLEMS_SHOWN = 50  # earlier decisions listed on the submission page
+KNOWN_FAILURES_SHOWN = 50  # earlier decisions listed on the submission page
 
 
 def sentence(exc: Exception) -> str:
@@ -114,7 +114,7 @@ def detail(request, pk):
         "trials": case_trials(submission) if finished else None,
         "failures": common_failures(submission) if finished else None,
         "triage": review_counts(submission) if finished else None,
-        "known": known_problems(submission) if finished else None,
+        "known": known_failures_here(submission) if finished else None,
         # A list, not the dict: a template would read ``unknown_cases.items`` as the entry
         # of a case called "items".
         "unknown_cases": natural_sorted(submission.unknown_cases.items(), key=itemgetter(0)),
@@ -183,23 +183,23 @@ def first_failure(report: dict) -> dict | None:
     return None
 
 
-def known_problems(submission: Submission) -> dict:
+def known_failures_here(submission: Submission) -> dict:
     """The failures here that earlier submissions saw: regressions (marked fixed, failing
     again) and the earlier decisions offered again, each with its runs here."""
-    decisions = list(known_failures.earlier_decisions(submission)[:KNOWN_PROBLEMS_SHOWN])
-    here = known_failures.runs_here(submission, [p.signature for p in decisions])
-    for problem in decisions:
-        problem.runs_here = here.get(problem.signature, 0)
+    decisions = list(known_failures.earlier_decisions(submission)[:KNOWN_FAILURES_SHOWN])
+    here = known_failures.runs_here(submission, [k.signature for k in decisions])
+    for known in decisions:
+        known.runs_here = here.get(known.signature, 0)
     return {
-        "regressions": [p for p in decisions if p.status == ReviewStatus.FIXED],
-        "offered": [p for p in decisions if p.status != ReviewStatus.FIXED],
+        "regressions": [k for k in decisions if k.status == ReviewStatus.FIXED],
+        "offered": [k for k in decisions if k.status != ReviewStatus.FIXED],
     }
 
 
 @login_required
 @require_POST
 def apply_decisions(request, pk):
-    """Set the earlier decisions on this submission's runs of their problems (all, or the
+    """Set the earlier decisions on this submission's runs that fail in their ways (all, or the
     one ``signature`` names); back to the page the form was on."""
     submission = submission_for(request.user, pk, edit=True)
     changed = decisions.apply_earlier_decisions(

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from cases.permissions import can_edit_suite, suite_for
 from cases.views.suites import suite_page_context
 from scoring.models import Run, Status
-from scoring.results.known_failures import PROBLEM_SUBMISSIONS, suite_problems
+from scoring.results.known_failures import KNOWN_FAILURE_SUBMISSIONS, open_known_failures
 from scoring.results.trends import suite_trend
 
 SUBMISSIONS_SHOWN = 20
@@ -56,14 +56,14 @@ def unassigned_runs(request, pk):
 
 
 @login_required
-def open_problems(request, pk):
-    """The suite page's open problems over its latest submissions, which it loads after the
+def known_failures(request, pk):
+    """The suite page's open known failures over its latest submissions, which it loads after the
     page (htmx): grouping every failing run of ten submissions takes a moment."""
     suite = suite_for(request.user, pk)
     window = list(
         suite.submissions.filter(status=Status.DONE, scored__gt=0)
         .order_by("-created", "-pk")
-        .values_list("pk", flat=True)[:PROBLEM_SUBMISSIONS]
+        .values_list("pk", flat=True)[:KNOWN_FAILURE_SUBMISSIONS]
     )
-    context = {"suite": suite, "problems": suite_problems(window), "window": len(window)}
-    return render(request, "scoring/_open_problems.html", context)
+    context = {"suite": suite, "known_failures": open_known_failures(window), "window": len(window)}
+    return render(request, "scoring/_open_known_failures.html", context)

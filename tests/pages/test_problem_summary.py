@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from cases import services
 from scoring.ingest.pipeline import rescore
 from scoring.models import KnownFailureSummary, ReviewStatus, Run, Status
-from scoring.results.known_failures import suite_problems
+from scoring.results.known_failures import open_known_failures
 from scoring.review import decisions
 from tests import tau_bench
 
@@ -41,14 +41,14 @@ def submissions(team, admin, editor, submit):
     return [first, submit(suite, LINES[:20], label="tuesday")]
 
 
-def open_problems(submissions) -> list:
-    return suite_problems([s.pk for s in reversed(submissions)])
+def open_of(submissions) -> list:
+    return open_known_failures([s.pk for s in reversed(submissions)])
 
 
 def grouped(submissions) -> list:
-    """``open_problems`` without the summaries (deleted), from the results."""
+    """``open_of`` without the summaries (deleted), from the results."""
     KnownFailureSummary.objects.filter(submission__in=submissions).delete()
-    return open_problems(submissions)
+    return open_of(submissions)
 
 
 def page(client, submissions) -> str:
@@ -57,7 +57,7 @@ def page(client, submissions) -> str:
 
 
 def test_the_summed_summaries_are_the_grouped_results(submissions, as_user, viewer):
-    summed = open_problems(submissions)
+    summed = open_of(submissions)
     assert len(summed) > 5
     assert {p.submissions for p in summed} == {1, 2}
     client = as_user(viewer)
@@ -71,16 +71,16 @@ def test_the_summed_summaries_are_the_grouped_results(submissions, as_user, view
 
 
 def test_one_submission_without_its_summary_groups_them_all(submissions):
-    summed = open_problems(submissions)
+    summed = open_of(submissions)
     KnownFailureSummary.objects.filter(submission=submissions[1]).delete()
-    assert open_problems(submissions) == summed
+    assert open_of(submissions) == summed
 
 
 def test_a_rescore_replaces_the_summary(
     submissions, admin, run_tasks, django_capture_on_commit_callbacks
 ):
     first = submissions[0]
-    before = open_problems(submissions)
+    before = open_of(submissions)
     version = services.replace_contents(first.suite, tau_bench.suite_document(), admin)
     with django_capture_on_commit_callbacks(execute=False):
         rescore(first, version)  # enqueued, not yet scored: the old summary is not read
@@ -92,6 +92,6 @@ def test_a_rescore_replaces_the_summary(
     assert set(
         KnownFailureSummary.objects.filter(submission=first).values_list("generation", flat=True)
     ) == {first.generation}
-    after = open_problems(submissions)
+    after = open_of(submissions)
     assert after != before
     assert after == grouped(submissions)
