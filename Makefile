@@ -1,10 +1,11 @@
-# Casebook: `make dev` sets up and starts the app with demo data; `make test` runs every test;
+# Casebook: `make dev` sets up and starts the app with demo data; `make test` runs every test
+# (`make test-fast`: all but the browser and pipeline tests);
 # `make stack` starts the production-like stack (gunicorn, Celery workers, beat) on PostgreSQL
 # and Redis, with the demo data (bin/stack says which environment variables it reads).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: dev stack test lint bench
+.PHONY: dev stack test test-fast lint bench
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -27,6 +28,10 @@ lint: $(VENV)/.installed
 
 test: lint
 	$(PY) -m pytest
+
+# The edit loop: every test but the browser's and those that start real services.
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -m "not e2e and not pipeline and not stack"
 
 bench: $(VENV)/.installed
 	$(PY) bench/matcher.py

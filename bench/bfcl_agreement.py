@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scoring.benchmarks.bfcl_suites import suite_from_bfcl  # noqa: E402
-from scoring.importers import bfcl as bfcl_importer  # noqa: E402
+from scoring.importers import bfcl_results as bfcl_importer  # noqa: E402
 from scoring.importers.python_calls import Undecodable, decode_calls  # noqa: E402
 from scoring.matcher import json_equal, load_run, load_suite, score  # noqa: E402
 

@@ -44,7 +44,7 @@ def seed(n_items: int):
     from cases import services
     from cases.models import Membership, ReviewLabel, Role, User
     from scoring.models import Result, Run, Submission
-    from tests.builders import DEMO
+    from tests.support.builders import DEMO
 
     maker = User.objects.create_user("maker", password="bench-password")
     ann = User.objects.create_user("ann")

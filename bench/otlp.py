@@ -44,7 +44,7 @@ SETUP = """
 from rest_framework.authtoken.models import Token
 from cases import services
 from cases.models import User
-from tests.producers import SUITE
+from tests.support.producers import SUITE
 user = User.objects.create_user("bench", password="bench-password")
 team = services.create_team("Bench", user)
 suite = services.create_suite(team, SUITE, user)

@@ -4,7 +4,7 @@
     python bench/score_speed.py --before HEAD~3 --runs 5000 --rounds 1
 
 Prints, for canonical run lines (bench.datagen's realistic runs) and OpenAI-messages lines
-(the τ-bench airline trajectories of tests/tau_bench.py, replicated): runs/s of parsing the
+(the τ-bench airline trajectories of tests/support/tau_bench.py, replicated): runs/s of parsing the
 lines with orjson alone (the floor), of import + load alone (`read_run_lines`: read the
 file as the tree's `manage.py score` opens it, parse, the duplicate-key check, detect,
 convert, `load_run`; one process), of `score()` on runs already loaded, and of `manage.py
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.datagen import realistic_stream  # noqa: E402
-from tests import tau_bench  # noqa: E402
+from tests.support import tau_bench  # noqa: E402
 
 # What "before" means, twice: main when issue 12 was filed (its figures are of this code),
 # and main once the issue's formats and checks were in (the duplicate-key refusal, the

@@ -1,8 +1,7 @@
-"""The layout rules, read from the source (every module parsed, nothing imported but the
-matcher's public API):
+"""The layout rules that reach into tests and benchmarks, read from the source (every module
+parsed, nothing imported but the matcher's public API). The rules of the application's own
+packages are import-linter's contracts (pyproject.toml, ``make lint``):
 
-- ``scoring`` builds on ``cases``, never the reverse: ``cases`` imports nothing of ``scoring``
-  but the two Django-free libraries, ``scoring.matcher`` and ``scoring.importers``.
 - No test module imports another (shared test data lives in modules that are not tests).
 - The matcher is used only through ``scoring/matcher/__init__.py``: outside
   ``scoring/matcher/`` (and the tests of its internals, ``tests/matcher/``), no module imports
@@ -21,9 +20,6 @@ import scoring.matcher
 
 ROOT = Path(__file__).resolve().parents[1]
 MATCHER = "scoring.matcher"
-# What cases may use of scoring: libraries with no Django in them (validating suites, trying
-# a run in the editor).
-CASES_MAY_IMPORT = ("scoring.matcher", "scoring.importers")
 
 
 def modules(*folders: str, skip: tuple[str, ...] = ()) -> list[Path]:
@@ -61,20 +57,6 @@ def within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
-def test_cases_imports_nothing_of_scoring_but_its_django_free_libraries():
-    wrong = []
-    scanned = modules("cases")
-    assert len(scanned) > 20  # the scan sees the code
-    for path in scanned:
-        for line, module, name in imports(path):
-            target = f"{module}.{name}" if module == "scoring" and name else module
-            if within(target, "scoring") and not any(
-                within(target, allowed) for allowed in CASES_MAY_IMPORT
-            ):
-                wrong.append(f"{where(path, line)}: {target}")
-    assert wrong == []
-
-
 def test_nothing_outside_the_matcher_reaches_past_its_public_api():
     public = set(scoring.matcher.__all__)
     wrong = []
@@ -99,7 +81,7 @@ def test_every_name_of_the_public_api_exists(name):
 
 
 def test_no_test_module_imports_another():
-    """Shared test data lives in modules that are not tests (``tests/builders.py`` and the
+    """Shared test data lives in modules that are not tests (``tests/support/builders.py`` and the
     like), so that a test module can be read, moved or deleted on its own."""
     wrong = []
     for path in modules("tests"):

@@ -15,7 +15,7 @@ from rest_framework.authtoken.models import Token
 
 from cases import services
 from cases.models import Visibility
-from tests.builders import DEMO, ROLES, RUN_FILE, World
+from tests.support.builders import DEMO, ROLES, RUN_FILE, World
 
 NEW_CASE = {"key": "new-case", "expected_calls": [{"name": "f"}], "expectations": []}
 EDITOR_FORM = {

@@ -47,6 +47,7 @@ from . import (
     otel,
     tau_bench,
 )
+from .common import object_at
 
 IMPORTERS = {
     module.NAME: module
@@ -63,6 +64,19 @@ IMPORTERS = {
     )
 }
 FORMAT_NAMES = tuple(IMPORTERS)
+
+# The importers' public API; the format modules are the API of their format-specific parts
+# (Inspect logs read whole by the run file reader, BFCL's refused multi-turn records).
+__all__ = [
+    "FORMAT_NAMES",
+    "IMPORTERS",
+    "bfcl_results",
+    "detect_format",
+    "inspect_ai",
+    "object_at",
+    "otel",
+    "to_canonical",
+]
 
 
 def detect_format(line: Mapping) -> str | None:

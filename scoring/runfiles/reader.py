@@ -35,8 +35,7 @@ from typing import Any, BinaryIO
 
 import ijson
 
-from scoring.importers import detect_format, inspect_ai, to_canonical
-from scoring.importers.common import object_at
+from scoring.importers import detect_format, inspect_ai, object_at, to_canonical
 from scoring.matcher import (
     InvalidInput,
     Problem,

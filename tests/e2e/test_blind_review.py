@@ -16,8 +16,8 @@ from cases import services
 from cases.models import Membership, ReviewLabel, Role, Team
 from scoring.ingest.pipeline import create_submission
 from scoring.models import BlindDecision, Review, ReviewQueue
-from tests.pages.conftest import demo_document, jsonl
-from tests.pages.runs import TRIALS
+from tests.support.pages import demo_document, jsonl
+from tests.support.runs import TRIALS
 
 from .browsing import sign_in
 

@@ -15,7 +15,7 @@ from cases import services
 from cases.models import Membership, Role, Suite, Team
 from scoring.ingest.pipeline import create_submission
 from scoring.models import Result
-from tests import tau_bench
+from tests.support import tau_bench
 
 from .browsing import round_trip, sign_in
 

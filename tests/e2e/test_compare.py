@@ -14,8 +14,8 @@ import pytest
 from cases import services
 from cases.models import Membership, Role, Team, User
 from scoring.ingest.pipeline import create_submission
-from tests.pages.conftest import demo_document
-from tests.pages.runs import DELETE_FAIL, GREETING_PASS, WEATHER_FAIL, WEATHER_PASS
+from tests.support.pages import demo_document
+from tests.support.runs import DELETE_FAIL, GREETING_PASS, WEATHER_FAIL, WEATHER_PASS
 
 from .browsing import sign_in
 

@@ -18,8 +18,8 @@ from cases.models import Membership, Role, Team
 from scoring.ingest.pipeline import create_submission
 from scoring.results.filtersets import RunFilterSet
 from scoring.review import decisions, queues
-from tests.pages.conftest import demo_document
-from tests.pages.runs import DELETE_FAIL, GREETING_FAIL, GREETING_PASS, TRIALS, WEATHER_FAIL
+from tests.support.pages import demo_document
+from tests.support.runs import DELETE_FAIL, GREETING_FAIL, GREETING_PASS, TRIALS, WEATHER_FAIL
 
 from .browsing import sign_in
 

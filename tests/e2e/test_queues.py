@@ -14,8 +14,8 @@ from cases import services
 from cases.models import Membership, Role, Team
 from scoring.ingest.pipeline import create_submission
 from scoring.models import ReviewQueue, ReviewStatus
-from tests.pages.conftest import demo_document, jsonl
-from tests.pages.runs import GREETING_FAIL, TRIALS
+from tests.support.pages import demo_document, jsonl
+from tests.support.runs import GREETING_FAIL, TRIALS
 
 from .browsing import sign_in
 

@@ -18,7 +18,7 @@ from cases import services
 from cases.models import Membership, Role, Team
 from scoring.ingest.pipeline import create_submission
 from scoring.models import Run
-from tests import tau_bench
+from tests.support import tau_bench
 
 from .browsing import PAYLOAD, sign_in
 

@@ -16,7 +16,7 @@ from cases import services
 from cases.models import Membership, Role, Team
 from scoring.ingest.pipeline import create_submission
 from scoring.models import Result, Review, ReviewEvent
-from tests.pages.conftest import demo_document
+from tests.support.pages import demo_document
 
 from .browsing import sign_in
 

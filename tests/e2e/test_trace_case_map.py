@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from cases import services
-from tests.producers import SUITE
+from tests.support.producers import SUITE
 
 from .browsing import sign_in
 

@@ -22,7 +22,7 @@ from cases import services
 from cases.models import Membership, Role, Team
 from scoring.ingest.pipeline import create_submission
 from scoring.models import Result, Status, Submission, Verdict
-from tests import tau_bench
+from tests.support import tau_bench
 
 from .browsing import sign_in
 

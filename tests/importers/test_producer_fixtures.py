@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from scoring.runfiles.reader import read_run_lines
 from tests.fixtures.producers.fake_server import CALLS, FINAL_TEXT, QUESTION
-from tests.producers import FIXTURES, NO_CAPTURE, SUITE
+from tests.support.producers import FIXTURES, NO_CAPTURE, SUITE
 
 # What each file's runs must read as: (case, verdict) in file order.
 VERDICTS = {

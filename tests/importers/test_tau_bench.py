@@ -203,7 +203,7 @@ def test_problems_in_an_element_are_named_by_its_index_and_its_traj_path():
 
 
 def test_the_results_score_76_pass_against_a_suite_keyed_by_task_id():
-    from tests import tau_bench
+    from tests.support import tau_bench
 
     suite = load_suite(tau_bench.suite_document(prefix=""))
     with RESULTS_FILE.open("rb") as file:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evalsite.celery import app as celery_app
-from tests.pipeline.live import Broker, free_port
+from tests.support.workers import Broker, free_port
 
 
 @pytest.fixture

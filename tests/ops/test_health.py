@@ -8,7 +8,7 @@ from django.db import OperationalError, connections
 from django.test.utils import CaptureQueriesContext
 
 from evalsite import health
-from tests.pipeline.live import free_port
+from tests.support.workers import free_port
 
 
 def test_liveness_needs_nothing_but_the_process(client):

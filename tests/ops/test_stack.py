@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.pipeline.live import free_port
+from tests.support.workers import free_port
 
 pytestmark = pytest.mark.stack
 

@@ -1,3 +1,3 @@
 """The pipeline tests' builders, for the bad-input tests that go through the same upload."""
 
-from tests.pipeline.conftest import demo_suite, team  # noqa: F401 (fixtures)
+from tests.ingest.pipeline.conftest import demo_suite, team  # noqa: F401 (fixtures)

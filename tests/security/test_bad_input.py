@@ -5,7 +5,7 @@ the valid neighbours kept), suite files through the import with the same and wit
 deeper than any parser's stack, and catastrophic regexes that RE2 scores in linear time.
 
 Covered elsewhere: lines over the line limit, nesting too deep, gzip bombs and broken gzip
-(tests/pipeline/test_ingest.py); NaN and Infinity in suite files and regexes RE2 cannot
+(tests/ingest/pipeline/test_ingest.py); NaN and Infinity in suite files and regexes RE2 cannot
 compile (tests/matcher/test_suite_loading.py, test_verdicts.py).
 """
 
@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 from cases import services
 from cases.models import Suite
 from scoring.models import Run, Submission
-from tests.pipeline.conftest import assert_consistent, jsonl, upload
+from tests.ingest.pipeline.conftest import assert_consistent, jsonl, upload
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from evalsite.wsgi import application
-from tests.builders import RUN_FILE, World
+from tests.support.builders import RUN_FILE, World
 
 # A run file as the upload's body: lines of the world's cases, of any JSON, and of any
 # bytes, in any mix (schemathesis knows no generator for this media type).

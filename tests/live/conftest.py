@@ -1,0 +1,29 @@
+"""Fixtures of the ``/otlp/v1/traces`` tests: the producers' suite in a team with one member
+of each role, and API clients holding their tokens."""
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from cases import services
+from tests.support.producers import SUITE
+
+
+@pytest.fixture
+def suite(team, admin):
+    return services.create_suite(team, SUITE, admin)
+
+
+@pytest.fixture
+def client_of():
+    def make(user) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def sender(client_of, editor):
+    return client_of(editor)

@@ -1,0 +1,179 @@
+"""Failures as known problems across submissions (issue 14 §3): a failure's signature finds
+it again in a later upload, where the earlier triage decision is offered ("seen before:
+marked … in #N by …") and can be set on every such run at once; a failure marked fixed that
+fails again is a regression, on the submission page, the run page and in the API."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from cases import services
+from scoring.models import KnownFailure, Result, ReviewStatus, Run
+from scoring.review import decisions
+from tests.support import tau_bench
+from tests.support.pages import text
+
+WRITES = ("book_", "cancel_", "send_", "update_")
+LINES = [tau_bench.run_line(record) for record in tau_bench.RECORDS[:40]]
+
+
+@pytest.fixture
+def suite(team, admin):
+    document = tau_bench.suite_document()
+    for case in document["cases"]:
+        case["expected_calls"] = [
+            call for call in case["expected_calls"] if call["name"].startswith(WRITES)
+        ]
+    return services.create_suite(team, document, admin)
+
+
+@pytest.fixture
+def first(suite, submit):
+    return submit(suite, LINES, label="monday")
+
+
+def failing_runs(submission):
+    return Run.objects.filter(submission=submission, result__verdict="fail").order_by("seq")
+
+
+def signature_of(run) -> str:
+    return Result.objects.get(run=run).signature
+
+
+def test_every_failure_has_a_signature_and_a_reupload_has_the_same_ones(first, submit):
+    again = submit(first.suite, LINES, label="tuesday")
+    before = dict(Result.objects.filter(submission=first).values_list("run__seq", "signature"))
+    after = dict(Result.objects.filter(submission=again).values_list("run__seq", "signature"))
+    assert before == after
+    verdicts = dict(Result.objects.filter(submission=first).values_list("run__seq", "verdict"))
+    assert all((verdicts[seq] == "pass") == (not signature) for seq, signature in before.items())
+    assert len({s for s in before.values() if s}) > 1
+
+
+def test_a_decision_is_offered_again_on_the_same_failure_later(as_user, editor, first, submit):
+    run = failing_runs(first)[0]
+    decisions.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.EXPECTATION_WRONG, editor)
+    problem = KnownFailure.objects.get()
+    assert (problem.signature, problem.decided_in, problem.decided_by) == (
+        signature_of(run),
+        first,
+        editor,
+    )
+    again = submit(first.suite, LINES, label="tuesday")
+    same = Run.objects.get(submission=again, seq=run.seq)
+    client = as_user(editor)
+    html = text(client.get(f"/submissions/{again.pk}/runs/{same.pk}/"))
+    assert "<h2>Seen before</h2>" in html
+    assert (
+        f'Marked “expectation wrong” in <a href="/submissions/{first.pk}/">#{first.pk}</a>' in html
+    )
+    assert "by eddie-editor" in html
+    assert f'First seen in <a href="/submissions/{first.pk}/">#{first.pk}</a>' in html
+    # Every run failing that way here, one click.
+    same_way = Run.objects.filter(submission=again, result__signature=signature_of(run))
+    response = client.post(
+        f"/submissions/{again.pk}/problems/apply/",
+        {"signature": signature_of(run), "next": f"/submissions/{again.pk}/runs/{same.pk}/"},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == f"/submissions/{again.pk}/runs/{same.pk}/"
+    statuses = set(same_way.values_list("review__status", flat=True))
+    assert statuses == {ReviewStatus.EXPECTATION_WRONG}
+
+
+def test_the_submission_page_offers_every_earlier_decision_at_once(as_user, editor, first, submit):
+    runs = list(failing_runs(first)[:3])
+    statuses = [ReviewStatus.FLAKY, ReviewStatus.WONT_FIX, ReviewStatus.EXPECTATION_WRONG]
+    for run, status in zip(runs, statuses, strict=True):
+        decisions.set_status(Run.objects.filter(pk=run.pk), status, editor)
+    decided = {signature_of(run): status for run, status in zip(runs, statuses, strict=True)}
+    again = submit(first.suite, LINES, label="tuesday")
+    client = as_user(editor)
+    html = text(client.get(f"/submissions/{again.pk}/"))
+    assert "Seen before" in html
+    assert html.count("marked “") >= len(decided)
+    client.post(f"/submissions/{again.pk}/problems/apply/", {})
+    for signature, status in decided.items():
+        here = Run.objects.filter(submission=again, result__signature=signature)
+        assert set(here.values_list("review__status", flat=True)) == {status}
+    untouched = Run.objects.filter(submission=again).exclude(result__signature__in=decided)
+    assert not untouched.filter(review__isnull=False).exists()
+
+
+def test_a_failure_marked_fixed_that_fails_again_is_a_regression(
+    as_user, viewer, editor, first, submit
+):
+    run = failing_runs(first)[0]
+    decisions.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.FIXED, editor)
+    again = submit(first.suite, LINES, label="tuesday")
+    html = text(as_user(viewer).get(f"/submissions/{again.pk}/"))
+    assert "Regressions" in html
+    assert f"?problem={signature_of(run)}#runs-section" in html
+    same = Run.objects.get(submission=again, seq=run.seq)
+    run_page = text(as_user(viewer).get(f"/submissions/{again.pk}/runs/{same.pk}/"))
+    assert "<h2>Regression</h2>" in run_page
+    assert "and failing again" in run_page
+    assert "Set the earlier decisions" not in html  # viewers decide nothing
+    # Fixed is not copied onto the runs that fail again.
+    as_user(editor).post(f"/submissions/{again.pk}/problems/apply/", {})
+    assert not Run.objects.filter(submission=again, review__status=ReviewStatus.FIXED).exists()
+    api = APIClient()
+    api.force_authenticate(viewer)
+    regressions = api.get(f"/api/submissions/{again.pk}/").json()["regressions"]
+    assert regressions == [
+        {
+            "case": run.case_key,
+            "signature": signature_of(run),
+            "marked_fixed_in": first.pk,
+            "marked_fixed_by": "eddie-editor",
+        }
+    ]
+    # In the submission it was marked fixed in, it is no regression.
+    assert api.get(f"/api/submissions/{first.pk}/").json()["regressions"] == []
+
+
+def test_the_runs_table_filters_by_problem(as_user, viewer, first):
+    run = failing_runs(first)[0]
+    signature = signature_of(run)
+    html = text(as_user(viewer).get(f"/submissions/{first.pk}/", {"problem": signature}))
+    count = Result.objects.filter(submission=first, signature=signature).count()
+    assert f"{count} run{'s' if count != 1 else ''} match" in html
+    assert "one known problem" in html
+
+
+def test_taking_a_decision_back_leaves_the_problem_as_it_was(editor, first):
+    run = Run.objects.filter(pk=failing_runs(first)[0].pk)
+    decisions.set_status(run, ReviewStatus.FLAKY, editor)
+    decisions.set_status(run, ReviewStatus.UNTRIAGED, editor)
+    assert KnownFailure.objects.get().status == ReviewStatus.FLAKY
+
+
+def test_the_suite_lists_its_open_problems_across_submissions(
+    as_user, viewer, editor, first, submit
+):
+    settled, regressed = failing_runs(first)[0], failing_runs(first)[1]
+    decisions.set_status(Run.objects.filter(pk=settled.pk), ReviewStatus.WONT_FIX, editor)
+    decisions.set_status(Run.objects.filter(pk=regressed.pk), ReviewStatus.FIXED, editor)
+    again = submit(first.suite, LINES[:20], label="tuesday")
+    html = text(as_user(viewer).get(f"/suites/{first.suite.pk}/problems/"))
+    rows = html.split("<tbody>")[1].split("</tbody>")[0].split("<tr>")[1:]
+    signatures = [row.split("?problem=")[1].split("#")[0] for row in rows]
+    open_here = set(
+        Result.objects.filter(submission__in=[first, again])
+        .exclude(signature="")
+        .values_list("signature", flat=True)
+    ) - {signature_of(settled)}
+    assert set(signatures) <= open_here
+    assert signature_of(settled) not in signatures
+    assert len(signatures) == min(20, len(open_here))
+    # Seen in both: first in the Monday upload, last in Tuesday's, in two submissions.
+    both = next(
+        row
+        for row in rows
+        if f'>#{first.pk}</a></td>\n      <td><a href="/submissions/{again.pk}/">' in row
+    )
+    assert '<td class="num">2</td>' in both
+    if signature_of(regressed) in signatures and regressed.seq <= 20:
+        row = rows[signatures.index(signature_of(regressed))]
+        assert f"regression: marked fixed in #{first.pk}" in row
