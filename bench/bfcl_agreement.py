@@ -1,4 +1,5 @@
-"""Agreement of Casebook's verdicts with BFCL's own AST checker (issue #3, DESIGN.md §4.3).
+"""Agreement of Casebook's verdicts with BFCL's own AST checker
+(docs/benchmarks.md#agreement-with-bfcls-checker).
 
     python bench/bfcl_agreement.py                  # the four Python categories, in full
     python bench/bfcl_agreement.py --write-fixture  # also refresh tests/fixtures/bfcl/

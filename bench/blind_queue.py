@@ -1,5 +1,6 @@
-"""A double-blind review queue at size (issue 14, §5): making it, and its page and API once
-both reviewers have decided every run (when the agreement is computed).
+"""A double-blind review queue at size (docs/review.md#double-blind-review): the time to make
+it, and the server time of its page and API once both reviewers have decided every run (when
+the agreement is computed).
 
     python bench/blind_queue.py                # 10,000 runs in the queue
     python bench/blind_queue.py --items 40000

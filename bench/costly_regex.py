@@ -1,5 +1,5 @@
-"""Time for a costly regex (issue 11, section 3): a 50,000-character literal pattern
-(``(?i)aaa…``) against runs whose final text is 1 MB of ``a``.
+"""Time for a costly regex, what the pattern length limit guards against: a 50,000-character
+literal pattern (``(?i)aaa…``) against runs whose final text is 1 MB of ``a``.
 
     python bench/costly_regex.py                       # this checkout
     python bench/costly_regex.py --root /tmp/before    # another one, for before/after

@@ -157,7 +157,7 @@ def realistic_run(rng: random.Random, case: dict, trial: int) -> dict:
 
 
 def _as_matcher(name: str, value):
-    """The same expectation as ``value``, written the way an author using §4.2 would."""
+    """The same expectation as ``value``, as an author using argument matchers writes it."""
     if name == "id":
         return {"$regex": "R[0-9]{4}"}
     if name == "city":
@@ -179,9 +179,9 @@ def _as_matcher(name: str, value):
 
 def with_matchers(suite: dict, share: float = 1 / 3, seed: int = 42) -> dict:
     """The suite with a ``share`` of its expected values written as argument matchers
-    (DESIGN.md §4.2), as an author relaxes the values that vary (ids, names, free text):
-    the same runs pass and fail, so the suites compare the matchers' cost. ``share=1``
-    writes every value as a matcher."""
+    (docs/matcher.md#argument-matchers), as an author relaxes the values that vary (ids,
+    names, free text): the same runs pass and fail, so the suites compare the matchers'
+    cost. ``share=1`` writes every value as a matcher."""
     rng = random.Random(seed)
 
     def relax(args: dict) -> dict:

@@ -1,4 +1,5 @@
-"""Peak memory reading a run file with one huge line (issue 11, section 3).
+"""Peak memory reading a run file with one huge line, past the line limit
+(docs/pipeline.md#limits).
 
     python bench/huge_line.py                       # a 600 MB line, this checkout
     python bench/huge_line.py --root /tmp/before    # the same file, another checkout

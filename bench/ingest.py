@@ -1,5 +1,5 @@
-"""Upload-to-results benchmark (issue 5): N runs uploaded through the API to a live server
-backed by PostgreSQL, Redis and two Celery workers.
+"""Upload-to-results benchmark: N runs uploaded through the API to a live server backed by
+PostgreSQL, Redis and two Celery workers, read and scored as docs/pipeline.md describes.
 
     python bench/ingest.py                                  # 100,000 runs, each format
     python bench/ingest.py --runs 1000000 --format canonical --gzip   # memory vs file size

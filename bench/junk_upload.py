@@ -1,5 +1,5 @@
-"""Time for a junk upload end to end (issue 11, section 3): a 425-byte gzip of ``1\\n`` times
-200,000, posted to the API and read to the end, in the embedded default (SQLite, Celery
+"""Time for a junk upload end to end, every line of it invalid: a 425-byte gzip of ``1\\n``
+times 200,000, posted to the API and read to the end, in the embedded default (SQLite, Celery
 eager: the request returns once the file is read).
 
     python bench/junk_upload.py                       # this checkout

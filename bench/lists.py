@@ -1,5 +1,5 @@
-"""Issue 13's lists on a large submission: what keeping the earlier result costs a re-score,
-and the server time of the pages that sort case keys naturally or read the kept result.
+"""Lists on a large submission: what keeping the earlier result costs a re-score, and the
+server time of the pages that sort case keys naturally or read the kept result.
 
     python bench/lists.py                  # seed 100,000 runs, then measure
     python bench/lists.py --runs 20000

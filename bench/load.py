@@ -1,4 +1,4 @@
-"""Load test (issue 7, §3): 50 reviewers at once against the production-like stack.
+"""Load test: 50 reviewers at once against the production-like stack.
 
     python bench/load.py                       # 50 reviewers for 90 s
     python bench/load.py --users 100 --duration 300 --web-workers 4

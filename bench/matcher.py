@@ -4,8 +4,8 @@ worst case, and `manage.py score` end to end.
     python bench/matcher.py            # every figure
     python bench/matcher.py --e2e-runs 0 --seconds 5
 
-Targets: ≥ 25,000 typical case-runs per second per core through score() (issue #2); argument
-matchers cost at most 20% of that (issue #3); no adversarial case above 50 ms.
+Targets: ≥ 25,000 typical case-runs per second per core through score(); argument matchers
+cost at most 20% of that; no adversarial case above 50 ms.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from bench.datagen import (  # noqa: E402
     realistic_stream,
     with_matchers,
 )
-from scoring import runfile  # noqa: E402
 from scoring.matcher import load_run, load_suite, score  # noqa: E402
+from scoring.runfiles import reader  # noqa: E402
 from scoring.runfiles.reader import json_lines  # noqa: E402
 
 ROUNDS = 15
@@ -130,14 +130,14 @@ def duplicate_key_cost(n_runs: int, seconds: float) -> None:
     load_run): the same lines read with and without it, in interleaved rounds."""
     suite_doc, run_docs = realistic_pairs(seed=2026, n_runs=n_runs)
     plain = Workload(suite_doc, run_docs)
-    check = runfile.duplicate_key
+    check = reader.duplicate_key
 
     def unchecked() -> None:
-        runfile.duplicate_key = lambda raw, value: None
+        reader.duplicate_key = lambda raw, value: None
         try:
             plain.read_all()
         finally:
-            runfile.duplicate_key = check
+            reader.duplicate_key = check
 
     found = rates({"checked": plain.read_all, "unchecked": unchecked}, seconds, n_runs)
     ratios = [c / u for c, u in zip(found["checked"], found["unchecked"], strict=True)]

@@ -1,5 +1,5 @@
-"""Live traces (issue 16): how many spans ``/otlp/v1/traces`` accepts per second, and how
-long after a trace's last span its result is there.
+"""Live traces (docs/live-traces.md): how many spans ``/otlp/v1/traces`` accepts per second,
+and how long after a trace's last span its result is there.
 
 On the production-like stack (bench/stack.py: gunicorn, one Celery worker, PostgreSQL,
 Redis database 11): ``--traces`` traces of the weather agent (the SDK's own spans from

@@ -1,4 +1,4 @@
-"""Review pages on a large submission (issue 6): server time and queries per page.
+"""Review pages on a large submission: server time and queries per page.
 
     python bench/pages.py                 # seed 100,000 runs, then measure
     python bench/pages.py --reuse         # measure the submission seeded last time

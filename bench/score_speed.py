@@ -1,4 +1,4 @@
-"""Reading run files and `manage.py score`, before and after (issue 12, section 5).
+"""Reading run files and `manage.py score`, this tree against earlier commits.
 
     python bench/score_speed.py                    # against the two commits named below
     python bench/score_speed.py --before HEAD~3 --runs 5000 --rounds 1
@@ -44,12 +44,13 @@ sys.path.insert(0, str(ROOT))
 from bench.datagen import realistic_stream  # noqa: E402
 from tests.support import tau_bench  # noqa: E402
 
-# What "before" means, twice: main when issue 12 was filed (its figures are of this code),
-# and main once the issue's formats and checks were in (the duplicate-key refusal, the
-# transcript and notes), when work on its section 5 began: the same work, done faster.
+# What "before" means, twice: main before the newer run formats and checks (the first
+# figures for reading run files were of this code), and main once those were in (the
+# duplicate-key refusal, the transcript and notes) but reading was not yet made faster: the
+# same work as now, done slower.
 BEFORE = {
-    "a6b663f1353301c5acaf495cb20b1f38dc1979ae": "when the issue was filed",
-    "2313a0d99233b04dd920474719d38bc1266499e7": "when work on its section 5 began",
+    "a6b663f1353301c5acaf495cb20b1f38dc1979ae": "before the newer run formats and checks",
+    "2313a0d99233b04dd920474719d38bc1266499e7": "with them, before reading was made faster",
 }
 
 # Run in a child process with the tree's code first on the path: the CPU seconds of reading
@@ -59,9 +60,12 @@ _READ = """
 import gc, sys, time
 sys.path.insert(0, sys.argv[1])
 from itertools import islice
-from scoring.runfiles import reader
+try:
+    from scoring.runfiles import reader
+except ModuleNotFoundError:  # a tree from before scoring/runfiles/ (scoring/runfile.py)
+    from scoring import runfile as reader
 from scoring.matcher import load_suite, parse_suite_document, score
-buffering = getattr(runfile, "READ_BUFFER", -1)  # as the tree's manage.py score opens it
+buffering = getattr(reader, "READ_BUFFER", -1)  # as the tree's manage.py score opens it
 def runs():
     with open(sys.argv[2], "rb", buffering=buffering) as stream:
         for item in reader.read_run_lines(stream, max_line_bytes=1 << 24):
@@ -163,7 +167,10 @@ def read_rates(tree: Path, suite: Path, runs: Path, n_runs: int) -> tuple[float,
 _COUNT = """
 import io, sys
 sys.path.insert(0, sys.argv[1])
-from scoring.runfiles import reader
+try:
+    from scoring.runfiles import reader
+except ModuleNotFoundError:  # a tree from before scoring/runfiles/ (scoring/runfile.py)
+    from scoring import runfile as reader
 lines = open(sys.argv[2], "rb").readlines()[: int(sys.argv[3])]
 stream = io.BufferedReader(io.BytesIO(b"".join(lines)), 1 << 20)
 count = sum(1 for item in reader.read_run_lines(stream, max_line_bytes=1 << 24) if item.run)
