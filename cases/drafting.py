@@ -1,17 +1,19 @@
-"""Draft cases from recorded runs (issue 15 §3): what an agent did, as expected calls for the
-author to trim before saving. Pure functions (no Django); nothing here saves anything."""
+"""Draft cases from recorded runs (docs/review.md#cases-from-runs): what an agent did, as expected
+calls for the author to trim before saving. Pure functions (no Django); nothing here saves
+anything."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-# What ``$text`` ignores in a loosened free-text argument (DESIGN §4.2).
+# What ``$text`` ignores in a loosened free-text argument (docs/matcher.md#argument-matchers).
 IGNORE_ALL = ("case", "space", "punctuation")
 
 
 def draft_case(run: Mapping, key: str, tools: list) -> dict:
-    """A case (§3.1) whose expected calls are the canonical run's calls (§3.2).
+    """A case (docs/formats.md#cases) whose expected calls are the canonical run's calls
+    (docs/formats.md#calls).
 
     The run's batches become order: when there is more than one batch every call is
     ``ordered``, and the first call of each later batch ``depends_on_result`` (its result
@@ -75,7 +77,7 @@ def _first_user_turn(transcript: Any) -> str:
 
 
 def draft_revision(current: Mapping, drafted: Mapping) -> dict:
-    """A draft revision of an existing case (§3.1): its expected calls become the drafted
+    """A draft revision of an existing case: its expected calls become the drafted
     ones; its key, title, tags, matching and expectations stay; its prompt is filled from
     the draft only when it has none."""
     revision = {**current, "expected_calls": list(drafted.get("expected_calls") or [])}

@@ -1,8 +1,8 @@
 """The case editor's forms: the case itself, one form per expected call, one per expectation.
 
-Rows are plain prefixed forms (``call-0-name``, ``exp-2-regex``) rebuilt from the posted data
-on every request, so adding, removing and reordering rows is a server round trip that loses
-nothing typed. Each form turns its fields into the case file's shape (§3.1); the whole case
+Rows are plain prefixed forms (``call-0-name``, ``exp-2-regex``) rebuilt from the posted data on
+every request, so adding, removing and reordering rows is a server round trip that loses nothing
+typed. Each form turns its fields into the case file's shape (docs/formats.md#cases); the whole case
 is then validated by the matcher, and its problems are put back beside the fields.
 """
 
@@ -27,7 +27,7 @@ CASE_MATCH_PRESETS = [
     ("custom", "custom"),
 ]
 
-# The fields each expectation type shows, in order (DESIGN.md §3.1).
+# The fields each expectation type shows, in order (docs/formats.md#expectations-in-a-case).
 TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "called_tool": ("tool",),
     "did_not_call_tool": ("tool",),

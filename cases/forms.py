@@ -92,7 +92,8 @@ class RoleForm(forms.Form):
 
 
 def match_from(data) -> dict | str | None:
-    """The §3.1 ``match`` value of a form's preset and option fields."""
+    """The ``match`` value (docs/formats.md#match-options) of a form's preset and option
+    fields."""
     preset = data.get("match_preset") or ""
     if preset == "lenient":
         return "lenient"

@@ -1,8 +1,8 @@
 """Teams, suites and their cases, and the immutable versions every saved change produces.
 
 The rows (Suite, Case, ExpectedCall, Expectation) are the working copy that the editor
-changes; a SuiteVersion is the §3.1 suite file as it stood after one saved change. Scoring
-always uses a version, so later edits never change an old result.
+changes; a SuiteVersion is the suite file (docs/formats.md#suite-files) as it stood after one saved
+change. Scoring always uses a version, so later edits never change an old result.
 """
 
 from functools import lru_cache
@@ -126,12 +126,14 @@ class Suite(models.Model):
     visibility = models.CharField(
         max_length=10, choices=Visibility.choices, default=Visibility.TEAM
     )
-    # The suite-wide ``match`` of §3.1: an object of options, "lenient", or null (defaults).
+    # The suite-wide ``match`` (docs/formats.md#match-options): an object of options,
+    # "lenient", or null (defaults).
     match = models.JSONField(null=True, blank=True)
-    # Fields of the suite file Casebook does not know, kept for export (§3: preserved).
+    # Fields of the suite file Casebook does not know, kept for export (docs/formats.md).
     extra = JSONTextField(default=dict, blank=True)
-    # Live traces (DESIGN.md §8): a span attribute whose value names a trace's case when no
-    # span has ``casebook.case`` (``gen_ai.conversation.id``, say). Not part of the suite file.
+    # Live traces (docs/live-traces.md#routing): a span attribute whose value names a trace's case
+    # when no span has ``casebook.case`` (``gen_ai.conversation.id``, say). Not part of the suite
+    # file.
     trace_case_attribute = models.CharField(max_length=200, blank=True)
     # Values of that attribute → the case keys they name ({"conv-17": "refund"}); a value
     # not in it names the case of its own key, if there is one (``scoring.live.traces``).
@@ -214,7 +216,8 @@ class Expectation(models.Model):
 
 
 class SuiteVersion(models.Model):
-    """The suite file (§3.1) as it stood after one saved change; never modified."""
+    """The suite file (docs/formats.md#suite-files) as it stood after one saved change; never
+    modified."""
 
     suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()

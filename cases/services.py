@@ -138,7 +138,7 @@ def _keep_an_admin(team: Team, leaving: Membership) -> None:
 
 
 def case_document(case: Case) -> dict:
-    """One case as the suite file (§3.1) writes it, unknown fields kept."""
+    """One case as the suite file writes it (docs/formats.md#cases), unknown fields kept."""
     data: dict[str, Any] = {"key": case.key}
     if case.title:
         data["title"] = case.title
@@ -167,7 +167,7 @@ def _call_document(call: ExpectedCall) -> dict:
 
 
 def suite_document(suite: Suite) -> dict:
-    """The suite file (§3.1) of the suite's current rows."""
+    """The suite file (docs/formats.md#suite-files) of the suite's current rows."""
     data: dict[str, Any] = {"schema": SUITE_SCHEMA, "name": suite.name}
     if suite.description:
         data["description"] = suite.description
@@ -230,8 +230,8 @@ MAX_LENGTHS = {"name": 200, "key": 200, "title": 300, "call name": 200}
 
 
 def validate_suite(document: Any) -> None:
-    """Refuse a suite file that breaks any rule of §3.1, lacks a name, or holds text longer
-    than Casebook stores (``InvalidInput`` listing every problem by JSON path)."""
+    """Refuse a suite file that breaks any rule of docs/formats.md#what-is-refused, lacks a name, or
+    holds text longer than Casebook stores (``InvalidInput`` listing every problem by JSON path)."""
     problems: list[Problem] = []
     try:
         load_suite(document)
@@ -558,8 +558,9 @@ def save_cases(
 
 
 def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list[Problem]:
-    """What stops ``data`` from being saved as ``case`` (or as a new case) of the suite:
-    every §3.1 rule, and a key of its own. Paths are relative to the case."""
+    """What stops ``data`` from being saved as ``case`` (or as a new case) of the suite: every rule
+    of the suite file (docs/formats.md#what-is-refused), and a key of its own. Paths are relative to
+    the case."""
     problems = []
     key = data.get("key")
     others = suite.cases.exclude(pk=case.pk) if case else suite.cases.all()
@@ -646,9 +647,9 @@ def put_expected_call(
     (keeping that call's order and dependency flags), as a new version whose message says
     what changed and, with ``source``, where the call came from ("run 12").
 
-    ``StaleEdit`` if the case is no longer at ``revision``; ``InvalidInput`` if the case
-    would break a rule of §3.1 (or ``replace`` names no expected call); ``NothingToChange``
-    if the case already has that expected call there (no empty version is made)."""
+    ``StaleEdit`` if the case is no longer at ``revision``; ``InvalidInput`` if the case would break
+    a rule of the suite file (or ``replace`` names no expected call); ``NothingToChange`` if the
+    case already has that expected call there (no empty version is made)."""
     suite = _locked(case.suite)
     case = Case.objects.select_for_update().get(pk=case.pk, suite=suite)
     if revision is not None and case.revision != revision:
@@ -681,7 +682,7 @@ def put_expected_call(
 
 
 def suite_tools(suite: Suite) -> list:
-    """The suite's tool catalog (§3.1 ``tools``), as its suite file holds it.
+    """The suite's tool catalog (docs/formats.md#tool-catalog), as its suite file holds it.
 
     It is kept with the file's other fields beyond Casebook's columns (``extra``): it is
     versioned, exported and imported with the suite, and no query ever filters on it."""
@@ -692,7 +693,7 @@ def suite_tools(suite: Suite) -> list:
 @transaction.atomic
 def replace_tools(suite: Suite, tools: list, user, message: str) -> SuiteVersion:
     """Make ``tools`` the suite's catalog, as a new version; ``InvalidInput`` by the suite
-    file's paths (``tools[2].name: required``) when the catalog breaks §3.1."""
+    file's paths (``tools[2].name: required``) when the catalog breaks the suite file's rules."""
     suite = _locked(suite)
     document = {**suite_document(suite), "tools": tools}
     validate_suite(document)

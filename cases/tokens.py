@@ -1,7 +1,7 @@
-"""API tokens (DESIGN.md §8, ``Authorization: Token KEY``): a user's named tokens, made on
-the settings page, and the single token of ``manage.py drf_create_token`` (DRF's own model),
-which is still accepted. A named token's key is shown once; only its SHA-256 is stored (a
-key is 160 random bits, so a plain hash is enough: there is nothing to guess).
+"""API tokens (docs/api.md#authentication, ``Authorization: Token KEY``): a user's named tokens,
+made on the settings page, and the single token of ``manage.py drf_create_token`` (DRF's own model),
+which is still accepted. A named token's key is shown once; only its SHA-256 is stored (a key is 160
+random bits, so a plain hash is enough: there is nothing to guess).
 """
 
 from __future__ import annotations

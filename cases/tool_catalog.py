@@ -1,4 +1,4 @@
-"""Tool catalogs (DESIGN.md §3.1 ``tools``) from the schemas agents already have: an OpenAI
+"""Tool catalogs (docs/formats.md#tool-catalog) from the schemas agents already have: an OpenAI
 ``tools`` array, Anthropic tool definitions, an MCP ``tools/list`` result, or BFCL function
 docs. Pure functions (no Django): the suite pages and API, and
 ``scoring.benchmarks.bfcl_suites``, use them.

@@ -1,4 +1,4 @@
-"""Routes of the REST API, under /api/ (DESIGN.md §8): one router, so one namespace, for
+"""Routes of the REST API, under /api/ (docs/api.md): one router, so one namespace, for
 the library's endpoints (``cases``) and the submissions' (``scoring``). It lives in the
 project, not in ``cases``, because ``cases`` never imports ``scoring``."""
 

@@ -200,7 +200,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    # ``?format=`` is the run format of an upload (DESIGN.md §8), not DRF's choice of
+    # ``?format=`` is the run format of an upload (docs/api.md#conventions), not DRF's choice of
     # renderer: with the override on, ``?format=canonical`` found no renderer and answered
     # 404. Clients choose the answer's type with the Accept header.
     "URL_FORMAT_OVERRIDE": None,

@@ -52,7 +52,8 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("api/", include("evalsite.api_urls")),
-    # OTLP/HTTP's own path, where OpenTelemetry exporters send traces (DESIGN.md §8).
+    # OTLP/HTTP's own path, where OpenTelemetry exporters send traces
+    # (docs/live-traces.md#the-receiver).
     path("otlp/v1/traces", TraceExportView.as_view(), name="otlp_traces"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp.api_docs, name="swagger-ui"),

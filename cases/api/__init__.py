@@ -1,1 +1,1 @@
-"""Casebook's REST API (DESIGN.md §8): teams, suites, cases and versions as JSON."""
+"""Casebook's REST API (docs/api.md): teams, suites, cases and versions as JSON."""

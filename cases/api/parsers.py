@@ -2,7 +2,7 @@
 
 DRF's JSON parser keeps the last of two equal keys silently and its renderer writes a
 ``Decimal`` as a float; suites need duplicate keys reported and numbers kept exactly as
-written (DESIGN.md §4.1), so the API reads and writes JSON the way the matcher does.
+written (docs/api.md#conventions), so the API reads and writes JSON the way the matcher does.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Serializers: what each endpoint reads and writes, and the first check of its input.
 
 A suite file or a case is validated by the matcher (``scoring.matcher.load_suite``, through
-``cases.services``), the one place that knows §3.1; its problems come back as
-``{"problems": [{"path", "message"}]}``. Everything else is checked here, by field.
+``cases.services``), the one place that knows the suite file's rules
+(docs/formats.md#suite-files); its problems come back as ``{"problems": [{"path",
+"message"}]}``. Everything else is checked here, by field.
 """
 
 from __future__ import annotations
@@ -158,7 +159,10 @@ class SuiteSerializer(serializers.ModelSerializer):
     match = serializers.JSONField(
         read_only=True,
         allow_null=True,
-        help_text='match options (§3.1): an object, "lenient", or null for the defaults',
+        help_text=(
+            'match options (docs/formats.md#match-options): an object, "lenient", or null '
+            "for the defaults"
+        ),
     )
     trace_case_attribute = serializers.CharField(
         read_only=True, help_text=TRACE_CASE_ATTRIBUTE_HELP
@@ -203,7 +207,10 @@ class SuiteSettingsSerializer(serializers.Serializer):
     match = serializers.JSONField(
         required=False,
         allow_null=True,
-        help_text='match options (§3.1): an object, "lenient", or null for the defaults',
+        help_text=(
+            'match options (docs/formats.md#match-options): an object, "lenient", or null '
+            "for the defaults"
+        ),
     )
     trace_case_attribute = serializers.CharField(
         max_length=200, allow_blank=True, required=False, help_text=TRACE_CASE_ATTRIBUTE_HELP
@@ -236,7 +243,8 @@ class UploadField(serializers.FileField):
 
 
 class SuiteUploadSerializer(serializers.Serializer):
-    """A suite file (§3.1, JSON or YAML), as a multipart field or the whole body."""
+    """A suite file (docs/formats.md#suite-files), JSON or YAML, as a multipart field or the
+    whole body."""
 
     file = UploadField(write_only=True)
 
@@ -309,7 +317,8 @@ class ExpectedCallSerializer(serializers.Serializer):
 
 
 class CaseSerializer(serializers.Serializer):
-    """A case as its §3.1 object, with its ``id`` and ``revision``.
+    """A case as its object in the suite file (docs/formats.md#cases), with its ``id`` and
+    ``revision``.
 
     The declared fields document the shape; validation is the matcher's, as part of the
     suite (``services.save_case``), so the body is passed on whole, unknown fields kept.
@@ -331,7 +340,9 @@ class CaseSerializer(serializers.Serializer):
     expected_calls = ExpectedCallSerializer(many=True, required=False)
     extra_calls = serializers.ChoiceField(choices=["allow", "forbid"], required=False)
     expectations = serializers.ListField(
-        child=serializers.DictField(), required=False, help_text="objects with a type (§3.1)"
+        child=serializers.DictField(),
+        required=False,
+        help_text="objects with a type (docs/formats.md#expectations-in-a-case)",
     )
 
     def to_representation(self, case):
@@ -383,7 +394,9 @@ class VersionSerializer(serializers.ModelSerializer):
 
 
 class VersionDetailSerializer(VersionSerializer):
-    document = serializers.JSONField(read_only=True, help_text="the suite file (§3.1)")
+    document = serializers.JSONField(
+        read_only=True, help_text="the suite file (docs/formats.md#suite-files)"
+    )
 
     class Meta(VersionSerializer.Meta):
         fields = [*VersionSerializer.Meta.fields, "document"]

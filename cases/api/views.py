@@ -1,4 +1,4 @@
-"""The API's views (DESIGN.md §8). Each one checks access through ``.permissions`` (which
+"""The API's views (docs/api.md#endpoints). Each one checks access through ``.permissions`` (which
 asks ``cases.permissions``), validates through ``.serializers`` and changes things only
 through ``cases.services``."""
 
@@ -250,7 +250,7 @@ class SuiteViewSet(
         return Response(self.get_serializer(self.get_object()).data)
 
     @extend_schema(
-        summary="Add a suite from a suite file (§3.1, JSON or YAML) to a team",
+        summary="Add a suite from a suite file (JSON or YAML) to a team",
         description=(
             "The body is the suite file itself (`application/json`, `application/yaml`, "
             "`text/yaml`), or a multipart upload in the field `file`. The caller must be an "
@@ -326,7 +326,7 @@ class SuiteViewSet(
         return Response(ToolsImportedSerializer(answer).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        summary="Download the suite file (§3.1) of the current version, or of ?version=N",
+        summary="Download the suite file of the current version, or of ?version=N",
         parameters=[SUITE_ID, ExportQuerySerializer],
         responses={
             (200, "application/json"): OpenApiResponse(
@@ -373,7 +373,7 @@ CASE_KEY = OpenApiParameter("key", str, OpenApiParameter.PATH, description="the 
 
 @extend_schema(parameters=[SUITE_PK])
 @extend_schema_view(
-    list=extend_schema(summary="The suite's cases, each as its §3.1 object"),
+    list=extend_schema(summary="The suite's cases, each as its object in the suite file"),
     retrieve=extend_schema(summary="One case", parameters=[CASE_KEY]),
     create=extend_schema(
         summary="Add a case (editors and admins); a new version",

@@ -1,5 +1,5 @@
-"""The user's settings: named API tokens (DESIGN.md §8: ``Authorization: Token KEY``), and
-the sign-in page's and password reset's dependence on mail being configured."""
+"""The user's settings: named API tokens (docs/api.md#authentication: ``Authorization: Token KEY``),
+and the sign-in page's and password reset's dependence on mail being configured."""
 
 from functools import wraps
 

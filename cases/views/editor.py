@@ -112,7 +112,7 @@ class Editor:
         return editor
 
     def document(self) -> dict:
-        """The case file (§3.1) the forms hold; fields that do not parse stay empty, and
+        """The case (docs/formats.md#cases) the forms hold; fields that do not parse stay empty, and
         their forms keep the errors (see ``valid``)."""
         for form in self.forms:
             form.is_valid()

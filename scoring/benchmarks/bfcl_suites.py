@@ -1,4 +1,5 @@
-"""Berkeley Function Calling Leaderboard (BFCL) categories as Casebook suites (DESIGN.md §4.3).
+"""Berkeley Function Calling Leaderboard (BFCL) categories as Casebook suites
+(docs/benchmarks.md#bfcl).
 
 A BFCL category is two JSON-lines files: questions (``id``, ``question`` turns,
 ``function`` docs) and possible answers (``id``, ``ground_truth``: one ``{function:

@@ -1,4 +1,5 @@
-"""Run formats: each importer turns one uploaded line into a canonical run (DESIGN.md §3.2).
+"""Run formats: each importer turns one uploaded line into a canonical run
+(docs/formats.md#run-formats).
 
 Every line is an object with ``case`` (and optionally ``trial``, ``meta``, ``error``) plus
 the run in one of the formats below. ``to_canonical`` detects the format unless told. An

@@ -1,6 +1,7 @@
-"""Anthropic Messages (formats.md §3, §7b): a ``messages`` list (with ``system`` beside it,
-optionally), a ``Message`` as the SDK's ``model_dump()`` writes it (the one assistant turn),
-or a ``{"request", "response": Message}`` pair as request logs record it.
+"""Anthropic Messages (docs/formats.md#anthropic-messages): a ``messages`` list (with
+``system`` beside it, optionally), a ``Message`` as the SDK's ``model_dump()`` writes it (the
+one assistant turn; docs/formats.md#sdk-objects), or a ``{"request", "response": Message}``
+pair as request logs record it (docs/formats.md#request-and-response-pairs).
 
 Assistant content is a list of blocks. The ``tool_use`` blocks of one assistant message are
 one batch (``input`` is already an object; ``id`` is the call's id). ``tool_result`` blocks,

@@ -1,4 +1,5 @@
-"""BFCL model results (DESIGN.md §4.3): ``{"id", "result": [{"function": arguments}]}``.
+"""BFCL model results (docs/formats.md#bfcl-model-results):
+``{"id", "result": [{"function": arguments}]}``.
 
 All calls of a result are one batch (BFCL asks for them in one turn). Arguments are an
 object or a JSON string; one that does not parse is kept as ``arguments_raw``. A result
@@ -9,7 +10,8 @@ saying why: BFCL's checker counts it as a failure, or on ``irrelevance`` as a su
 so does the case. Token counts and latency go to ``meta``.
 
 A multi-turn result (``result`` a list of turns, each a list of steps) is refused: BFCL
-scores those by executing the calls against its simulated APIs (DESIGN.md §4.3).
+scores those by executing the calls against its simulated APIs
+(docs/benchmarks.md#multi-turn-categories-are-refused).
 """
 
 from collections.abc import Mapping

@@ -1,4 +1,4 @@
-"""The canonical format itself (DESIGN.md §3.2): ``batches`` of calls."""
+"""The canonical format itself (docs/formats.md#run-files): ``batches`` of calls."""
 
 from collections.abc import Mapping
 

@@ -12,7 +12,7 @@ import orjson
 
 from scoring.matcher import InvalidInput, json_type, parse_json
 
-# The roles of a transcript (DESIGN.md §3.2), and the names formats give them.
+# The roles of a transcript (docs/formats.md#transcripts), and the names formats give them.
 _ROLES = {
     "system": "system",
     "developer": "system",
@@ -38,7 +38,7 @@ def envelope_fields(line: Mapping) -> dict:
 
 def with_error(run: dict, error: str | None) -> dict:
     """``run`` with ``error``, what the format itself says went wrong, unless the line
-    already gives one (an empty string is an error too, DESIGN.md §4)."""
+    already gives one (an empty string is an error too: docs/formats.md#run-fields)."""
     if run.get("error") is None:
         run["error"] = error
     return run
@@ -59,8 +59,8 @@ def truncation_error(field: str, value: str) -> str:
 
 
 def turn(role: Any, text: Any, batch: int | None = None) -> dict | None:
-    """One transcript turn (DESIGN.md §3.2), or None for a role the transcript has no name
-    for. ``text`` that is not a string (a tool's result object, say) is written as JSON."""
+    """One transcript turn (docs/formats.md#transcripts), or None for a role the transcript has no
+    name for. ``text`` that is not a string (a tool's result object, say) is written as JSON."""
     role = _ROLES.get(role) if type(role) is str else None
     if role is None:
         return None

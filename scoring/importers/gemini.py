@@ -1,7 +1,8 @@
-"""Google Gemini (formats.md §4, §7b): a ``contents`` list, or a ``GenerateContentResponse``
-(``candidates``, as google-genai's ``model_dump()`` or ``to_json_dict()`` writes it, in
-snake_case or camelCase) whose first candidate's content is the one model turn; its
-``finishReason`` ``MAX_TOKENS`` (the response was cut off) is an error.
+"""Google Gemini (docs/formats.md#gemini): a ``contents`` list, or a
+``GenerateContentResponse`` (``candidates``, as google-genai's ``model_dump()`` or
+``to_json_dict()`` writes it, in snake_case or camelCase; docs/formats.md#sdk-objects) whose
+first candidate's content is the one model turn; its ``finishReason`` ``MAX_TOKENS`` (the
+response was cut off) is an error.
 
 The ``functionCall`` parts of one ``model`` content are one batch (the Python SDK writes
 ``function_call``; both are read); ``args`` is already an object. ``functionResponse``

@@ -1,4 +1,4 @@
-"""Inspect AI eval logs (formats.md §6): each sample of a log is a run.
+"""Inspect AI eval logs (docs/formats.md#inspect-ai-eval-logs): each sample of a log is a run.
 
 A ``.json`` log is one JSON document, ``eval`` (task, model, ...) first and then
 ``samples``; a ``.eval`` log is a zip archive holding ``header.json`` (or, while the eval

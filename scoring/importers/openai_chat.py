@@ -1,4 +1,5 @@
-"""OpenAI Chat Completions (formats.md §1, §7b).
+"""OpenAI Chat Completions (docs/formats.md#openai-chat-completions; objects and pairs:
+docs/formats.md#sdk-objects, docs/formats.md#request-and-response-pairs).
 
 The line holds the conversation in one of three shapes: a ``messages`` list; a
 ``ChatCompletion`` object (``choices``, as the SDK's ``model_dump()`` writes it), whose

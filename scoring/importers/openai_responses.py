@@ -1,4 +1,5 @@
-"""OpenAI Responses API (formats.md §2, §7b).
+"""OpenAI Responses API (docs/formats.md#openai-responses; pairs:
+docs/formats.md#request-and-response-pairs).
 
 The line holds one response (its ``output`` items; its ``status`` and ``error`` count), or
 ``responses``: the response objects of a multi-turn run, in order, or a ``{"request",

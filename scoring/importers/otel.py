@@ -1,4 +1,5 @@
-"""OpenTelemetry GenAI spans (formats.md §5, §7b).
+"""OpenTelemetry GenAI spans (docs/formats.md#opentelemetry-genai-spans; the SDK's own JSON:
+docs/formats.md#sdk-objects).
 
 The line holds ``resourceSpans`` (OTLP/JSON's ``resourceSpans[].scopeSpans[].spans[]``) or a
 flat ``spans`` list, of OTLP/JSON spans or of spans as the Python SDK's own JSON writes them

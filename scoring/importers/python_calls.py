@@ -1,4 +1,5 @@
-"""Python call syntax, as BFCL's prompting models write their answers (DESIGN.md §4.3).
+"""Python call syntax, as BFCL's prompting models write their answers
+(docs/benchmarks.md#prompting-models-results).
 
 ``"[calculate_triangle_area(base=10, height=5), math.factorial(number=5)]"`` reads as
 ``[{"calculate_triangle_area": {"base": 10, "height": 5}}, {"math.factorial": {"number": 5}}]``,

@@ -1,4 +1,5 @@
-"""τ-bench results (formats.md): each element of the array τ-bench writes is a run.
+"""τ-bench results (docs/formats.md#tau-bench-results): each element of the array τ-bench
+writes is a run.
 
 An element is ``{"task_id", "trial", "reward", "info", "traj"}``: the case is
 ``str(task_id)`` (unless the record already names a ``case``), the trial ``trial``, and the

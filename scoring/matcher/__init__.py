@@ -1,7 +1,8 @@
 """Casebook's matcher: scores recorded agent runs against suites of cases.
 
 A pure library (no Django): the web app, the Celery workers and ``manage.py score`` all
-call it. The formats and semantics are those of DESIGN.md §3 and §4.
+call it. The formats it reads and writes are specified in docs/formats.md, its semantics in
+docs/matcher.md.
 
     suite = load_suite(parse_suite_document(text, "suite.yaml"))
     report = score(suite.case("delete-if-exists"), load_run(run_dict))

@@ -3,9 +3,9 @@
 ``ArgumentsPattern.differences`` says in one sentence per argument why a call does not
 match, which suits a report. A reviewer comparing two calls wants the whole picture: every
 argument of both sides in one table, a nested value opened down to the keys and items that
-differ, and for a failed argument matcher (§4.2) which one it was and why. Every verdict
-here is asked of the same compiled patterns that scoring asked, so the table cannot
-disagree with the report.
+differ, and for a failed argument matcher (docs/matcher.md#argument-matchers) which one it
+was and why. Every verdict here is asked of the same compiled patterns that scoring asked,
+so the table cannot disagree with the report.
 """
 
 from __future__ import annotations

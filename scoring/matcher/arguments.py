@@ -1,4 +1,5 @@
-"""The arguments an expected call (or a ``called_tool_with``) requires (DESIGN.md §4)."""
+"""The arguments an expected call (docs/matcher.md#when-a-recorded-call-matches) or a
+``called_tool_with`` (docs/matcher.md#expectations) requires."""
 
 from __future__ import annotations
 

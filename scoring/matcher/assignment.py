@@ -1,4 +1,4 @@
-"""Crediting expected calls to distinct recorded calls (DESIGN.md §4, "Expected calls").
+"""Crediting expected calls to distinct recorded calls (docs/matcher.md#the-assignment).
 
 The search sees only integers. Slot ``i`` (an expected call) may take recorded call ``r``
 when ``r`` is in ``candidates[i]`` (sorted, so batches never decrease); ``batch_of[r]`` is

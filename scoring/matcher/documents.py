@@ -54,7 +54,8 @@ def parse_json_document(text: str | bytes) -> Any:
 
 def _float_or_decimal(text: str) -> float | Decimal:
     number = float(text)
-    # Keep the written value when a float would not read back as it (DESIGN §4.1).
+    # Keep the written value when a float would not read back as it
+    # (docs/formats.md#file-shapes).
     if math.isfinite(number) and Decimal(repr(number)) == Decimal(text):
         return number
     return Decimal(text)

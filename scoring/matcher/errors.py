@@ -32,7 +32,7 @@ class Problem:
 
 
 class InvalidInput(ValueError):
-    """A suite or run that breaks the formats of DESIGN.md §3; ``problems`` lists them all."""
+    """A suite or run that breaks the formats of docs/formats.md; ``problems`` lists them all."""
 
     def __init__(self, problems: Iterable[Problem]):
         self.problems: tuple[Problem, ...] = tuple(problems)

@@ -1,4 +1,5 @@
-"""The eleven expectation types (DESIGN.md §3.1 and §4), each validating its own fields.
+"""The eleven expectation types, each validating its own fields
+(docs/formats.md#expectations-in-a-case) and checking a run (docs/matcher.md#expectations).
 
 Expectations look at the flat call log (batches in order, calls in order within a batch)
 and the run's final text and error, through a ``RunView``.
@@ -177,7 +178,7 @@ class Expectation:
         raise NotImplementedError
 
     def cause(self, outcome: Outcome) -> Cause:
-        """The cause of a failed ``outcome`` of this expectation (DESIGN.md §3.3)."""
+        """The cause of a failed ``outcome`` of this expectation (docs/formats.md#cause)."""
         return outcome.cause or Cause(self.cause_kind, getattr(self, "tool", None))
 
 

@@ -298,7 +298,7 @@ def is_finite_number(value: Any) -> bool:
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """Equality by JSON meaning (DESIGN.md §4).
+    """Equality by JSON meaning (docs/matcher.md#value-equality).
 
     Numbers are equal when numerically equal (``2 == 2.0``), exactly; a boolean never
     equals a number; strings compare code point by code point; arrays element by element;

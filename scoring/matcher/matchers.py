@@ -1,4 +1,5 @@
-"""Compiling expected values, argument matchers included (DESIGN.md §4.2), into patterns.
+"""Compiling expected values, argument matchers included, into patterns
+(docs/matcher.md#argument-matchers, docs/matcher.md#where-matchers-apply).
 
 Inside ``required_args`` and ``called_tool_with.args``, an object whose only keys start
 with ``$`` is a matcher. Values are compiled in one of three modes:

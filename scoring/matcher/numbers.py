@@ -1,4 +1,4 @@
-"""Numbers in final text (DESIGN.md §4.1) and exact tolerance checks."""
+"""Numbers in final text (docs/matcher.md#numbers-in-final-text) and exact tolerance checks."""
 
 from __future__ import annotations
 

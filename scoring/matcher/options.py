@@ -1,4 +1,4 @@
-"""Match options: how names and nulls compare (DESIGN.md §3.1 ``match``)."""
+"""Match options: how names and nulls compare (docs/formats.md#match-options)."""
 
 from __future__ import annotations
 

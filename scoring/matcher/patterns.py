@@ -1,4 +1,5 @@
-"""Value patterns: what a recorded value must be (DESIGN.md §4 and §4.2).
+"""Value patterns: what a recorded value must be (docs/matcher.md#value-equality,
+docs/matcher.md#argument-matchers).
 
 An expected value compiles once per case (``matchers.PatternCompiler``) into a tree of
 patterns. ``matches(value)`` is the fast question; only on failure does
@@ -31,8 +32,8 @@ VALUE, MISSING_ARGUMENT, UNEXPECTED = "value", "missing", "unexpected"
 class Difference(str):
     """A sentence saying where and how a recorded value differs (``city: expected "Paris",
     got "paris"``) that also keeps the where (``path``) and the how (``kind``: ``value``,
-    ``missing`` or ``unexpected``), so that failures can be grouped by cause (DESIGN §3.3)
-    without reading the sentence back."""
+    ``missing`` or ``unexpected``), so that failures can be grouped by cause
+    (docs/formats.md#cause) without reading the sentence back."""
 
     path: str
     kind: str

@@ -1,4 +1,4 @@
-"""Reports (DESIGN.md §3.3): one per scored run, one entry per predicate."""
+"""Reports (docs/formats.md#reports): one per scored run, one entry per predicate."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 
-# Cause kinds (DESIGN.md §3.3): why a predicate failed, for grouping failures.
+# Cause kinds (docs/formats.md#cause): why a predicate failed, for grouping failures.
 NO_CALL = "no_call"
 ARGUMENT_VALUE = "argument_value"
 ARGUMENT_MISSING = "argument_missing"
@@ -138,10 +138,10 @@ class Report:
 
 
 def failure_signature(report: Report) -> str | None:
-    """What identifies the same failure in other scorings (DESIGN.md §5): the case key and
-    the causes of its failed predicates, without their values, as 32 hex digits; None for a
-    run that passed. A run failing the same way with other argument values, in another
-    trial or another submission, has the same signature."""
+    """What identifies the same failure in other scorings (docs/pipeline.md#signatures): the case
+    key and the causes of its failed predicates, without their values, as 32 hex digits; None for a
+    run that passed. A run failing the same way with other argument values, in another trial or
+    another submission, has the same signature."""
     if report.verdict == PASS:
         return None
     causes = sorted(

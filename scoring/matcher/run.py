@@ -1,4 +1,4 @@
-"""Recorded runs in the canonical format (DESIGN.md §3.2)."""
+"""Recorded runs in the canonical format (docs/formats.md#run-files)."""
 
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ class Run:
     ``calls`` is the flat call log (batches in order, calls in order within a batch) and
     ``by_name`` maps each tool name to the positions of its calls in that log.
     ``transcript`` is the conversation as recorded (its turns as the run file has them,
-    validated) and ``notes`` what the importer could not read or had to assume (DESIGN.md
-    §3.2); reports carry the notes.
+    validated; docs/formats.md#transcripts) and ``notes`` what the importer could not read
+    or had to assume (docs/formats.md#notes); reports carry the notes.
     """
 
     case: str
@@ -295,7 +295,7 @@ def _expected(what: str, data: Mapping, key: str) -> str:
 
 
 class TrialNumbering:
-    """Gives each run of a run file its trial number (DESIGN.md §3.2).
+    """Gives each run of a run file its trial number (docs/formats.md#trials).
 
     An explicit ``trial`` is kept; where it is absent, a case's runs are numbered 0, 1, 2, …
     in file order (skipping numbers already taken). A second run of a case with a trial

@@ -1,4 +1,4 @@
-"""Scoring one run against one case (DESIGN.md §4, "Verdict")."""
+"""Scoring one run against one case (docs/matcher.md#verdict)."""
 
 from __future__ import annotations
 

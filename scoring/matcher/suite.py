@@ -1,5 +1,5 @@
-"""Suites and cases (DESIGN.md §3.1): validation with every problem by JSON path, and the
-compiled form the scorer uses."""
+"""Suites and cases (docs/formats.md#suite-files): validation with every problem by JSON path, and
+the compiled form the scorer uses."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ class Suite:
     cases: tuple[Case, ...]
     description: str = ""
     match: MatchOptions = DEFAULT
-    # The tool catalog (§3.1): authoring reads it, scoring never does.
+    # The tool catalog (docs/formats.md#tool-catalog): authoring reads it, scoring never does.
     tools: tuple[Tool, ...] = ()
     data: Mapping = field(default_factory=dict, repr=False, compare=False)
     by_key: dict[str, Case] = field(init=False, repr=False, compare=False)

@@ -9,7 +9,7 @@ WHITE_SPACE = (
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 
-# What ``$text`` ignores (DESIGN.md §4.2); "punctuation" is BFCL's normalisation.
+# What ``$text`` ignores (docs/matcher.md#argument-matchers); "punctuation" is BFCL's normalisation.
 IGNORABLE = ("case", "space", "punctuation")
 _DROP_SPACE = str.maketrans("", "", WHITE_SPACE)
 _DROP_PUNCTUATION = str.maketrans({**dict.fromkeys(",./-_*^"), "'": '"'})

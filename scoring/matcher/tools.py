@@ -1,5 +1,5 @@
-"""The suite's tool catalog (DESIGN.md §3.1 ``tools``): checked for shape, kept on the suite,
-never used for scoring. Authoring reads it (``warnings``)."""
+"""The suite's tool catalog (docs/formats.md#tool-catalog): checked for shape, kept on the
+suite, never used for scoring. Authoring reads it (``warnings``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Authoring warnings against the suite's tool catalog (DESIGN.md §3.1): an expected call or
-expectation naming a tool or argument the catalog lacks, a value of the wrong JSON type or
+"""Authoring warnings against the suite's tool catalog (docs/formats.md#tool-catalog): an expected
+call or expectation naming a tool or argument the catalog lacks, a value of the wrong JSON type or
 outside the schema's ``enum``, a parameter the tool requires that a call never constrains.
 
-Warnings never reject anything: the suite is saved and scored as written. A suite without
-``tools`` has none. Parts of the document that break §3.1 are skipped here: ``load_suite``
+Warnings never reject anything: the suite is saved and scored as written. A suite without ``tools``
+has none. Parts of the document that break the suite file's rules are skipped here: ``load_suite``
 reports those as problems.
 """
 

@@ -1,4 +1,5 @@
-"""Scoring against a baseline: an earlier ``manage.py score --json`` output (issue 14 §3).
+"""Scoring against a baseline: an earlier ``manage.py score --json`` output
+(docs/command-line.md#baseline).
 
 For CI without a server: each run is marked against the run of the same case and trial in
 the baseline (or, when the baseline has other trials of the case, against whether all of

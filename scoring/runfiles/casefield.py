@@ -1,4 +1,4 @@
-"""``case_field``: where a log names its case, when it is not ``case`` (DESIGN.md §3.2).
+"""``case_field``: where a log names its case, when it is not ``case`` (docs/formats.md#case-field).
 
 A path is dotted keys with ``[n]`` list indexes (``task_id``, ``metadata.case``,
 ``inputs[0].id``). The upload (API and page) and ``manage.py score --case-field`` take one;

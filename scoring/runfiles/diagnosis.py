@@ -1,4 +1,5 @@
-"""What a run file that gave no valid run looks like, and what to change (DESIGN.md §5.4).
+"""What a run file that gave no valid run looks like, and what to change
+(docs/pipeline.md#files-that-yield-nothing).
 
 A file with no valid run ends ``failed`` with one message instead of thousands of invalid
 lines. ``diagnose`` reads the file's first bytes (what kind of document it is, the keys

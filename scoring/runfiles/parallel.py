@@ -2,11 +2,11 @@
 
 Either way the records come out in file order as ``Scored``: a report, or the problems that
 stop the record. On several cores the main process reads a JSON-lines file's raw lines in
-batches (``runfile.line_batches``) and workers, each holding the suite loaded once, parse,
+batches (``reader.line_batches``) and workers, each holding the suite loaded once, parse,
 convert, load and score them. Trial numbers depend on every earlier line, so the main
 process gives them as it takes the batches back, in order (``TrialNumbering.trial``). At
 most ``_IN_FLIGHT_PER_JOB`` batches per worker are out at once, each bounded in lines and
-bytes, so memory stays flat in the file's size (DESIGN.md §7).
+bytes, so memory stays flat in the file's size (docs/command-line.md#streaming-and---jobs).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def score_records(
 def score_batches(
     batches: Iterator[tuple[int, list]], jobs: int, settings: WorkerSettings
 ) -> Iterator[Scored]:
-    """The records of a JSON-lines file's ``batches`` (``runfile.line_batches``), scored by
+    """The records of a JSON-lines file's ``batches`` (``reader.line_batches``), scored by
     ``jobs`` worker processes and given back in file order."""
     numbering = TrialNumbering()
     with Pool(jobs, initializer=_start_worker, initargs=(settings,)) as pool:

@@ -19,9 +19,9 @@ logs that do not call it ``case`` (``scoring.runfiles.casefield``).
 
 A line past the line limit is never held whole either: it is read in bounded blocks and
 dropped up to its newline (``bounded_lines``), so memory stays near the limit whatever the
-line (DESIGN.md §5, "Limits hold while reading, not after"). A document is told by its first
-bytes, not its first line, so a compact array on one long line is still read element by
-element.
+line: limits hold while reading, not after (docs/pipeline.md#limits). A document is told by
+its first bytes, not its first line, so a compact array on one long line is still read
+element by element.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``manage.py import_bfcl QUESTIONS [POSSIBLE_ANSWERS] [--out SUITE_FILE]`` (DESIGN.md §4.3).
+"""``manage.py import_bfcl QUESTIONS [POSSIBLE_ANSWERS] [--out SUITE_FILE]``
+(docs/command-line.md#import_bfcl, docs/benchmarks.md#importing-a-category).
 
 POSSIBLE_ANSWERS is left out for the categories that have none (irrelevance, relevance)."""
 

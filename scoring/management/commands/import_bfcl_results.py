@@ -1,4 +1,5 @@
-"""``manage.py import_bfcl_results RESULTS [--out RUN_FILE]`` (DESIGN.md §4.3).
+"""``manage.py import_bfcl_results RESULTS [--out RUN_FILE]``
+(docs/command-line.md#import_bfcl_results, docs/benchmarks.md#model-results).
 
 Turns a BFCL model-result file into a canonical run file: one run per id, its calls in one
 batch (a prompting model's string of Python calls decoded as BFCL decodes it). Bad lines are

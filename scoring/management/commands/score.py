@@ -1,5 +1,5 @@
 """``manage.py score SUITE_FILE RUN_FILE [--json] [--junit FILE] [--format NAME]
-[--case-field PATH] [--jobs N]`` (DESIGN.md §7).
+[--case-field PATH] [--jobs N]`` (docs/command-line.md#score).
 
 Scores offline, with no database, broker or server, streaming: a run line is parsed, scored
 and written before the file is read much further (on ``--jobs`` processes, a few batches of
@@ -171,7 +171,8 @@ class Command(BaseCommand):
         except InvalidInput as exc:
             listed = "\n".join(f"  {problem}" for problem in exc.problems)
             return self.fail(f"{suite_file}: invalid suite file:\n{listed}")
-        for warning in suite_warnings(suite.data):  # said, never failing (DESIGN §3.1)
+        # Warnings are said, never failing (docs/formats.md#tool-catalog).
+        for warning in suite_warnings(suite.data):
             self.stderr.write(f"{suite_file}: {warning.path}: warning: {warning.message}")
         try:
             # Standard input cannot be read twice: its head is kept for the diagnosis.
