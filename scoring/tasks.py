@@ -1,4 +1,7 @@
-"""Celery tasks: thin wrappers over the pipeline modules.
+"""Celery tasks: thin wrappers over the services they run (docs/pipeline.md#tasks): reading
+and scoring a submission, and resuming stalled ones (``scoring.ingest``); storing its
+summaries once it is done (``scoring.results.failures``); assembling live traces
+(``scoring.live.traces``).
 
 Tasks are acknowledged late (a worker lost mid-task leaves its message to be delivered
 again), retried with backoff when the database or broker hiccups, and idempotent, so a

@@ -1,5 +1,6 @@
-"""``POST /otlp/v1/traces`` (DESIGN.md §8): OpenTelemetry's OTLP/HTTP trace export, so that
-an agent's own exporter sends its runs here (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` and
+"""``POST /otlp/v1/traces`` (docs/live-traces.md#the-receiver): OpenTelemetry's OTLP/HTTP
+trace export, so that an agent's own exporter sends its runs here
+(``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` and
 ``OTEL_EXPORTER_OTLP_HEADERS="Authorization=Token …"``).
 
 Answers as OTLP/HTTP specifies, in the encoding of the request (protobuf, or JSON): 200 with

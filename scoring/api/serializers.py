@@ -1,4 +1,5 @@
-"""Serializers of the submissions API (DESIGN.md §8)."""
+"""Serializers of the submissions API (docs/api.md#submissions) and of review queues
+(docs/api.md#review-queues)."""
 
 from __future__ import annotations
 
@@ -203,7 +204,8 @@ class RunReviewSerializer(serializers.Serializer):
 
 
 class ReportSerializer(serializers.Serializer):
-    """A report (§3.3) as stored, with its run's review and the page that reviews it."""
+    """A report (docs/formats.md#reports) as stored, with its run's review and the page that
+    reviews it."""
 
     case = serializers.CharField()
     trial = serializers.IntegerField()
@@ -245,7 +247,8 @@ class ArgumentGroupSerializer(serializers.Serializer):
 
 
 class FailureGroupSerializer(serializers.Serializer):
-    """A failure group by cause (DESIGN.md §8 ``/failures/``)."""
+    """A failure group by cause, as ``GET /api/submissions/{id}/failures/`` lists it
+    (docs/api.md#submissions)."""
 
     kind = serializers.ChoiceField(choices=CAUSE_KINDS)
     tool = serializers.CharField(allow_null=True, help_text="null when the cause names no tool")
@@ -337,7 +340,9 @@ class CaseDraftSerializer(serializers.Serializer):
     trial = serializers.IntegerField(source="run.trial")
     trials = serializers.SerializerMethodField(help_text="run ids of the key's passing trials")
     revises = serializers.BooleanField(help_text="a draft revision of the suite's case of the key")
-    case = serializers.DictField(help_text="the draft case, as the suite file writes it (§3.1)")
+    case = serializers.DictField(
+        help_text="the draft case, as the suite file writes it (docs/formats.md#cases)"
+    )
     labels = serializers.ListField(
         child=serializers.CharField(), help_text="what the draft checks, in words"
     )

@@ -1,5 +1,6 @@
-"""The submissions API (DESIGN.md §8): upload a run file, follow its scoring, read the
-reports. Access is the pages' (``cases.permissions``): a submission is seen by whoever
+"""The submissions API (docs/api.md#submissions): upload a run file, follow its scoring,
+read the reports; and a review queue's progress (docs/api.md#review-queues). Access is the
+pages' (``cases.permissions``, docs/api.md#permissions): a submission is seen by whoever
 sees its suite, uploaded and re-scored by the suite's editors and admins."""
 
 from __future__ import annotations

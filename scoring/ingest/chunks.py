@@ -1,4 +1,4 @@
-"""Scoring one chunk of a submission's runs (DESIGN.md §5, step 3).
+"""Scoring one chunk of a submission's runs (docs/pipeline.md#scoring-chunks).
 
 A chunk is the runs whose ``seq`` falls in one range. The matcher runs outside any
 transaction; then, in one transaction under the submission's lock, the chunk's earlier

@@ -1,5 +1,5 @@
-"""A submission's way through the pipeline (DESIGN.md §5): upload, re-score, and resuming
-what a lost worker or broker left unfinished.
+"""A submission's way through the pipeline (docs/pipeline.md): upload, re-score, and resuming
+what a lost worker or broker left unfinished (docs/pipeline.md#the-sweep).
 
 Every step that changes a submission's state takes its row lock first, so a web request,
 the ingesting task, the scoring tasks and the sweep never act on a stale view of it. Tasks

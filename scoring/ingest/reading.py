@@ -1,4 +1,4 @@
-"""Reading an uploaded run file into stored runs (DESIGN.md §5, step 2).
+"""Reading an uploaded run file into stored runs (docs/pipeline.md#ingest).
 
 The file is streamed from the database a chunk at a time and read a line at a time. Valid
 runs are written in bulk, one scoring chunk's worth per transaction, and each committed

@@ -1,6 +1,6 @@
-"""OTLP/HTTP trace exports (DESIGN.md §8, ``/otlp/v1/traces``): their bodies decoded with the
-OpenTelemetry project's own messages (``opentelemetry-proto``), and the answers encoded as
-the exporters expect them, protobuf or JSON as they were sent.
+"""OTLP/HTTP trace exports (``/otlp/v1/traces``, docs/live-traces.md#the-receiver): their
+bodies decoded with the OpenTelemetry project's own messages (``opentelemetry-proto``), and
+the answers encoded as the exporters expect them, protobuf or JSON as they were sent.
 
 OTLP/JSON is protobuf's JSON mapping but for two things, which ``decode`` undoes before
 protobuf's ``json_format`` reads it: trace and span ids are hex, not base64 (ids as base64,

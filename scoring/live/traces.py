@@ -1,5 +1,5 @@
-"""Live traces (DESIGN.md §8, ``/otlp/v1/traces``): OpenTelemetry spans kept as they arrive,
-and each trace made into a run of its suite's live submission once it is complete.
+"""Live traces (``/otlp/v1/traces``, docs/live-traces.md): OpenTelemetry spans kept as they
+arrive, and each trace made into a run of its suite's live submission once it is complete.
 
 - Routing: the resource attribute ``casebook.suite`` (the suite's id) names the suite; the
   sender must be one of its editors. ``casebook.label`` (on the resource) names the

@@ -71,7 +71,7 @@ class Migration(migrations.Migration):
                 ('line', models.PositiveIntegerField(help_text='where the run was in the uploaded file (for an Inspect log, its sample)')),
                 ('case_key', models.TextField()),
                 ('trial', models.PositiveIntegerField()),
-                ('document', cases.fields.JSONTextField(help_text='the canonical run (§3.2), unknown fields kept')),
+                ('document', cases.fields.JSONTextField(help_text='the canonical run, unknown fields kept')),
                 ('final_text', models.TextField(blank=True, null=True)),
                 ('submission', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='scoring.submission')),
             ],

@@ -176,7 +176,7 @@ class Run(models.Model):
     # so that task-2 comes before task-10 on every page of it.
     case_order = models.TextField(default="", blank=True)
     trial = models.PositiveIntegerField()
-    document = JSONTextField(help_text="the canonical run (§3.2), unknown fields kept")
+    document = JSONTextField(help_text="the canonical run, unknown fields kept")
     # A copy, for searching; null (no text reply) differs from "" (an empty one).
     final_text = models.TextField(null=True, blank=True)  # noqa: DJ001
     # The names of the tools it called, each on a line of its own and the text starting
@@ -230,7 +230,8 @@ class Verdict(models.TextChoices):
 
 
 class Result(models.Model):
-    """The one report (§3.3) of a run, against its submission's suite version."""
+    """The one report (docs/formats.md#reports) of a run, against its submission's suite
+    version."""
 
     # The run's own id: a worker knows it before inserting, so reports and their predicate
     # rows go in with one bulk copy each, no ids to read back.
@@ -244,7 +245,7 @@ class Result(models.Model):
     report = JSONTextField()
     scored_at = models.DateTimeField(auto_now=True)
     # The failure's signature (``scoring.matcher.failure_signature``; blank when it passed):
-    # the same problem in every submission of the suite.
+    # the same failure in every submission of the suite (docs/pipeline.md#signatures).
     signature = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
@@ -254,7 +255,7 @@ class Result(models.Model):
             models.Index(
                 fields=["submission", "verdict"], include=["run"], name="result_verdict_runs"
             ),
-            # A problem's runs in a submission, and the submissions it was seen in.
+            # A known failure's runs in a submission, and the submissions it was seen in.
             models.Index(
                 fields=["signature", "submission"],
                 condition=~models.Q(signature=""),
@@ -281,8 +282,8 @@ class PredicateResult(models.Model):
     label = models.TextField()  # at most LABEL_LIMIT characters: the row is indexed by it
     passed = models.BooleanField()
     detail = models.TextField(blank=True)
-    # Why a failed predicate failed (DESIGN.md §3.3 ``cause``): blank on passed ones. Kept
-    # in columns so that grouping failures by cause is a query, not a re-score.
+    # Why a failed predicate failed (its ``cause``, docs/formats.md#cause): blank on passed
+    # ones. Kept in columns so that grouping failures by cause is a query, not a re-score.
     cause_kind = models.CharField(max_length=20, blank=True)
     cause_tool = models.TextField(blank=True)  # at most LABEL_LIMIT characters, as label
     cause_argument = models.TextField(blank=True)  # likewise

@@ -1,8 +1,8 @@
-"""Cases from a filter of passing runs (issue 15 §3): the way a team turns a good day of
-traffic into a regression suite. One draft case per case key, made (by ``cases.drafting``)
-from the key's first passing run, or the passing trial the author picks; as a draft
-revision of the suite's case of that key, or as a case of a new suite. Nothing here saves:
-the author reviews the drafts, and ``cases.services`` saves those they keep.
+"""Cases from a filter of passing runs (docs/review.md#cases-from-runs): the way a team turns
+a good day of traffic into a regression suite. One draft case per case key, made (by
+``cases.drafting``) from the key's first passing run, or the passing trial the author picks;
+as a draft revision of the suite's case of that key, or as a case of a new suite. Nothing
+here saves: the author reviews the drafts, and ``cases.services`` saves those they keep.
 
 Bounded whatever the filter: drafts for at most ``DRAFTS_PER_REQUEST`` case keys (the
 page says how many more there are), at most ``TRIALS_OFFERED`` trials offered per key, and

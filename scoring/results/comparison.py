@@ -1,6 +1,6 @@
-"""Two submissions of a suite compared case by case: which cases regressed, which were
-fixed, which still fail (issue 6, §4). A case's trials are compared where both sides have
-them: a trial on one side only is flagged, never counted as a regression (issue 13).
+"""Two submissions of a suite compared case by case (docs/review.md#comparing-submissions):
+which cases regressed, which were fixed, which still fail. A case's trials are compared where
+both sides have them: a trial on one side only is flagged, never counted as a regression.
 
 Reading every run of two submissions of 100,000 runs takes seconds, so once a submission's
 scoring is done its runs are summarized case by case (``CaseSummary``: each scored trial's

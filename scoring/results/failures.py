@@ -1,4 +1,5 @@
-"""Failures grouped by cause (DESIGN.md §3.3 ``cause``, §8 ``/failures/``).
+"""Failures grouped by cause (docs/formats.md#cause), for the failures page
+(docs/review.md#failures-by-cause) and ``GET /api/submissions/{id}/failures/``.
 
 A reviewer with hundreds of failing runs first wants to know how many separate problems
 they make. The top level groups the failed predicates by cause kind and tool ("get_weather:

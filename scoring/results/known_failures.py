@@ -1,11 +1,17 @@
-"""Failures as known problems across a suite's submissions (DESIGN.md §5, signatures).
+"""Known failures: failures tracked across a suite's submissions by their signature
+(docs/pipeline.md#signatures, docs/review.md#known-failures). The pages still call them
+problems.
 
 A failing run's signature (its case and the causes of its failures, without values) names
-the same problem in every submission of the suite. The last triage decision on any run of a
-problem is kept on its ``KnownFailure`` row; when the same failure comes back in a later
-submission, that decision is offered again ("seen before: marked 'expectation wrong' in #3
-by ann") and can be applied to every such run at once. A problem marked fixed that fails
-again is a regression.
+the same failure in every submission of the suite. The last triage decision on any run
+failing that way is kept on its ``KnownFailure`` row: ``scoring.review.decisions`` records
+it as statuses are set, and applies it to a later submission's runs
+(``apply_earlier_decisions``). This module reads them: the decisions made in other
+submissions on failures that come back here, offered again ("seen before: marked
+'expectation wrong' in #3 by ann"), and the regressions among them (a failure marked fixed
+that fails again); what the run page says of its run's failure; and the suite page's open
+known failures, over each submission's failing runs counted by signature
+(``KnownFailureSummary``, stored by ``summarize`` once its scoring is done).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ def earlier_decisions(submission: Submission) -> QuerySet[KnownFailure]:
 
 
 def regressions(submission: Submission) -> QuerySet[KnownFailure]:
-    """Problems marked fixed in an earlier submission that fail here again."""
+    """Known failures marked fixed in an earlier submission that fail here again."""
     return earlier_decisions(submission).filter(
         status=ReviewStatus.FIXED, decided_in_id__lt=submission.pk
     )

@@ -1,4 +1,8 @@
-"""What the submission pages show of the stored results."""
+"""What the submission pages show of the stored results (docs/review.md#submission-page),
+beside the runs table's filters (``filtersets``): the table's rows (each run's verdict, its
+failing predicates with their short reasons, the chosen meta values), read a page at a time,
+or a batch at a time for the exports; each case's trials, with pass@k and pass^k; the cases'
+tags; the failing predicates with the most runs; and the runs per review status."""
 
 from __future__ import annotations
 
@@ -92,7 +96,7 @@ def _case_trials(submission: Submission) -> Trials:
 def case_tags(submission: Submission) -> dict[str, tuple[str, ...]]:
     """Each case's tags in the version the submission was scored against (not the suite as
     it is now: a tag added since says nothing about these runs). The version's document is
-    read once per process (``suite_of_version`` keeps it)."""
+    read once per process (``SuiteVersion.matcher_suite`` keeps it)."""
     return {case.key: case.tags for case in submission.version.matcher_suite().cases}
 
 

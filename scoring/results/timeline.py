@@ -8,11 +8,11 @@ one with no call to compare with (the tool was never called, or the run is not s
 comes after the batches. Recorded calls credited to nothing are marked: as failures when the
 case forbids extra calls, quietly when it allows them.
 
-A run with a transcript (DESIGN.md §3.2) is also shown as its conversation: the turns in
-order, each batch of calls (with its rows) at the assistant turn that emitted it.
+A run with a transcript (docs/formats.md#transcripts) is also shown as its conversation: the
+turns in order, each batch of calls (with its rows) at the assistant turn that emitted it.
 
-Everything comes from the report (DESIGN.md §3.3) of the suite version the run was scored
-against: the timeline shows what the matcher decided, it does not decide again. The
+Everything comes from the report (docs/formats.md#reports) of the suite version the run was
+scored against: the timeline shows what the matcher decided, it does not decide again. The
 template ``scoring/_timeline.html`` renders a ``Timeline`` and needs nothing else.
 """
 
@@ -144,7 +144,7 @@ def build_timeline(
     case: MatcherCase | None, run: MatcherRun, report: Mapping | None, *, anchor: str = ""
 ) -> Timeline:
     """The timeline of ``run`` against ``case`` (None: the version has no such case), as
-    ``report`` (the stored §3.3 report, or None before scoring) judged it."""
+    ``report`` (the stored report, or None before scoring) judged it."""
     calls = {call.at: call for call in run.calls}
     verdicts = _expected_verdicts(report)
     scored = report is not None

@@ -7,7 +7,9 @@ event in the run's history. Changes to many runs at once (the runs of a filter o
 failure group) are written in bulk, in one transaction.
 
 A status set on runs is also the decision on their known failures
-(docs/review.md#known-failures): offered again where the same failure comes back.
+(docs/review.md#known-failures), kept on each one's ``KnownFailure`` row and offered again
+where the same failure comes back (``scoring.results.known_failures``);
+``apply_earlier_decisions`` sets those earlier decisions on the runs failing that way.
 
 While a reviewer reviews a run blind, in a double-blind queue whose item is not resolved
 (docs/review.md#double-blind-review), nothing here lets them change its review: a change of

@@ -1,5 +1,5 @@
 """Review queues: a fixed list of a submission's runs that reviewers work through one
-"next item" at a time (issue 6, §3).
+"next item" at a time (docs/review.md#review-queues).
 
 - A queue is built from the runs table's filters, or from one failure group (the runs that
   fail a predicate), in the order the table shows them: one read of run ids and bulk

@@ -1,7 +1,7 @@
-"""Cases from these runs (issue 15 §3): a draft case per case key of the runs table's
-filter's passing runs, listed for the author to review (which to keep, from which trial,
-into this suite or a new one); saving makes those kept, as one version. Nothing is saved
-before the author says so."""
+"""Cases from these runs (docs/review.md#cases-from-runs): a draft case per case key of the
+runs table's filter's passing runs, listed for the author to review (which to keep, from
+which trial, into this suite or a new one); saving makes those kept, as one version. Nothing
+is saved before the author says so."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-// The case editor's argument builder (issue 15 §2): for an expected call whose tool the
-// suite's catalog describes, one labelled field per parameter with a matcher picker fit to
-// its type. The JSON textarea stays the truth: the fields write it, and reading it back
+// The case editor's argument builder (docs/review.md#case-editor): for an expected call whose
+// tool the suite's catalog describes, one labelled field per parameter with a matcher picker
+// fit to its type. The JSON textarea stays the truth: the fields write it, and reading it back
 // keeps them in step; arguments the fields cannot say are left in the JSON untouched.
 // Markup: <div data-argbuilder data-name="#name-input" data-args="#args-textarea">, and the
 // catalog as <script type="application/json" id="tool-catalog"> (json_script).
