@@ -1,5 +1,5 @@
-"""Who may see and change what, walked over every team, suite and case URL of the pages and
-the API, as anonymous, outsider, viewer, editor and admin (issue #4, DESIGN.md §8).
+"""Who may see and change what, walked over every team, suite and case URL of the pages and the
+API, as anonymous, outsider, viewer, editor and admin (docs/api.md#permissions).
 
 A route that is missing from the table fails ``test_every_route_is_in_the_matrix``, so a new
 page or endpoint cannot ship without its permissions being pinned down here.
@@ -189,7 +189,7 @@ PAGES = [
     ),
 ]
 API = [
-    # Spans for the suite: accepted from its editors (DESIGN.md §8, ``/otlp/v1/traces``).
+    # Spans for the suite: accepted from its editors (docs/live-traces.md#the-receiver).
     ("otlp_traces", "post", {}, "otlp-export", (401, 404, 403, 200, 200)),
     ("api:team-list", "get", {}, None, API_SIGNED_IN),
     ("api:team-list", "post", {}, {"name": "New team"}, (401, 201, 201, 201, 201)),

@@ -1,5 +1,6 @@
-"""BFCL interoperability (DESIGN.md §4.3): import_bfcl, import_bfcl_results, and agreement
-with BFCL's own checker on an excerpt of its data (its verdicts recorded in the fixture)."""
+"""BFCL interoperability (docs/benchmarks.md#bfcl): import_bfcl, import_bfcl_results, and
+agreement with BFCL's own checker on an excerpt of its data (its verdicts recorded in the
+fixture)."""
 
 import json
 

@@ -1,5 +1,5 @@
-"""Cases drafted from recorded runs (issue 15 §3): a τ-bench run's calls, as a case, pass
-that run and judge the other trials of its task by their calls."""
+"""Cases drafted from recorded runs (docs/review.md#cases-from-runs): a τ-bench run's calls,
+as a case, pass that run and judge the other trials of its task by their calls."""
 
 from collections import Counter
 

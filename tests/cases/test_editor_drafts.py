@@ -1,8 +1,7 @@
-"""Drafts from a pasted run in the case editor (issue 15 §3): a run pasted in the "try a
-run" box, in any format the importers detect, fills the editor's expected calls by
-``cases.drafting``' rules (batches as order, ids dropped, free text loosened per the catalog,
-the prompt from the first user turn); nothing is saved, and a pasted text that is no run
-says what is wrong and where."""
+"""Drafts from a pasted run in the case editor: a run pasted in the "try a run" box, in any
+format the importers detect, fills the editor's expected calls by ``cases.drafting``' rules
+(batches as order, ids dropped, free text loosened per the catalog, the prompt from the first
+user turn); nothing is saved, and a pasted text that is no run says what is wrong and where."""
 
 from __future__ import annotations
 

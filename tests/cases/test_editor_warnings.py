@@ -1,6 +1,6 @@
-"""The tool catalog's warnings in the case editor (issue 15 §2): as the arguments or the tool
-are typed (the as-you-type check), and beside the fields when a case is opened or saved;
-warnings never stop a save."""
+"""The tool catalog's warnings in the case editor: as the arguments or the tool are typed (the
+as-you-type check), and beside the fields when a case is opened or saved; warnings never stop a
+save."""
 
 import json
 

@@ -1,5 +1,5 @@
-"""The suite page's tool catalog (issue 15 §1): pasted or uploaded by editors as a new
-version, shown as a table of tools and parameters, its untrusted text escaped."""
+"""The suite page's tool catalog: pasted or uploaded by editors as a new version, shown as a
+table of tools and parameters, its untrusted text escaped."""
 
 import html
 import json

@@ -1,5 +1,5 @@
-"""Tool catalogs from the schemas agents already have (issue 15 §1): OpenAI, Anthropic, MCP
-(bare or in its JSON-RPC answer) and BFCL function docs, the shape detected."""
+"""Tool catalogs from the schemas agents already have: OpenAI, Anthropic, MCP (bare or in its
+JSON-RPC answer) and BFCL function docs, the shape detected."""
 
 import pytest
 

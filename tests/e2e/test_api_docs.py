@@ -1,6 +1,6 @@
-"""The API docs in Chromium (issue 11 §4): /api/docs/ renders Swagger UI with the API's
-operations from the app's own static files, with no request to another origin (as on a
-machine without internet) and no Content Security Policy violation."""
+"""The API docs in Chromium: /api/docs/ renders Swagger UI with the API's operations from the
+app's own static files, with no request to another origin (as on a machine without internet)
+and no Content Security Policy violation."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The editor knows the tools (issue 15 §2), in a real browser: a field per parameter of the
-catalog's tool, with a matcher picker fit to its type, writing the JSON arguments in step."""
+"""The editor knows the tools, in a real browser: a field per parameter of the catalog's tool,
+with a matcher picker fit to its type, writing the JSON arguments in step."""
 
 import json
 

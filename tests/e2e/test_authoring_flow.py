@@ -1,6 +1,6 @@
-"""A new user's path (issue #4): sign in, create a suite, write a case with two expected
-calls and three kinds of expectation, meet inline validation, try a run, save, and find the
-new version in the history; then share the suite with a teammate who can only view it."""
+"""A new user's path: sign in, create a suite, write a case with two expected calls and three
+kinds of expectation, meet inline validation, try a run, save, and find the new version in the
+history; then share the suite with a teammate who can only view it."""
 
 import json
 from pathlib import Path

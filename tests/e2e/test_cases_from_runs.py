@@ -1,7 +1,7 @@
-"""Cases from runs (issue 15 §3) in a real browser: an editor narrows τ-bench's runs table,
-drafts a case from a passing trial they pick and saves it as a new suite, which then passes
-that trial and fails the trials that did not do the task; and, in the case editor, a run
-pasted in the "try a run" box drafts the expected calls, which then pass that run."""
+"""Cases from runs in a real browser: an editor narrows τ-bench's runs table, drafts a case
+from a passing trial they pick and saves it as a new suite, which then passes that trial and
+fails the trials that did not do the task; and, in the case editor, a run pasted in the "try a
+run" box drafts the expected calls, which then pass that run."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_a_suite_made_from_a_picked_passing_trial_passes_it_and_fails_the_failed
     made = Suite.objects.get(name="τ-bench regressions")
     assert page.url == f"{live_server.url}{made.get_absolute_url()}"
     assert [case.key for case in made.cases.all()] == [key]
-    # The issue's done-when: the case passes the trial it was made from, and fails each
+    # The point of it: the case passes the trial it was made from, and fails each
     # trial that failed the task's ground truth (their calls are not the trial's).
     task = [line for line in lines if line["case"] == key]
     judged = verdicts(submit(made, user, task, "again"))

@@ -1,7 +1,8 @@
-"""Issue 6 §4 in a real browser: a viewer compares two submissions of a suite, picking the
-baseline on the candidate's page; the regression is listed first, the class filter narrows
-the table in place (and lands in the URL), and a row opens both runs side by side, where the
-other trial of the candidate is one click away. The suite page charts the pass rates."""
+"""Comparing submissions in a real browser: a viewer compares two submissions of a suite,
+picking the baseline on the candidate's page; the regression is listed first, the class
+filter narrows the table in place (and lands in the URL), and a row opens both runs side by
+side, where the other trial of the candidate is one click away. The suite page charts the
+pass rates."""
 
 from __future__ import annotations
 

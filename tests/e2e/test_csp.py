@@ -1,7 +1,7 @@
-"""The Content Security Policy in Chromium (issue 7 §2): the pages a user works in, with their
-htmx requests (a row added in the case editor, an upload, a filter change, a review status
-change), run with no violation reported, as a ``securitypolicyviolation`` event or a console
-error; and an inline script injected into a page is refused, which shows the watch works."""
+"""The Content Security Policy in Chromium: the pages a user works in, with their htmx requests
+(a row added in the case editor, an upload, a filter change, a review status change), run with
+no violation reported, as a ``securitypolicyviolation`` event or a console error; and an inline
+script injected into a page is refused, which shows the watch works."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Every string that came from a run is shown as text (issue 6 §5): a run whose tool names,
-arguments, tool results, final text, meta, error and case key hold markup and script, in a
-suite whose case key, expected call and argument matchers hold them too. In Chromium, the
-submission page and the run page run none of it, open no dialog, and show it literally."""
+"""Every string that came from a run is shown as text: a run whose tool names, arguments, tool
+results, final text, meta, error and case key hold markup and script, in a suite whose case
+key, expected call and argument matchers hold them too. In Chromium, the submission page and
+the run page run none of it, open no dialog, and show it literally."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Every string a user wrote is shown as text (issue 7 §2), as tests/e2e/test_escaping.py
-checks for what a run holds: a team, a suite, its cases (key, title, prompt, tags, expected
-calls and their arguments, expectations), its versions (message and tag), a submission
-(label and file name), a review comment, a queue and a username, each holding markup and
-script. In Chromium, the library, team, suite, version, diff, case editor, submission, run
-and queue pages run none of it, open no dialog, and show it literally."""
+"""Every string a user wrote is shown as text, as tests/e2e/test_escaping.py checks for what a
+run holds: a team, a suite, its cases (key, title, prompt, tags, expected calls and their
+arguments, expectations), its versions (message and tag), a submission (label and file name), a
+review comment, a queue and a username, each holding markup and script. In Chromium, the
+library, team, suite, version, diff, case editor, submission, run and queue pages run none of
+it, open no dialog, and show it literally."""
 
 from __future__ import annotations
 

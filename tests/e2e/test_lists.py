@@ -1,8 +1,9 @@
-"""Issue 13 §3 and §4 in a real browser: re-scoring against another version keeps the earlier
-result (switcher, its page, the chart's two points) and the run page offers the newer
-version after a reload; case keys in natural order; compare's unchanged cases and trials on
-one side only; the "My work" page from the navigation; no horizontal overflow at 800 px on
-the list pages (the runs table's review chips in view) and breadcrumbs from the library."""
+"""Earlier results and the list pages in a real browser: re-scoring against another version
+keeps the earlier result (switcher, its page, the chart's two points) and the run page
+offers the newer version after a reload; case keys in natural order; compare's unchanged
+cases and trials on one side only; the "My work" page from the navigation; no horizontal
+overflow at 800 px on the list pages (the runs table's review chips in view) and breadcrumbs
+from the library."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Issue 13 §1 and §2 in a real browser: the run page a reviewer judges from. τ-bench's
-results file uploaded as it is to a suite keyed by task shows each run as its conversation
-(the case's prompt at the top, the user's messages, every batch of calls at the turn that
-made it, what the case expected beside them), holds at 1400 and 800 px, keeps allowed extra
-calls quiet, finds text anywhere in the run, and words argument matchers the same way on
+"""The run page in a real browser (docs/review.md#run-page): the page a reviewer judges from.
+τ-bench's results file uploaded as it is to a suite keyed by task shows each run as its
+conversation (the case's prompt at the top, the user's messages, every batch of calls at the
+turn that made it, what the case expected beside them), holds at 1400 and 800 px, keeps allowed
+extra calls quiet, finds text anywhere in the run, and words argument matchers the same way on
 the run page, the promote form and the case editor."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Issue 6 §2 and §3 in a real browser: a reviewer opens a failing run from a filtered runs
-table, reads why it failed, decides, comments and moves to the next failure without
-touching the mouse; then an editor turns a recorded call into an expectation, re-scores,
-and sees the run pass."""
+"""Reviewing runs in a real browser: a reviewer opens a failing run from a filtered runs table,
+reads why it failed, decides, comments and moves to the next failure without touching the
+mouse; then an editor turns a recorded call into an expectation, re-scores, and sees the run
+pass."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 14, part 4, in a real browser: on the submission page j and k move through the runs
-table and Enter opens the run; filtering keeps the table in view, not the panels above it;
+"""The runs table's keys in a real browser: on the submission page j and k move through the
+runs table and Enter opens the run; filtering keeps the table in view, not the panels above it;
 a failing run's reason opens to list every failure."""
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Issue 6 in a real browser, the runs table: an editor opens a scored submission, goes to a
-failure group, narrows it with the filter form (the address follows, and the back button
-brings back both the table and the form as they were), and sets a status on the whole group
-at once."""
+"""The runs table in a real browser: an editor opens a scored submission, goes to a failure
+group, narrows it with the filter form (the address follows, and the back button brings back
+both the table and the form as they were), and sets a status on the whole group at once."""
 
 from __future__ import annotations
 

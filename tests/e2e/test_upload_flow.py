@@ -1,8 +1,8 @@
-"""Issue 5 in a real browser: an editor uploads an OpenAI-format file of thousands of real
-runs (τ-bench airline, tests/fixtures/tau_bench), lands on its results with pass@k, filters
-the runs to the failures and reads one; a file dropped on the drop zone is the one uploaded;
-and the page of a submission still being scored follows its progress by itself, then shows
-the results once it is done.
+"""The upload in a real browser: an editor uploads an OpenAI-format file of thousands of real
+runs (τ-bench airline, tests/fixtures/tau_bench), lands on its results with pass@k, filters the
+runs to the failures and reads one; a file dropped on the drop zone is the one uploaded; and
+the page of a submission still being scored follows its progress by itself, then shows the
+results once it is done.
 
 The live server runs the scoring tasks in the request (Celery is eager without REDIS_URL), so
 an upload answers once it is scored. The progress test therefore moves the counts from the

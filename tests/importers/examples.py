@@ -1,4 +1,5 @@
-"""formats.md's running example in every format, shaped as each vendor writes it.
+"""The running example of docs/formats.md#run-formats in every format, shaped as each vendor
+writes it.
 
 The user asks for the weather in Paris and Tokyo; the agent calls ``get_weather`` for both
 in one turn (two parallel calls); Paris answers 18°C and Tokyo fails with a timeout; the

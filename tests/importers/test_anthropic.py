@@ -1,4 +1,5 @@
-"""Anthropic Messages (formats.md §3): tool_use blocks of one assistant turn are a batch."""
+"""Anthropic Messages (docs/formats.md#anthropic-messages): tool_use blocks of one assistant
+turn are a batch."""
 
 import pytest
 
@@ -204,7 +205,7 @@ def test_malformed_lines_name_the_field(mutate, path):
     assert caught.value.problems[0].path == path
 
 
-# --- the transcript, Message objects and truncation (issue 12 §2) ----------------------------
+# --- the transcript, Message objects and truncation ------------------------------------------
 
 
 def test_the_transcript_has_the_system_prompt_each_turn_and_a_tool_turn_per_result():

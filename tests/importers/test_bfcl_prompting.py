@@ -1,7 +1,8 @@
-"""BFCL beyond function-calling results (DESIGN.md §4.3): prompting models' strings of Python
-calls decoded as BFCL's default decoder does (and never run), numbers in result files,
-irrelevance categories, multi_turn files refused, and agreement with BFCL's checker on
-prompting results (its verdicts recorded in the fixture by bench/bfcl_agreement.py)."""
+"""BFCL beyond function-calling results (docs/benchmarks.md#prompting-models-results):
+prompting models' strings of Python calls decoded as BFCL's default decoder does (and never
+run), numbers in result files, irrelevance categories, multi_turn files refused, and agreement
+with BFCL's checker on prompting results (its verdicts recorded in the fixture by
+bench/bfcl_agreement.py)."""
 
 import json
 import re

@@ -1,4 +1,5 @@
-"""Gemini ``contents`` (formats.md §4): functionCall parts of one model turn are a batch."""
+"""Gemini ``contents`` (docs/formats.md#gemini): functionCall parts of one model turn are a
+batch."""
 
 import pytest
 
@@ -195,7 +196,7 @@ def test_malformed_lines_name_the_field(mutate, path):
     assert caught.value.problems[0].path == path
 
 
-# --- the transcript and GenerateContentResponse (issue 12 §2) ---------------------------------
+# --- the transcript and GenerateContentResponse -----------------------------------------------
 
 
 def test_the_transcript_has_each_turn_and_a_tool_turn_per_function_response():

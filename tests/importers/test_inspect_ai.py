@@ -1,4 +1,5 @@
-"""Inspect AI eval logs (formats.md §6): each sample is a run, read from the log as a stream."""
+"""Inspect AI eval logs (docs/formats.md#inspect-ai-eval-logs): each sample is a run, read
+from the log as a stream."""
 
 import io
 import json

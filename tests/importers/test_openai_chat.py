@@ -1,4 +1,5 @@
-"""OpenAI Chat Completions (formats.md §1): each assistant message's tool_calls is a batch."""
+"""OpenAI Chat Completions (docs/formats.md#openai-chat-completions): each assistant
+message's tool_calls is a batch."""
 
 import pytest
 
@@ -144,7 +145,7 @@ def test_malformed_lines_name_the_field(mutate, path):
     assert caught.value.problems[0].path == path
 
 
-# --- the transcript, SDK objects and request logs (issue 12 §2) ------------------------------
+# --- the transcript, SDK objects and request logs --------------------------------------------
 
 
 def test_the_transcript_is_the_conversation_with_each_turns_batch():

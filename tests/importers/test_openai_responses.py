@@ -1,4 +1,5 @@
-"""OpenAI Responses API (formats.md §2): function_call items of one response are a batch."""
+"""OpenAI Responses API (docs/formats.md#openai-responses): function_call items of one
+response are a batch."""
 
 import pytest
 
@@ -196,7 +197,7 @@ def test_a_single_response_names_output_paths_from_the_line():
     assert caught.value.problems[0].path == "output[0].name"
 
 
-# --- conversation state: the input list beside the last response (issue 12 §2) -------------
+# --- conversation state: the input list beside the last response ---------------------------
 
 
 def test_calls_in_the_input_list_are_batched_by_turn_before_the_outputs():

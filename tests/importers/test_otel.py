@@ -1,4 +1,5 @@
-"""OpenTelemetry GenAI spans as OTLP/JSON (formats.md §5): tool spans grouped by model turn."""
+"""OpenTelemetry GenAI spans as OTLP/JSON (docs/formats.md#opentelemetry-genai-spans): tool
+spans grouped by model turn."""
 
 import json
 from datetime import UTC, datetime
@@ -323,7 +324,7 @@ def test_malformed_lines_name_the_field():
     assert caught.value.problems[0].path == "resourceSpans[0].scopeSpans[0].spans[2]"
 
 
-# --- the SDK's own JSON, merged calls, notes and the transcript (issue 12 §2) ----------------
+# --- the SDK's own JSON, merged calls, notes and the transcript ------------------------------
 
 
 def sdk_span(span: dict) -> dict:

@@ -1,5 +1,5 @@
-"""Files made by the producers themselves (issue 12 §4): the openai, anthropic and
-google-genai SDKs' own objects and the OpenTelemetry SDK's spans, written by
+"""Files made by the producers themselves (docs/formats.md#sdk-objects): the openai, anthropic
+and google-genai SDKs' own objects and the OpenTelemetry SDK's spans, written by
 ``tests/fixtures/producers/*_fixtures.py`` against a fake server. Each is read and scored by
 ``manage.py score`` and compared with what the fake server told the producer to produce."""
 

@@ -1,4 +1,5 @@
-"""``manage.py score`` (DESIGN.md §7) reads a run file in every format, as a user runs it."""
+"""``manage.py score`` (docs/command-line.md#score) reads a run file in every format, as a
+user runs it."""
 
 import json
 import os

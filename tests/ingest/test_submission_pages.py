@@ -1,7 +1,7 @@
-"""The submission pages (issue 5): upload, progress while scoring, results with pass@k and
-pass^k, the runs table and its filters, re-score, retry and delete, the run page; the
-library's and the suite page's view of the results; every untrusted text escaped; and the
-number of queries not growing with the runs."""
+"""The submission pages: upload, progress while scoring, results with pass@k and pass^k, the
+runs table and its filters, re-score, retry and delete, the run page; the library's and the
+suite page's view of the results; every untrusted text escaped; and the number of queries not
+growing with the runs."""
 
 from __future__ import annotations
 

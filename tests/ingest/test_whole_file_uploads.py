@@ -1,6 +1,6 @@
-"""Whole files uploaded on the suite's upload page (DESIGN.md §3.2, §5.4, §6): τ-bench's
-results and Inspect ``.eval`` archives as they are, the Case field, and a file that gives
-no valid run: failed with its diagnosis, never the suite's last result, and shown apart."""
+"""Whole files uploaded on the suite's upload page (docs/review.md#upload-page): τ-bench's
+results and Inspect ``.eval`` archives as they are, the Case field, and a file that gives no
+valid run: failed with its diagnosis, never the suite's last result, and shown apart."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Small builders for matcher tests: suites, cases and runs as plain dicts (DESIGN.md §3)."""
+"""Small builders for matcher tests: suites, cases and runs as plain dicts (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def call(name: str, arguments: Any = None, **fields: Any) -> dict:
 
 
 def null_call(name: str, raw: str = "{not json", **fields: Any) -> dict:
-    """A recorded call whose arguments could not be parsed (§3.2)."""
+    """A recorded call whose arguments could not be parsed (docs/formats.md#calls)."""
     return {"name": name, "arguments": None, "arguments_raw": raw, **fields}
 
 

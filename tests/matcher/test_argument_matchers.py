@@ -1,4 +1,5 @@
-"""Argument matchers (DESIGN.md §4.2): each matcher, combinations, authoring errors, reports."""
+"""Argument matchers (docs/matcher.md#argument-matchers): each matcher, combinations,
+authoring errors, reports."""
 
 import pytest
 from hypothesis import given, settings

@@ -1,5 +1,6 @@
-"""Every failed predicate carries ``cause`` (DESIGN.md §3.3): its kind, the tool concerned
-and the argument's path, without the values, so that failures group by what went wrong."""
+"""Every failed predicate carries ``cause`` (docs/formats.md#cause): its kind, the tool
+concerned and the argument's path, without the values, so that failures group by what went
+wrong."""
 
 from __future__ import annotations
 
@@ -214,7 +215,7 @@ def test_an_argument_name_with_a_colon_is_its_own_path():
     assert failed_causes(report) == [cause("argument_value", "f", "a: b")]
 
 
-# --- signatures (DESIGN.md §5): the same failure across runs, trials and submissions ---------
+# --- signatures (docs/pipeline.md#signatures): the same failure across trials and submissions ---
 
 
 def signature(case_fields, batches, **run_fields):

@@ -1,7 +1,7 @@
-"""What a suite's pattern or a run may cost (DESIGN.md §5, "Limits hold while reading"):
-patterns past the length and compiled-size limits are authoring problems by path, a
-stored suite holding one still scores (its verdict ``error``, at once), and scoring one run
-stops at its time budget with the verdict ``error``."""
+"""What a suite's pattern or a run may cost: patterns past the length and compiled-size
+limits are authoring problems by path (docs/formats.md#what-is-refused), a stored suite
+holding one still scores (its verdict ``error``, at once), and scoring one run stops at its
+time budget with the verdict ``error`` (docs/matcher.md#verdict)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DESIGN.md §4 "Expectations": all eleven types, holding and failing."""
+"""Expectations (docs/matcher.md#expectations): all eleven types, holding and failing."""
 
 import pytest
 

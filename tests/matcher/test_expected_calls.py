@@ -1,4 +1,5 @@
-"""DESIGN.md §4 "Expected calls": matching, ordering, dependencies, extra calls, reporting."""
+"""Expected calls (docs/matcher.md#expected-calls): matching, ordering, dependencies, extra
+calls, reporting."""
 
 import time
 
@@ -402,7 +403,7 @@ def test_adversarial_near_miss_with_dependencies_is_answered_quickly():
     assert time.perf_counter() - start < 5
 
 
-# --- the §3.3 example, exactly ---------------------------------------------------------------
+# --- the report example of docs/formats.md#reports, exactly ----------------------------------
 
 
 EXAMPLE_SUITE = """
@@ -434,7 +435,8 @@ EXAMPLE_RUN = (
     '"final_text": "Deleted notes.txt.", "error": null}'
 )
 
-# DESIGN.md §3.3's example, with the ``cause`` its text requires of every failed predicate.
+# The example of docs/formats.md#reports (its run as trial 0, without the final text
+# expectation), with the ``cause`` every failed predicate carries.
 EXAMPLE_REPORT = """
 {"case": "delete-if-exists", "trial": 0, "verdict": "fail",
  "predicates": [
@@ -462,7 +464,7 @@ def example_report():
 
 
 def test_the_design_example_report_is_reproduced_exactly():
-    # §3.3's example, plus the run's notes that the text below it says every report carries
+    # The example, with the run's notes, which every report carries (docs/formats.md#notes)
     assert example_report().to_dict() == parse_json(EXAMPLE_REPORT)
 
 

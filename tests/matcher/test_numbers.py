@@ -1,4 +1,5 @@
-"""DESIGN.md §4.1: what counts as a number in final text, and which one is the answer."""
+"""Numbers in final text (docs/matcher.md#numbers-in-final-text): what counts as a number,
+and which one is the answer."""
 
 from decimal import Decimal
 
@@ -18,7 +19,7 @@ def check(text, expected):
         assert got == Decimal(expected), (text, got)
 
 
-# --- the examples written in §4.1 ------------------------------------------------------------
+# --- the examples written in docs/matcher.md#numbers-in-final-text ---------------------------
 
 
 @pytest.mark.parametrize(

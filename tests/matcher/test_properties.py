@@ -1,4 +1,4 @@
-"""Property tests of the matcher (DESIGN.md §3.2, §4) with hypothesis."""
+"""Property tests of the matcher (docs/formats.md#run-files, docs/matcher.md) with hypothesis."""
 
 import copy
 import json
@@ -78,9 +78,9 @@ def test_an_integer_equals_the_float_of_the_same_value(n):
 @SETTINGS
 @given(st.integers(min_value=2**53 + 1, max_value=2**80))
 def test_an_integer_the_float_cannot_hold_differs_from_that_float(n):
-    # A float means its shortest decimal (DESIGN §4.1): 1e23 is 10**23, though the binary
-    # float holds 99999999999999991611392; only a float that reads back as another number
-    # differs.
+    # A float means its shortest decimal (docs/matcher.md#value-equality): 1e23 is 10**23,
+    # though the binary float holds 99999999999999991611392; only a float that reads back as
+    # another number differs.
     if Decimal(repr(float(n))) != n:
         assert not json_equal(n, float(n))
     else:

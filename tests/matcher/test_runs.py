@@ -1,4 +1,5 @@
-"""DESIGN.md §3.2: validating one canonical run, and numbering trials."""
+"""Run files (docs/formats.md#run-files): validating one canonical run, and numbering
+trials."""
 
 import pytest
 

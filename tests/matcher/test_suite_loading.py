@@ -1,4 +1,5 @@
-"""DESIGN.md §3.1: the suite file, its shape errors by JSON path, authoring rules, defaults."""
+"""The suite file (docs/formats.md#suite-files): its shape errors by JSON path, authoring
+rules, defaults."""
 
 import pytest
 
@@ -251,7 +252,7 @@ def test_regex_re2_cannot_compile_is_rejected_at_its_path(regex):
 
 
 def test_refusing_a_bad_regex_writes_nothing_to_stderr(capfd):
-    # DESIGN.md §4 (Python traps): google-re2 logs bad patterns unless log_errors is False.
+    # docs/matcher.md#python-traps: google-re2 logs bad patterns unless log_errors is False.
     for regex in ["(", r"(a)\1", "(?=a)"]:
         with pytest.raises(InvalidInput):
             load_suite(
@@ -383,7 +384,8 @@ def test_every_problem_is_reported_at_once_not_just_the_first():
 
 @pytest.mark.parametrize("bad_one", [0, 1])
 def test_duplicate_case_key_is_reported_even_when_one_of_the_pair_has_other_problems(bad_one):
-    # §3.1: "rejected as a whole, with every problem listed by its JSON path"
+    # docs/formats.md#what-is-refused: "refused as a whole, every problem listed by its JSON
+    # path"
     cases = [case_doc("a"), case_doc("a")]
     cases[bad_one]["extra_calls"] = "never"
     paths = problem_paths_of_doc(suite_doc(*cases))

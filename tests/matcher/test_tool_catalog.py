@@ -1,4 +1,4 @@
-"""The suite's tool catalog (DESIGN.md §3.1 ``tools``): its shape checked by path, kept on
+"""The suite's tool catalog (docs/formats.md#tool-catalog): its shape checked by path, kept on
 the loaded suite and ignored by scoring, and the authoring warnings it gives."""
 
 import copy

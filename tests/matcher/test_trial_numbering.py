@@ -1,5 +1,5 @@
-"""Trial numbering (DESIGN.md §3.2) against a plain model of the rule: explicit trials kept,
-missing ones numbered in file order skipping taken numbers, a taken trial refused."""
+"""Trial numbering (docs/formats.md#trials) against a plain model of the rule: explicit trials
+kept, missing ones numbered in file order skipping taken numbers, a taken trial refused."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -1,4 +1,5 @@
-"""DESIGN.md §4 "Value equality, by JSON meaning", directly and through the matcher."""
+"""Value equality by JSON meaning (docs/matcher.md#value-equality), directly and through the
+matcher."""
 
 import pytest
 

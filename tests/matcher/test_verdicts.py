@@ -1,4 +1,4 @@
-"""DESIGN.md §4 "Verdict" and the §3.3 report shape."""
+"""The verdict (docs/matcher.md#verdict) and the report's shape (docs/formats.md#reports)."""
 
 import json
 
@@ -232,7 +232,7 @@ def test_a_run_line_with_a_lone_surrogate_escape_is_invalid_json(big_number):
         parse_json(line)
 
 
-# --- report shape (§3.3) ---------------------------------------------------------------------
+# --- report shape (docs/formats.md#report-fields) --------------------------------------------
 
 
 def test_report_to_dict_has_the_design_keys_in_shape():

@@ -1,6 +1,6 @@
-"""Cases from these runs (issue 15 §3): the runs table's filter's passing runs drafted as a
-case per case key, reviewed on a page (kept or not, from which trial, into this suite or a
-new one), and saved in one version only when the author says so."""
+"""Cases from these runs (docs/review.md#cases-from-runs): the runs table's filter's passing
+runs drafted as a case per case key, reviewed on a page (kept or not, from which trial, into
+this suite or a new one), and saved in one version only when the author says so."""
 
 from __future__ import annotations
 
@@ -235,9 +235,9 @@ def tau(team, admin, submit):
 def test_a_new_suite_from_the_tau_bench_passes_passes_them_and_judges_the_other_trials(
     as_user, editor, team, tau, submit
 ):
-    """The issue's done-when, through the page: the passing runs' calls, as a new suite,
-    pass the runs they were made from; another trial of the task that lacks one of those
-    calls fails it; some tasks' trials are told apart."""
+    """The point of it, through the page: the passing runs' calls, as a new suite, pass the
+    runs they were made from; another trial of the task that lacks one of those calls fails
+    it; some tasks' trials are told apart."""
     client = as_user(editor)
     page = text(client.get(drafts_url(tau)))
     assert f"{tau_bench.PASSED} runs of" in page

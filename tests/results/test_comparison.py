@@ -1,8 +1,8 @@
-"""Comparing two submissions of a suite (issue 6, §4): each case classed as regressed,
-fixed, still failing, still passing, new or gone, with one trial and with several; pass-rate
-deltas; regressions listed first; submissions scored against different versions compared on
-the cases both versions have; the side-by-side page of two runs; who may see what; and the
-number of queries not growing with the cases."""
+"""Comparing two submissions of a suite (docs/review.md#comparing-submissions): each case
+classed as regressed, fixed, still failing, still passing, new or gone, with one trial and with
+several; pass-rate deltas; regressions listed first; submissions scored against different
+versions compared on the cases both versions have; the side-by-side page of two runs; who may
+see what; and the number of queries not growing with the cases."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Re-scoring against another version keeps the earlier result (issue 13 §3): the counts and
-every run's report against the version before stay, on their own page, in the switcher of
-the submission page, in the results API (``?version=``) and as a point of the suite's
-chart; re-scoring back makes that version current again, and an unfinished scoring is not
-kept."""
+"""Re-scoring against another version keeps the earlier result (docs/pipeline.md#re-scoring):
+the counts and every run's report against the version before stay, on their own page, in the
+switcher of the submission page, in the results API (``?version=``) and as a point of the
+suite's chart; re-scoring back makes that version current again, and an unfinished scoring is
+not kept."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Failures grouped by cause (issue 14, parts 1 and 2): on the τ-bench runs scored against
-the tasks' ground-truth writes, a handful of groups by tool and cause cover every failing
-run, on the page and in the API; the groups follow the runs table's filters, lead to their
-runs and to a review queue of them, and say which submission first failed that way."""
+"""Failures grouped by cause (docs/review.md#failures-by-cause): on the τ-bench runs scored
+against the tasks' ground-truth writes, a handful of groups by tool and cause cover every
+failing run, on the page and in the API; the groups follow the runs table's filters, lead to
+their runs and to a review queue of them, and say which submission first failed that way."""
 
 from __future__ import annotations
 

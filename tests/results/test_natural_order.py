@@ -1,7 +1,7 @@
-"""Case keys in natural order everywhere they are sorted (issue 13 §4): ``task-2`` before
-``task-10`` in the runs table (on every page of it, both ways, and the run page's previous
-and next), the CSV, the per-case trials, the runs of unknown cases (page and API) and the
-comparison sorted by case; the stored order key filled for runs stored before."""
+"""Case keys in natural order everywhere they are sorted: ``task-2`` before ``task-10`` in the
+runs table (on every page of it, both ways, and the run page's previous and next), the CSV, the
+per-case trials, the runs of unknown cases (page and API) and the comparison sorted by case;
+the stored order key filled for runs stored before."""
 
 from __future__ import annotations
 

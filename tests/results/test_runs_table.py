@@ -1,7 +1,7 @@
-"""The submission's runs table and what hangs off it (issue 6, part 1): each filter alone and
-together, sorting, pagination that keeps the filters, htmx swaps and the address bar,
-failure groups and their counts, bulk review of a filter or a group and who may do it, the
-CSV and JUnit exports, and query counts that do not grow with the runs."""
+"""The submission's runs table and what hangs off it (docs/review.md#runs-table): each filter
+alone and together, sorting, pagination that keeps the filters, htmx swaps and the address bar,
+failure groups and their counts, bulk review of a filter or a group and who may do it, the CSV
+and JUnit exports, and query counts that do not grow with the runs."""
 
 from __future__ import annotations
 

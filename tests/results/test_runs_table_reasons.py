@@ -1,7 +1,7 @@
-"""The runs table for hundreds of failures (issue 14, part 4): each run's failure as its short
-reason on one line, every failed predicate with its reason when opened; meta values as columns
-chosen in the address; the tool filter's choices; the CSV's full predicates, reasons, causes
-and comments; and query counts that stay the same as the runs grow."""
+"""The runs table for hundreds of failures: each run's failure as its short reason on one line,
+every failed predicate with its reason when opened; meta values as columns chosen in the
+address; the tool filter's choices; the CSV's full predicates, reasons, causes and comments;
+and query counts that stay the same as the runs grow."""
 
 from __future__ import annotations
 

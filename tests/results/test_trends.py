@@ -1,7 +1,7 @@
-"""The suite page's trend (issue 6, §4): the pass rate of its finished submissions over time
-as an inline SVG chart with a table fallback, the flakiest cases (verdicts that change from
-one submission to the next, trials that disagree within one), and a bounded number of
-queries however many submissions the suite has."""
+"""The suite page's trend (docs/review.md#suite-page): the pass rate of its finished
+submissions over time as an inline SVG chart with a table fallback, the flakiest cases
+(verdicts that change from one submission to the next, trials that disagree within one), and a
+bounded number of queries however many submissions the suite has."""
 
 from __future__ import annotations
 

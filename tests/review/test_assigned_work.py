@@ -1,5 +1,5 @@
-"""The "My work" page (issue 13 §4): the review queues with runs dealt out to me and the runs
-assigned to me, across every suite I may see (and none I may not), linked from the
+"""The "My work" page (docs/review.md#my-work): the review queues with runs dealt out to me and
+the runs assigned to me, across every suite I may see (and none I may not), linked from the
 navigation; a queue's "Next run" reserves my next run."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Double-blind review queues (issue 14, §5): each run goes to two reviewers who do not see
-each other's decision, neither on the queue page, the run page, the runs table nor the API,
-until it is resolved; agreements become the run's review, disagreements go to a resolve step;
-Cohen's κ is shown once both have finished."""
+"""Double-blind review queues (docs/review.md#double-blind-review): each run goes to two
+reviewers who do not see each other's decision, neither on the queue page, the run page, the
+runs table nor the API, until it is resolved; agreements become the run's review, disagreements
+go to a resolve step; Cohen's κ is shown once both have finished."""
 
 from __future__ import annotations
 

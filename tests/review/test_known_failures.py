@@ -1,5 +1,5 @@
-"""Failures as known problems across submissions (issue 14 §3): a failure's signature finds
-it again in a later upload, where the earlier triage decision is offered ("seen before:
+"""Known failures across submissions (docs/review.md#known-failures): a failure's signature
+finds it again in a later upload, where the earlier triage decision is offered ("seen before:
 marked … in #N by …") and can be set on every such run at once; a failure marked fixed that
 fails again is a regression, on the submission page, the run page and in the API."""
 

@@ -1,6 +1,6 @@
-"""Review queues (issue 6, §3): built from a filter or a failure group, shared out among
-reviewers, worked through with "next item" that reserves each run to one reviewer, progress
-per reviewer; and their pages, with the suite's permissions."""
+"""Review queues (docs/review.md#review-queues): built from a filter or a failure group, shared
+out among reviewers, worked through with "next item" that reserves each run to one reviewer,
+progress per reviewer; and their pages, with the suite's permissions."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""A team's own review labels (issue 14, §5): managed on the team page and the API by its
-editors and admins, put on runs from the review panel and in bulk, filtered by in the runs
-table, and carried by the CSV export and the results API."""
+"""A team's own review labels (docs/review.md#review-statuses-and-labels): managed on the team
+page and the API by its editors and admins, put on runs from the review panel and in bulk,
+filtered by in the runs table, and carried by the CSV export and the results API."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The run review page (issue 6 §2, parts of §3 and §5): the side-by-side timeline with its
-argument diffs, the final text, error and meta, moving to the previous and next failure of
-the runs table's filter, the review panel and who may use it, turning a recorded call into
-an expectation and re-scoring, and a bounded number of queries."""
+"""The run review page (docs/review.md#run-page): the side-by-side timeline with its argument
+diffs, the final text, error and meta, moving to the previous and next failure of the runs
+table's filter, the review panel and who may use it, turning a recorded call into an
+expectation and re-scoring, and a bounded number of queries."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Reading run lines (DESIGN.md §5, "Limits hold while reading"): a line past the line limit
-is dropped as it streams, so memory stays near the limit whatever the line, and the lines
-after it are read as usual; a line naming a key twice in one object is invalid, naming it."""
+"""Reading run lines (docs/pipeline.md#limits): a line past the line limit is dropped as it
+streams, so memory stays near the limit whatever the line, and the lines after it are read as
+usual; a line naming a key twice in one object is invalid, naming it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``manage.py score`` (DESIGN.md §7), run as a user runs it: a subprocess, real files."""
+"""``manage.py score`` (docs/command-line.md#score), run as a user runs it: a subprocess,
+real files."""
 
 import io
 import json
@@ -241,8 +242,9 @@ def test_openai_chat_lines_are_scored_like_canonical_ones(suite_file, tmp_path):
     assert "runs.jsonl:1: batches: required" in result.stderr
 
 
-# --- --baseline and --fail-on (issue 14 §3): each run and case marked against an earlier
-# --json output in the text, JSON and JUnit output; the CI gate exits 1 only on a regression.
+# --- --baseline and --fail-on (docs/command-line.md#baseline): each run and case marked
+# against an earlier --json output in the text, JSON and JUnit output; the CI gate exits 1
+# only on a regression.
 
 CHAT_PASS = {"case": "chat", "batches": []}
 CHAT_FAIL = {"case": "chat", "batches": [[{"name": "search", "arguments": {}}]]}

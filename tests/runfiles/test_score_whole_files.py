@@ -1,6 +1,6 @@
-"""``manage.py score`` on whole files (DESIGN.md §3.2, §7): τ-bench's results as they are,
-Inspect ``.eval`` archives, ``--case-field``, and the one diagnosis of a file that gives no
-valid run (stderr, exit 2). Run as a user runs it: a subprocess, real files."""
+"""``manage.py score`` on whole files (docs/command-line.md#what-it-reads): τ-bench's results
+as they are, Inspect ``.eval`` archives, ``--case-field``, and the one diagnosis of a file that
+gives no valid run (stderr, exit 2). Run as a user runs it: a subprocess, real files."""
 
 import gzip
 import json

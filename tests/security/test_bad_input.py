@@ -1,8 +1,8 @@
-"""Bad input across the board (issue 7 §2), where the existing tests left gaps: run files
-through the API upload with invalid UTF-8, NaN and Infinity, numbers of a thousand digits
-and NUL characters (each a clear reason naming the line, and the field where there is one;
-the valid neighbours kept), suite files through the import with the same and with nesting
-deeper than any parser's stack, and catastrophic regexes that RE2 scores in linear time.
+"""Bad input across the board, where the existing tests left gaps: run files through the API
+upload with invalid UTF-8, NaN and Infinity, numbers of a thousand digits and NUL characters
+(each a clear reason naming the line, and the field where there is one; the valid neighbours
+kept), suite files through the import with the same and with nesting deeper than any parser's
+stack, and catastrophic regexes that RE2 scores in linear time.
 
 Covered elsewhere: lines over the line limit, nesting too deep, gzip bombs and broken gzip
 (tests/ingest/pipeline/test_ingest.py); NaN and Infinity in suite files and regexes RE2 cannot

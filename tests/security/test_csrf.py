@@ -1,6 +1,6 @@
-"""CSRF on every state-changing request (issue 7 §2): every URL pattern, pages, admin and API,
-is POSTed by a signed-in admin (a session cookie, as a browser sends it) without a CSRF
-token, plain and as htmx, and must be refused with 403 before any view runs.
+"""CSRF on every state-changing request: every URL pattern, pages, admin and API, is POSTed by
+a signed-in admin (a session cookie, as a browser sends it) without a CSRF token, plain and as
+htmx, and must be refused with 403 before any view runs.
 
 Token-authenticated API requests need no CSRF token by design: a browser never attaches an
 ``Authorization: Token`` header on its own, so a forged cross-site request cannot carry one

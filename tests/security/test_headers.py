@@ -1,5 +1,5 @@
-"""The Content Security Policy header (issue 7 §2): every page carries it, strict; the API
-docs page alone loosens it, for Swagger UI's files and styles, never for inline script."""
+"""The Content Security Policy header: every page carries it, strict; the API docs page alone
+loosens it, for Swagger UI's files and styles, never for inline script."""
 
 import re
 from pathlib import Path

@@ -1,7 +1,7 @@
-"""Schemathesis against the OpenAPI schema (issue 7 §2): every operation of /api/schema/, with
-generated data valid and invalid, as the token of a team admin whose team has a suite with
-cases, two versions, a scored submission and a review queue (the permission matrix's world).
-No answer may be a 5xx, and each must match the schema documented for its status.
+"""Schemathesis against the OpenAPI schema: every operation of /api/schema/, with generated
+data valid and invalid, as the token of a team admin whose team has a suite with cases, two
+versions, a scored submission and a review queue (the permission matrix's world). No answer may
+be a 5xx, and each must match the schema documented for its status.
 
 Each example is sent twice: with the path parameters generated (mostly objects that do not
 exist) and with those of the world's objects, so the handlers behind the 404s see the data.

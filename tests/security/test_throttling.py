@@ -1,6 +1,6 @@
-"""Login throttling (issue 7 §2, issue 11 §4, cases/throttling.py): failed sign-ins per
-(username, address) pair and per address, on the sign-in page and the admin's, and failed
-API tokens per address."""
+"""Login throttling (docs/operations.md#site-and-security, cases/throttling.py): failed
+sign-ins per (username, address) pair and per address, on the sign-in page and the admin's, and
+failed API tokens per address."""
 
 import time
 

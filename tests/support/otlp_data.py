@@ -1,4 +1,4 @@
-"""Shared by the tests of ``/otlp/v1/traces`` (tests/otlp, tests/ingest/pipeline/test_otlp.py):
+"""Shared by the tests of ``/otlp/v1/traces`` (tests/live, tests/ingest/pipeline/test_otlp.py):
 exports made from the spans the real SDK wrote (tests/fixtures/otel/otlp.jsonl), the agent
 process that exports its own (tests/fixtures/producers/otlp_agent.py), and the reports the
 same spans get when uploaded as a file."""

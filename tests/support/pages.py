@@ -42,7 +42,7 @@ def small_document(name: str, *, tool: str = "get_weather", case_tag: str = "mis
 
 
 def normalized(cases: list[dict]) -> list[dict]:
-    """Cases as an export writes them: the defaults of §3.1 spelled out."""
+    """Cases as an export writes them: the defaults of docs/formats.md#suite-files spelled out."""
     out = []
     for case in copy.deepcopy(cases):
         case.setdefault("extra_calls", "allow")
@@ -103,7 +103,8 @@ EXPECTATION_FIELD_ORDER = (
 
 
 def editor_data(case: dict, revision: int | None = None, action: str = "save") -> dict:
-    """The case editor's POST for a case as the suite file writes it (§3.1)."""
+    """The case editor's POST for a case as a suite file writes it
+    (docs/formats.md#suite-files)."""
     data: dict[str, str] = {
         "key": case.get("key", ""),
         "title": case.get("title", ""),

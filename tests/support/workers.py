@@ -1,7 +1,7 @@
-"""A real broker and real workers for the pipeline tests (DESIGN.md §5): a redis-server and
-``celery worker`` processes of our own, on the test database, that the tests stop, kill and
-start again. The ``pipeline`` fixture (tests/ingest/pipeline/conftest.py) puts them together for
-the worker and fault tests.
+"""A real broker and real workers for the pipeline tests (docs/pipeline.md#redis-workers): a
+redis-server and ``celery worker`` processes of our own, on the test database, that the tests
+stop, kill and start again. The ``pipeline`` fixture (tests/ingest/pipeline/conftest.py) puts
+them together for the worker and fault tests.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ EXACT = "0.1000000000000000055511151231257827"
 
 
 def suite_file(name: str = "file-ops") -> dict:
-    """A valid suite file (§3.1) of two cases; a fresh copy each call."""
+    """A valid suite file (docs/formats.md#suite-files) of two cases; a fresh copy each call."""
     return copy.deepcopy(
         {
             "schema": "casebook.suite/1",

@@ -1,5 +1,5 @@
-"""The suite's tool catalog through the API (issue 15): imported with the suite and on its
-own (``POST /api/suites/{id}/tools/``), exported, and the warnings it gives by JSON path."""
+"""The suite's tool catalog through the API: imported with the suite and on its own
+(``POST /api/suites/{id}/tools/``), exported, and the warnings it gives by JSON path."""
 
 import json
 
@@ -48,8 +48,8 @@ def import_suite(client, team, document):
 def test_a_suite_with_its_openai_tools_and_a_misspelt_argument_imports_with_a_warning(
     api, editor, team
 ):
-    # The issue's "done when": the suite's tools imported from OpenAI's array, then a case
-    # naming `citty` is accepted (201) with a warning at its path suggesting `city`.
+    # The whole round: the suite's tools imported from OpenAI's array, then a case naming
+    # `citty` is accepted (201) with a warning at its path suggesting `city`.
     response = import_suite(api(editor), team, weather_suite({"city": "Paris"}))
     assert response.status_code == 201, response.content
     suite_id = response.json()["id"]

@@ -1,6 +1,6 @@
-"""Builders for the pipeline tests (DESIGN.md §5): a team and its suites, run files, and
-uploads taken through ingestion and scoring in this process (Celery's eager mode); and, for
-the worker and fault tests, uploads through the API to a broker and workers of our own
+"""Builders for the pipeline tests (docs/pipeline.md): a team and its suites, run files, and
+uploads taken through ingestion and scoring in this process (Celery's eager mode); and, for the
+worker and fault tests, uploads through the API to a broker and workers of our own
 (tests/support/workers.py) and the checks that nothing was lost or counted twice.
 
 Two suites: the demo suite, and one made from τ-bench's airline tasks (tests/support/tau_bench.py).

@@ -1,5 +1,6 @@
-"""The submissions API (DESIGN.md §8) as a CI job uses it, with a token: upload a run file
-(the body, or multipart), follow its status, page through the reports, re-score, delete."""
+"""The submissions API (docs/api.md#submissions) as a CI job uses it, with a token: upload a
+run file (the body, or multipart), follow its status, page through the reports, re-score,
+delete."""
 
 from __future__ import annotations
 

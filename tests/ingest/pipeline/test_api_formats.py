@@ -1,5 +1,6 @@
-"""The upload's ``?format=NAME`` (DESIGN.md §8) through the API, for every run format: the
-parameter is the run format, not DRF's choice of renderer (which answered it 404)."""
+"""The upload's ``?format=NAME`` (docs/api.md#conventions) through the API, for every run
+format: the parameter is the run format, not DRF's choice of renderer (which answered it
+404)."""
 
 from __future__ import annotations
 

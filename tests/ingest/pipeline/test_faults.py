@@ -1,7 +1,7 @@
-"""Faults in the middle of a submission, with a real broker and real workers (issue 7, §3):
-whatever breaks, every submission completes, every run has exactly one result, and nothing
-uploaded is lost (tests/ingest/pipeline/test_worker.py has a worker killed mid-chunk and the broker
-down at upload).
+"""Faults in the middle of a submission, with a real broker and real workers: whatever breaks,
+every submission completes, every run has exactly one result, and nothing uploaded is lost
+(tests/ingest/pipeline/test_worker.py has a worker killed mid-chunk and the broker down at
+upload).
 
 - Redis restarted while chunks are queued and in flight: our redis-server keeps nothing on
   disk, so the queued tasks and the unacknowledged ones are gone with it. The workers

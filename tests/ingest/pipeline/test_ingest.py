@@ -1,4 +1,4 @@
-"""Reading an uploaded run file into runs (DESIGN.md §3.2, §5 step 2), in this process: which
+"""Reading an uploaded run file into runs (docs/pipeline.md#ingest), in this process: which
 lines become runs, which are reported and why, and that nothing valid is dropped because a
 neighbour was bad."""
 

@@ -1,7 +1,7 @@
-"""Live traces with a real broker and worker (issue 16): an instrumented agent exports its
-spans to a live Casebook while no worker is up, or while the broker is down. Every span is
-kept when it is accepted; the runs are assembled and scored once a worker (or the broker)
-is back, with the verdicts the same spans get when uploaded as a file."""
+"""Live traces with a real broker and worker: an instrumented agent exports its spans to a live
+Casebook while no worker is up, or while the broker is down. Every span is kept when it is
+accepted; the runs are assembled and scored once a worker (or the broker) is back, with the
+verdicts the same spans get when uploaded as a file."""
 
 from __future__ import annotations
 

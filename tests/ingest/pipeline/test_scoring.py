@@ -1,6 +1,6 @@
-"""Scoring, re-scoring, resuming and deleting submissions (DESIGN.md §5 step 3), in this
-process: a chunk counts once however often it runs, a task of an older generation does
-nothing, and the sweep finishes what a lost worker or broker left without counting twice."""
+"""Scoring, re-scoring, resuming and deleting submissions (docs/pipeline.md), in this process:
+a chunk counts once however often it runs, a task of an older generation does nothing, and the
+sweep finishes what a lost worker or broker left without counting twice."""
 
 from __future__ import annotations
 

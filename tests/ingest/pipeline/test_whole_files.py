@@ -1,6 +1,7 @@
-"""Whole files uploaded through the API (DESIGN.md §3.2, §5.4, §8): τ-bench's results and
+"""Whole files uploaded through the API (docs/formats.md#file-shapes): τ-bench's results and
 Inspect ``.eval`` archives as their producers write them, ``?case_field``, and a file that
-gives no valid run ending ``failed`` with one diagnosis."""
+gives no valid run ending ``failed`` with one diagnosis
+(docs/pipeline.md#files-that-yield-nothing)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The pipeline with a real broker and real workers (DESIGN.md §5): a redis-server and
-``celery worker`` processes of our own, on the test database, that the tests stop and kill.
+"""The pipeline with a real broker and real workers (docs/pipeline.md#tasks): a redis-server
+and ``celery worker`` processes of our own, on the test database, that the tests stop and kill.
 
 - an upload through the API is ingested and scored by the worker, counted once;
 - a worker killed (SIGKILL, the whole process group) in the middle of scoring leaves its
