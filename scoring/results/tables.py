@@ -32,7 +32,6 @@ from scoring.models import (
 from scoring.results.passk import KFigures, pass_at_k, pass_hat_k, suite_figures
 
 COMMON_FAILURES_SHOWN = 10
-LABEL_NAME_LIMIT = ReviewLabel._meta.get_field("name").max_length
 SUMMARY_CACHE_SECONDS = 24 * 3600
 
 

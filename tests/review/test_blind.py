@@ -234,6 +234,28 @@ def test_a_bulk_review_leaves_the_runs_the_user_reviews_blind_alone(
     assert Review.objects.filter(run_id__in=failing, status="wont_fix").count() == FAILED
 
 
+def test_the_review_service_itself_refuses_a_blind_reviewer_whatever_calls_it(
+    queue, admin, third, wrong_tool
+):
+    """No caller can get around the rule: it is the review service's, not a view's."""
+    run = Run.objects.get(pk=items(queue)[0].run_id)
+    one = Run.objects.filter(pk=run.pk)
+    for change in (
+        lambda: decisions.review_run(run, admin, status=ReviewStatus.FLAKY),
+        lambda: decisions.comment(run, "looks flaky", admin),
+        lambda: decisions.toggle_label(run, wrong_tool, admin),
+    ):
+        with pytest.raises(decisions.ReviewingBlind):
+            change()
+    assert decisions.set_status(one, ReviewStatus.FLAKY, admin) == 0
+    assert decisions.assign(one, admin, admin) == 0
+    assert decisions.add_label(one, wrong_tool, admin) == 0
+    assert not Review.objects.filter(run=run).exists()
+    assert not ReviewEvent.objects.filter(run=run).exists()
+    # Someone who does not review it blind changes it.
+    assert decisions.set_status(one, ReviewStatus.FLAKY, third) == 1
+
+
 def test_agreeing_decisions_become_the_runs_review(queue, admin, editor, wrong_tool):
     first = items(queue)[0]
     blind.decide(first, admin, ReviewStatus.FLAKY, [wrong_tool])
