@@ -158,7 +158,16 @@ def settle(proposed_indexes: bool) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from scoring.models import Submission
+    from scoring.models import (
+        CaseSummary,
+        FailureSummary,
+        KnownFailureSummary,
+        PredicateResult,
+        Result,
+        Review,
+        Run,
+        Submission,
+    )
     from scoring.results.failures import summarize_when_scored
 
     call_command("migrate", verbosity=0)
@@ -169,10 +178,9 @@ def settle(proposed_indexes: bool) -> None:
         if proposed_indexes:
             for statement in PROPOSED_INDEXES:
                 cursor.execute(statement)
-        tables = ("run", "result", "predicateresult", "review")
-        tables += ("failuresummary", "problemsummary", "casesummary")
-        for table in (f"scoring_{name}" for name in tables):
-            cursor.execute(f"VACUUM ANALYZE {table}")
+        analyzed = (Run, Result, PredicateResult, Review, FailureSummary, KnownFailureSummary)
+        for model in (*analyzed, CaseSummary):
+            cursor.execute(f"VACUUM ANALYZE {model._meta.db_table}")
 
 
 def existing():
