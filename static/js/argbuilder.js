@@ -200,19 +200,22 @@
     return root.querySelectorAll ? root.querySelectorAll("[data-argbuilder]") : [];
   }
 
-  document.addEventListener("change", (event) => {
-    const builder = event.target.closest("[data-argbuilder]");
-    if (!builder) return;
-    if (event.target.matches("select.kind")) {
-      const field = event.target.closest(".argfield");
-      const schema = (catalog().find((t) => t.name === document.querySelector(builder.dataset.name).value.trim())?.parameters?.properties || {})[field.dataset.param] || {};
-      valueInputs(field, field.dataset.param, schema, event.target.value, [event.target.value, undefined, ""]);
-    }
-    sync(builder);
-  });
+  // A new matcher gets its inputs before the field is written: a select sends "input" before
+  // "change", so both are handled here, on "input" (checkboxes and selects send it too).
+  function pickKind(builder, select) {
+    const field = select.closest(".argfield");
+    const tool = catalog().find((t) => t.name === document.querySelector(builder.dataset.name).value.trim());
+    const schema = (tool?.parameters?.properties || {})[field.dataset.param] || {};
+    valueInputs(field, field.dataset.param, schema, select.value, [select.value, undefined, ""]);
+  }
+
   document.addEventListener("input", (event) => {
     const builder = event.target.closest("[data-argbuilder]");
-    if (builder) { sync(builder); return; }
+    if (builder) {
+      if (event.target.matches("select.kind")) pickKind(builder, event.target);
+      sync(builder);
+      return;
+    }
     for (const other of builders(document)) {
       if (event.target.matches(other.dataset.name)) render(other);
       // typed JSON: the fields follow it (the builder's own writes come from sync)

@@ -17,6 +17,7 @@ from tests.support.pages import (
     counts,
     demo_document,
     escaped,
+    import_into,
     normalized,
     small_document,
     text,
@@ -138,7 +139,7 @@ def test_importing_a_suite_file_makes_version_1_with_its_cases(
 
 def test_an_imported_suite_page_lists_its_cases_with_expected_calls(as_user, viewer, suite):
     html = text(as_user(viewer).get(f"/suites/{suite.pk}/"))
-    assert "<code>delete-if-exists</code>" in html
+    assert '<code class="case-key">delete-if-exists</code>' in html
     assert escaped('file_exists(path="notes.txt") [ordered]') in html
     assert escaped(
         'issue_refund(order_id="A-1001", amount=42.5) [ordered, after result of #0]'
@@ -236,16 +237,14 @@ def test_a_viewer_cannot_import_into_their_team(as_user, viewer, team):
 # --- replacing the contents from a file -----------------------------------------------------
 
 
-def test_replacing_contents_from_a_file_makes_a_new_version(as_user, editor, suite):
+def test_importing_into_a_suite_makes_a_new_version(as_user, editor, suite):
     document = small_document("assistant-basics")
-    response = as_user(editor).post(
-        f"/suites/{suite.pk}/import/", {"file": upload("next.json", json.dumps(document))}
-    )
+    response = import_into(as_user(editor), suite, "next.json", json.dumps(document))
     assert response.status_code == 302
     assert list(suite.cases.values_list("key", flat=True)) == ["only-case"]
     latest = suite.latest_version
     assert latest.number == 2
-    assert latest.message == "Imported next.json"
+    assert latest.message == "Imported next.json: 1 case added, 4 cases removed"
     assert latest.author == editor
     assert latest.document["cases"] == normalized(document["cases"])
     assert len(suite.versions.get(number=1).document["cases"]) == 4
@@ -287,10 +286,7 @@ def test_an_old_version_exports_unchanged_after_later_edits(as_user, editor, sui
     )
     case = suite.cases.get(key="greeting")
     client.post(f"/suites/{suite.pk}/cases/{case.pk}/delete/")
-    client.post(
-        f"/suites/{suite.pk}/import/",
-        {"file": upload("n.json", json.dumps(small_document("third")))},
-    )
+    import_into(client, suite, "n.json", json.dumps(small_document("third")))
     assert suite.versions.count() == 4
     after = client.get(f"/suites/{suite.pk}/export/?version=1")
     assert after.content == before
@@ -478,8 +474,8 @@ def test_the_version_page_shows_that_version_read_only(as_user, viewer, edited_s
     html = text(response)
     assert response.status_code == 200
     assert "older version, read-only" in html
-    assert "<code>greeting</code>" in html
-    assert "<code>new-case</code>" not in html
+    assert '<code class="case-key">greeting</code>' in html
+    assert '<code class="case-key">new-case</code>' not in html
     assert escaped('get_weather(city="Tokyo")') in html
     assert "<textarea" not in html
     assert 'name="tag"' not in html
@@ -497,7 +493,7 @@ def test_viewing_versions_never_creates_one(as_user, editor, edited_suite):
 def test_the_latest_version_is_not_marked_older(as_user, viewer, edited_suite):
     html = text(as_user(viewer).get(f"/suites/{edited_suite.pk}/versions/2/"))
     assert "older version, read-only" not in html
-    assert "<code>new-case</code>" in html
+    assert '<code class="case-key">new-case</code>' in html
 
 
 def test_an_unknown_version_is_404(as_user, viewer, suite):
@@ -508,7 +504,7 @@ def test_the_suite_page_lists_the_history(as_user, viewer, edited_suite):
     html = text(as_user(viewer).get(f"/suites/{edited_suite.pk}/"))
     assert f'<a href="/suites/{edited_suite.pk}/versions/2/">v2</a>' in html
     assert f'<a href="/suites/{edited_suite.pk}/versions/1/">v1</a>' in html
-    assert "<td>edit</td>" in html
+    assert "<td>edit: 1 case added, 1 case removed, 2 cases changed</td>" in html
     assert "<td>Imported</td>" in html
     assert f'href="/suites/{edited_suite.pk}/versions/2/diff/"' in html
 
@@ -546,16 +542,18 @@ def test_the_diff_page_shows_cases_added_removed_and_changed(as_user, viewer, ed
     added = html.split('<h2 class="added">Cases added</h2>')[1].split("</section>")[0]
     removed = html.split('<h2 class="removed">Cases removed</h2>')[1].split("</section>")[0]
     changed = html.split("<h2>Cases changed</h2>")[1].split("</section>")[0]
-    assert "<code>new-case</code>" in added
-    assert "<code>greeting</code>" in removed
-    assert "<code>weather-two-cities</code>" in changed
-    assert "<code>delete-if-exists</code>" in changed
-    assert "<code>refund-order</code>" not in changed
+    assert '<code class="case-key">new-case</code>' in added
+    assert '<code class="case-key">greeting</code>' in removed
+    assert '<code class="case-key">weather-two-cities</code>' in changed
+    assert '<code class="case-key">delete-if-exists</code>' in changed
+    assert '<code class="case-key">refund-order</code>' not in changed
 
 
 def test_the_diff_page_shows_each_changed_fields_old_and_new_value(as_user, viewer, edited_suite):
     html = text(as_user(viewer).get(f"/suites/{edited_suite.pk}/versions/2/diff/"))
-    deleting = html.split("<h3><code>delete-if-exists</code></h3>")[1].split("</div>")[0]
+    deleting = html.split('<h3><code class="case-key">delete-if-exists</code></h3>')[1].split(
+        "</div>"
+    )[0]
     before, after = (edited_suite.versions.get(number=n).document for n in (1, 2))
     titles = [
         next(c.get("title") for c in document["cases"] if c["key"] == "delete-if-exists")
@@ -572,7 +570,9 @@ def test_the_diff_page_shows_each_changed_fields_old_and_new_value(as_user, view
 
 def test_the_diff_page_shows_predicate_labels_added_and_removed(as_user, viewer, edited_suite):
     html = text(as_user(viewer).get(f"/suites/{edited_suite.pk}/versions/2/diff/"))
-    weather = html.split("<h3><code>weather-two-cities</code></h3>")[1].split("</div>")[0]
+    weather = html.split('<h3><code class="case-key">weather-two-cities</code></h3>')[1].split(
+        "</div>"
+    )[0]
     london = escaped('get_weather(city="London")')
     tokyo = escaped('get_weather(city="Tokyo")')
     assert f'<li class="added">+ <code>{london}</code></li>' in weather
@@ -590,7 +590,7 @@ def test_the_diff_page_compares_against_any_version(as_user, editor, edited_suit
     )
     html = text(client.get(f"/suites/{edited_suite.pk}/versions/3/diff/?against=1"))
     assert "Changes from v1 to" in html
-    assert "<code>greeting</code>" in html
+    assert '<code class="case-key">greeting</code>' in html
     assert "<code>description</code>" in html
     same = text(client.get(f"/suites/{edited_suite.pk}/versions/3/diff/?against=3"))
     assert "No differences." in same

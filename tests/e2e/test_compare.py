@@ -64,7 +64,7 @@ def test_a_viewer_compares_two_submissions_and_opens_a_regression_side_by_side(
     rows = page.locator("table.comparison tbody tr")
     assert rows.count() == 3
     first = rows.first
-    assert first.locator("code.key").inner_text() == "weather-two-cities"
+    assert first.locator("code.case-key").inner_text() == "weather-two-cities"
     assert first.locator("span.change").inner_text() == "regressed"
     # Trial 0 passed and now fails; the candidate's trial 1 has no counterpart to compare.
     assert first.locator("td.delta").inner_text() == "\u2212100.0 pts"
@@ -74,7 +74,7 @@ def test_a_viewer_compares_two_submissions_and_opens_a_regression_side_by_side(
     # The class filter swaps the table in place and keeps the choice in the URL.
     page.locator(".change-tabs").get_by_role("link", name=re.compile("^Still passing")).click()
     page.wait_for_url(re.compile("change=still_passing"))
-    assert page.locator("table.comparison code.key").all_inner_texts() == ["greeting"]
+    assert page.locator("table.comparison code.case-key").all_inner_texts() == ["greeting"]
     page.go_back()
     page.wait_for_url(re.compile(r"candidate=\d+$"))
     page.locator("table.comparison tbody tr").nth(2).wait_for()
@@ -107,7 +107,7 @@ def test_the_suite_page_charts_the_pass_rates_and_links_each_point(
     sign_in(page, live_server, user.username, password)
     page.goto(f"{live_server.url}{suite.get_absolute_url()}")
     # The flaky cases arrive after the page: the weather case went from pass to split trials.
-    flaky = page.locator("table.flaky code.key")
+    flaky = page.locator("table.flaky code.case-key")
     flaky.first.wait_for()
     assert flaky.all_inner_texts() == ["weather-two-cities"]
     points = page.locator("svg.chart a.point")

@@ -87,10 +87,10 @@ def test_re_scoring_keeps_the_earlier_result_and_the_offer_survives_a_reload(
     expect(page.locator(".counts")).to_contain_text("Pass rate66.7%")
     rows = page.locator("table.earlier-runs tbody tr")
     # In file order, as the runs table lists them first.
-    assert rows.locator("code.key").all_inner_texts() == ["task-10", "task-2", "task-1"]
+    assert rows.locator("code.case-key").all_inner_texts() == ["task-10", "task-2", "task-1"]
     assert rows.locator(".verdict").all_inner_texts() == ["fail", "pass", "pass"]
     page.get_by_role("link", name="Fail").click()
-    assert rows.locator("code.key").all_inner_texts() == ["task-10"]
+    assert rows.locator("code.case-key").all_inner_texts() == ["task-10"]
 
     page.goto(f"{live_server.url}{submission.suite.get_absolute_url()}")
     points = page.locator("svg.chart a.point")
@@ -104,12 +104,13 @@ def test_case_keys_sort_naturally_in_the_runs_table(
 ):
     sign_in(page, live_server, user.username, password)
     page.goto(f"{live_server.url}{numbered_submission.get_absolute_url()}")
+    keys = page.locator("#runs tbody code.case-key")
     page.locator("#runs th", has_text="Case").get_by_role("link").click()
     expect(page.locator("#runs th[aria-sort=ascending]")).to_have_text(re.compile("Case"))
-    assert page.locator("#runs tbody code.key").all_inner_texts() == ["task-1", "task-2", "task-10"]
+    assert keys.all_inner_texts() == ["task-1", "task-2", "task-10"]
     page.locator("#runs th", has_text="Case").get_by_role("link").click()
     expect(page.locator("#runs th[aria-sort=descending]")).to_have_text(re.compile("Case"))
-    assert page.locator("#runs tbody code.key").all_inner_texts() == ["task-10", "task-2", "task-1"]
+    assert keys.all_inner_texts() == ["task-10", "task-2", "task-1"]
 
 
 def test_compare_shows_unchanged_cases_and_flags_one_sided_trials(

@@ -58,7 +58,7 @@ def query(page) -> dict[str, list[str]]:
 
 
 def table_cases(page) -> list[str]:
-    return page.locator("#runs tbody code.key").all_inner_texts()
+    return page.locator("#runs tbody code.case-key").all_inner_texts()
 
 
 def test_an_editor_filters_to_a_failure_group_and_sets_its_status(
@@ -157,9 +157,9 @@ def test_sorting_and_the_run_link_keep_the_filters(page, live_server, user, pass
     assert table_cases(page) == ["weather-two-cities", "weather-two-cities", "greeting"]
     page.get_by_role("link", name="Case", exact=True).click()
     page.wait_for_url(re.compile(r"sort=case"))
-    expect(page.locator("#runs tbody code.key").first).to_have_text("greeting")
+    expect(page.locator("#runs tbody code.case-key").first).to_have_text("greeting")
     assert table_cases(page) == ["greeting", "weather-two-cities", "weather-two-cities"]
     assert query(page) == {"verdict": ["fail"], "sort": ["case"]}
     assert page.get_by_label("Verdict").input_value() == "fail"
-    page.locator("#runs tbody code.key").first.click()
+    page.locator("#runs tbody code.case-key").first.click()
     page.wait_for_url(re.compile(r"/runs/\d+/\?verdict=fail&sort=case$"))

@@ -114,7 +114,7 @@ def test_an_editor_uploads_thousands_of_runs_and_reads_the_results(
     assert page.get_by_role("heading", name="Trials: pass@k and pass^k").is_visible()
 
     first = page.locator("#runs tbody tr").first
-    case_key = first.locator("code.key").inner_text()
+    case_key = first.locator("code.case-key").inner_text()
     first.get_by_role("link", name=case_key).click()
     page.wait_for_url(re.compile(r"/runs/\d+/\?verdict=fail$"))  # the filter is kept
     page.get_by_role("heading", name="Verdict").wait_for()

@@ -272,10 +272,11 @@ def test_runs_of_unknown_cases_are_listed_with_their_lines(as_user, viewer, suit
     unknown = section(html, "Runs of unknown cases")
     assert "version 1 does not have" in unknown
     assert (
-        '<code class="key">items</code> <span class="muted small">1 run, line 9</span>' in unknown
+        '<code class="case-key">items</code> <span class="muted small">1 run, line 9</span>'
+        in unknown
     )
     assert (
-        '<code class="key">no-such-case</code> '
+        '<code class="case-key">no-such-case</code> '
         '<span class="muted small">7 runs, lines 2, 3, 4, 5, 6, …</span>'
     ) in unknown
     assert "<dt>Runs of unknown cases</dt><dd>8</dd>" in html

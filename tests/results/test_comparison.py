@@ -98,7 +98,7 @@ def compare_url(suite, baseline, candidate, **params) -> str:
 def rows(html: str) -> list[tuple[str, str, str]]:
     """(case, change, delta) of each row of the comparison table, in order."""
     found = re.findall(
-        r'<tr class="change-row (\w+)">\s*<td><code class="key">(.*?)</code>.*?'
+        r'<tr class="change-row (\w+)">\s*<td><code class="case-key">(.*?)</code>.*?'
         r'<td class="num delta">(.*?)</td>',
         html,
         re.S,

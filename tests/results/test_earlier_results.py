@@ -134,11 +134,11 @@ def test_the_submission_page_switches_between_the_versions_scored(
     assert re.search(r"<dt>Failed</dt><dd>1</dd>", earlier)
     # Its runs, with their verdicts then, in file order.
     rows = re.findall(
-        r'<span class="verdict (\w+)">.*?<code class="key">([^<]+)</code>', earlier, re.S
+        r'<span class="verdict (\w+)">.*?<code class="case-key">([^<]+)</code>', earlier, re.S
     )
     assert rows == [("pass", "task-1"), ("pass", "task-2"), ("fail", "task-10")]
     failing = text(client.get(earlier_url, {"verdict": "fail"}))
-    assert re.findall(r'<code class="key">([^<]+)</code>', failing) == ["task-10"]
+    assert re.findall(r'<code class="case-key">([^<]+)</code>', failing) == ["task-10"]
     assert "final text contains &quot;ok&quot;" in failing
     # The current version is the submission page itself; one never scored is not found.
     current = client.get(f"/submissions/{scored.pk}/versions/2/")

@@ -102,7 +102,11 @@ def test_trials_per_case_and_unknown_cases_are_in_natural_order(as_user, viewer,
     assert [c.case for c in case_trials(scored).cases] == KEYS
     html = text(as_user(viewer).get(url(scored)))
     unknown = html[html.index("Runs of unknown cases") :]
-    assert re.findall(r'<code class="key">(zz-\d+)</code>', unknown) == ["zz-9", "zz-10", "zz-100"]
+    assert re.findall(r'<code class="case-key">(zz-\d+)</code>', unknown) == [
+        "zz-9",
+        "zz-10",
+        "zz-100",
+    ]
     api = client.get(f"/api/submissions/{scored.pk}/").json()
     assert api["unknown_cases"] == ["zz-9", "zz-10", "zz-100"]
 
@@ -111,7 +115,9 @@ def test_the_comparison_sorted_by_case_is_in_natural_order(as_user, viewer, suit
     other = submit(suite, [{"case": key, "batches": [], "final_text": "ok"} for key in KEYS])
     query = {"baseline": scored.pk, "candidate": other.pk, "sort": "case"}
     html = text(as_user(viewer).get(f"/suites/{suite.pk}/compare/", query))
-    keys = re.findall(r'<tr class="change-row \w+">\s*<td><code class="key">([^<]+)</code>', html)
+    keys = re.findall(
+        r'<tr class="change-row \w+">\s*<td><code class="case-key">([^<]+)</code>', html
+    )
     assert keys == KEYS[:50]  # the first page
 
 

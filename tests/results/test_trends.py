@@ -166,7 +166,7 @@ def test_only_the_last_submissions_are_read(monkeypatch, suite, history):
 
 def flaky_table(html: str) -> list[str]:
     table = html[html.index('class="list compact flaky"') :]
-    return re.findall(r'<code class="key">(.*?)</code>', table[: table.index("</table>")])
+    return re.findall(r'<code class="case-key">(.*?)</code>', table[: table.index("</table>")])
 
 
 def test_the_suite_page_loads_the_flaky_cases_after_itself_then_has_them_cached(

@@ -51,7 +51,7 @@ def test_my_work_lists_my_queues_and_runs_across_suites(as_user, editor, work):
     assert '<td class="num">1 <span class="muted small">of 1</span></td>' in html
     assert f'action="/queues/{queue.pk}/next/"' in html
     runs = html[html.index('id="my-runs"') :]
-    assert re.findall(r'<code class="key">([^<]+)</code>', runs) == ["delete-if-exists"]
+    assert re.findall(r'<code class="case-key">([^<]+)</code>', runs) == ["delete-if-exists"]
     assert "second suite" in runs
     assert "agent-b" in runs
     assert "secret-agent" not in html  # a suite the editor may no longer see

@@ -72,7 +72,7 @@ def run_keys(html: str) -> list[tuple[str, str]]:
     """(case key, verdict) of each row of the runs table, in order."""
     rows = re.findall(
         r'<td><span class="verdict \w+">(\w+)</span></td>\s*'
-        r'<td><a href="[^"]*"[^>]*><code class="key">([^<]+)</code></a></td>',
+        r'<td><a href="[^"]*"[^>]*><code class="case-key">([^<]+)</code></a></td>',
         html,
     )
     return [(key, verdict) for verdict, key in rows]
