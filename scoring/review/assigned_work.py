@@ -78,24 +78,43 @@ def my_runs(user, suites: QuerySet, *, open_only: bool = True) -> QuerySet[Revie
 @dataclass(frozen=True)
 class NextItem:
     """The reviewer's next item of a queue, reserved to them; or, when there is none, why
-    (``finished``: every item is done, else the rest are others' right now)."""
+    (``finished``: every item is done; ``only_this_left``: the item they moved on from is
+    the one left to them, so they stay on it)."""
 
     item: QueueItem | None
     why_none: str = ""
     finished: bool = False
+    only_this_left: bool = False
 
 
-def reserve_next(queue: ReviewQueue, user) -> NextItem:
-    """Reserve the user's next item of ``queue``: of a double-blind queue, the first they
-    have not decided; of another, as ``queues.next_item`` deals them out."""
+def reserve_next(queue: ReviewQueue, user, after: QueueItem | None = None) -> NextItem:
+    """Reserve the user's next item of ``queue``, moving on from ``after`` (the item they
+    are on, if any: skipped, even when not yet decided): of a double-blind queue, the next
+    they have not decided; of another, as ``queues.next_item`` deals them out. When
+    ``after`` is all that is left to them, it stays theirs (reserved again)."""
     if queue.double_blind:
-        item = blind.next_item(queue, user)
+        item = blind.next_item(queue, user, after)
+        if item is None and after is not None:
+            item = blind.next_item(queue, user)  # nothing else: the one they are on, if undecided
         if item is None:
             return NextItem(None, "You have decided every run of yours in this queue.", True)
+        if after is not None and item.pk == after.pk:
+            return NextItem(None, "Nothing else left to you in this queue: only this run is "
+                            "still to decide.", only_this_left=True)  # fmt: skip
         return NextItem(item)
-    item = queues.next_item(queue, user)
-    if item is not None:
+    item = queues.next_item(queue, user, after)
+    if item is None and after is not None:
+        item = queues.next_item(queue, user)  # nothing else: theirs again, if still to do
+    if item is None:
+        if queues.progress(queue).finished:
+            return NextItem(None, "Queue finished: every run in it has been reviewed.", True)
+        return NextItem(None, "The runs left are being reviewed by others right now.")
+    if after is None or item.pk != after.pk:
         return NextItem(item)
-    if queues.progress(queue).finished:
-        return NextItem(None, "Queue finished: every run in it has been reviewed.", True)
-    return NextItem(None, "The runs left are being reviewed by others right now.")
+    progress = queues.progress(queue)
+    if progress.total - progress.done == 1:
+        why = "Nothing else left in this queue: only this run is still to review."
+    else:
+        why = ("Nothing else left to you in this queue but this run: the other runs left "
+               "are being reviewed by others right now.")  # fmt: skip
+    return NextItem(None, why, only_this_left=True)

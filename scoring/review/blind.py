@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Case, Count, Exists, OuterRef, Q, QuerySet, Value, When
 from django.utils import timezone
 
 from cases.models import ReviewLabel, User
@@ -55,16 +55,19 @@ class NotReady(ValueError):
     """The item has no disagreement to resolve (yet)."""
 
 
-def next_item(queue: ReviewQueue, user) -> QueueItem | None:
+def next_item(queue: ReviewQueue, user, after: QueueItem | None = None) -> QueueItem | None:
     """The user's first item (by position) that they have not decided, of the unresolved
-    ones; None when they have decided all theirs."""
-    decision = (
-        BlindDecision.objects.filter(item__queue=queue, reviewer=user, status="")
-        .filter(item__resolved_at__isnull=True)
-        .select_related("item")
-        .order_by("item__position")
-        .first()
+    ones; None when they have decided all theirs. Moving on from ``after`` skips it: the
+    first after its position, wrapping round to those before it."""
+    undecided = BlindDecision.objects.filter(item__queue=queue, reviewer=user, status="").filter(
+        item__resolved_at__isnull=True
     )
+    order = ["item__position"]
+    if after is not None:
+        undecided = undecided.exclude(item=after)
+        wrapped = Case(When(item__position__lte=after.position, then=Value(1)), default=Value(0))
+        order.insert(0, wrapped)
+    decision = undecided.select_related("item").order_by(*order).first()
     return decision.item if decision else None
 
 

@@ -200,28 +200,35 @@ def reservation_time() -> timedelta:
     return timedelta(seconds=settings.CASEBOOK_REVIEW_RESERVATION_SECONDS)
 
 
-def next_item(queue: ReviewQueue, user) -> QueueItem | None:
+def next_item(queue: ReviewQueue, user, after: QueueItem | None = None) -> QueueItem | None:
     """The next unfinished item for ``user``, reserved to them; None when nothing is left
     that someone else has not reserved.
 
     In order: an item they hold already (they come back to it), then their own share, then
-    the pool, then others' shares, each by position."""
+    the pool, then others' shares, each by position. Moving on from ``after`` (the item
+    they are on, decided or not) skips it and gives up its reservation; each of those
+    groups then starts after its position and wraps round, so skipped items come back
+    once the rest are done, never straight away."""
+    if after is not None:
+        queue.items.filter(pk=after.pk, reserved_by=user).update(
+            reserved_by=None, reserved_until=None
+        )
     for _ in range(CLAIM_ATTEMPTS):
         now = timezone.now()
         free = Q(reserved_until__isnull=True) | Q(reserved_until__lte=now) | Q(reserved_by=user)
-        candidates = (
-            queue.items.filter(free)
-            .filter(~reviewed())
-            .order_by(
-                Case(
-                    When(reserved_by=user, then=Value(0)),
-                    When(assignee=user, then=Value(1)),
-                    When(assignee__isnull=True, then=Value(2)),
-                    default=Value(3),
-                ),
-                "position",
+        candidates = queue.items.filter(free).filter(~reviewed())
+        order = [
+            Case(
+                When(reserved_by=user, then=Value(0)),
+                When(assignee=user, then=Value(1)),
+                When(assignee__isnull=True, then=Value(2)),
+                default=Value(3),
             )
-        )
+        ]
+        if after is not None:
+            candidates = candidates.exclude(pk=after.pk)
+            order.append(Case(When(position__lte=after.position, then=Value(1)), default=Value(0)))
+        candidates = candidates.order_by(*order, "position")
         with transaction.atomic():
             item = candidates.select_for_update(skip_locked=True).first()
             if item is None:

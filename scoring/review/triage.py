@@ -43,11 +43,8 @@ def triage_links(submission: Submission, run: Run, query) -> TriageLinks:
     ``queue`` parameter, the queue decides what comes next (its own view picks the item)."""
     filters = RunFilterSet(query)
     kept = filters.as_query()
-    queue = query.get("queue", "").strip()
-    if queue.isdigit():
+    if queue := queue_of(query):
         kept["queue"] = queue
-    else:
-        queue = ""
     text = urlencode(kept)
     previous, following = failure_neighbours(submission, run, filters)
     shown = urlencode(filters.as_query())
@@ -63,6 +60,12 @@ def triage_links(submission: Submission, run: Run, query) -> TriageLinks:
         next=following_url,
         queue=queue,
     )
+
+
+def queue_of(query) -> str:
+    """The review queue the run page was opened from (its ``queue`` parameter), or ""."""
+    queue = query.get("queue", "").strip()
+    return queue if queue.isdigit() else ""
 
 
 def failure_neighbours(

@@ -184,8 +184,8 @@ def queue_decide(request, pk, item_id):
         except (blind.NotYours, blind.Settled) as exc:
             messages.error(request, f"Not recorded: {exc}.")
         else:
-            return redirect(next_in_queue(request, queue.pk))
-    return redirect(f"{reverse('run', args=[queue.submission_id, item.run_id])}?queue={queue.pk}")
+            return redirect(next_in_queue(request, queue.pk, after=item.run_id))
+    return redirect(_in_queue(queue, item.run_id))
 
 
 @login_required
@@ -279,20 +279,29 @@ def queue_delete(request, pk):
 @login_required
 @require_http_methods(["GET", "POST"])
 def queue_next(request, pk):
-    """POST: reserve the next run of the queue to the user and open its page. GET: the
-    queue's page, nothing reserved."""
+    """POST: reserve the next run of the queue to the user and open its page, moving on
+    from the run ``after`` names (the run page's). GET: the queue's page, nothing reserved."""
     if request.method == "GET":
         return redirect(queue_for(request.user, pk))
-    return redirect(next_in_queue(request, pk))
+    after = request.POST.get("after", "")
+    return redirect(next_in_queue(request, pk, after=int(after) if after.isdigit() else None))
 
 
-def next_in_queue(request, pk) -> str:
-    """Reserve the next run of queue ``pk`` to the user (an editor of its suite), and answer
-    where to go: that run's page in the queue, or the queue's page saying why there is none."""
+def next_in_queue(request, pk, *, after: int | None = None) -> str:
+    """Reserve the next run of queue ``pk`` to the user (an editor of its suite), moving on
+    from run ``after`` (skipped, decided or not: docs/review.md#review-queues), and answer
+    where to go: that run's page in the queue; or, saying why there is none, back to run
+    ``after`` when it is the one left to them, else the queue's page."""
     queue = queue_for(request.user, pk, edit=True)
-    found = assigned_work.reserve_next(queue, request.user)
-    if found.item is None:
-        level = messages.SUCCESS if found.finished else messages.INFO
-        messages.add_message(request, level, found.why_none)
-        return queue.get_absolute_url()
-    return f"{reverse('run', args=[queue.submission_id, found.item.run_id])}?queue={queue.pk}"
+    # By run__pk, not run_id: an id out of the column's range then matches nothing.
+    current = queue.items.filter(run__pk=after).first() if after is not None else None
+    found = assigned_work.reserve_next(queue, request.user, current)
+    if found.item is not None:
+        return _in_queue(queue, found.item.run_id)
+    level = messages.SUCCESS if found.finished else messages.INFO
+    messages.add_message(request, level, found.why_none)
+    return _in_queue(queue, after) if found.only_this_left else queue.get_absolute_url()
+
+
+def _in_queue(queue: ReviewQueue, run_id: int) -> str:
+    return f"{reverse('run', args=[queue.submission_id, run_id])}?queue={queue.pk}"

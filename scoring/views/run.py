@@ -25,7 +25,7 @@ from scoring.models import Result, Run
 from scoring.results import known_failures
 from scoring.results.timeline import timeline_of
 from scoring.review import blind, decisions
-from scoring.review.triage import nearby_trials, triage_links
+from scoring.review.triage import nearby_trials, queue_of, triage_links
 from scoring.views.access import run_for
 from scoring.views.review_queues import next_in_queue
 
@@ -53,6 +53,7 @@ def detail(request, pk, run_id):
         "report": report,
         "links": links,
         "query": links.query,
+        "queue": links.queue,
         "trials": nearby_trials(run),
         "newer_version": newer_version(run.submission) if can_edit else None,
         # Not while blind: the known failure's card tells an earlier decision on it.
@@ -133,7 +134,7 @@ def review(request, pk, run_id):
     if form.cleaned_data["advance"] and form.sent("status"):
         links = triage_links(run.submission, run, request.GET)
         # In a queue, the next run is reserved here, by this POST (queue_next's rule).
-        following = next_in_queue(request, links.queue) if links.queue else links.next
+        following = next_in_queue(request, links.queue, after=run.pk) if links.queue else links.next
         if following:
             return redirect_to(request, following)
     return _review_answer(request, run)
@@ -148,7 +149,12 @@ def _review_answer(request, run: Run, *, form=None, refusal: str = "", status: i
             messages.error(request, refusal or REVIEW_REFUSED)
         return redirect(_run_url(run, request.GET.urlencode()))
     blind_review = blind_context(run, "", request.user) if refusal else None
-    context = {"run": run, "submission": run.submission, "query": request.GET.urlencode()}
+    context = {
+        "run": run,
+        "submission": run.submission,
+        "query": request.GET.urlencode(),
+        "queue": queue_of(request.GET),
+    }
     context |= review_context(run, can_edit=True, form=form, blind=blind_review)
     context["blind_refusal"] = refusal
     return render(request, "scoring/run.html#review", context, status=status)

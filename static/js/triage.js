@@ -2,7 +2,8 @@
 // (links with data-triage, buttons with data-triage-key, the comment box with
 // data-triage-comment); this file only presses them, so the page works the same without it.
 //
-//   j / k    next / previous failure        1–6  set a status       a  assign to me
+//   j / k    next / previous failure (j: the next run, in a review queue)
+//   1–6      set a status                    a  assign to me
 //   c        focus the comment box           Enter (or Ctrl+Enter) in it posts
 //   ?        show or hide the key list
 //   a letter a team gave one of its review labels (data-label-key) toggles that label

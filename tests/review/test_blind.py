@@ -299,6 +299,24 @@ def test_deciding_from_the_page_opens_the_reviewers_next_run(queue, editor, as_u
     assert blind.own_decision(first, editor).status == ReviewStatus.FLAKY
 
 
+def test_next_in_queue_on_an_undecided_run_opens_the_reviewers_next_one(queue, editor, as_user):
+    listed = items(queue)
+    client = as_user(editor)
+    response = client.post(f"/queues/{queue.pk}/next/", {"after": listed[0].run_id})
+    assert response["Location"].endswith(f"/runs/{listed[1].run_id}/?queue={queue.pk}")
+    # From the last, round to the first, still undecided; with it the only one left, next
+    # stays on it and says so.
+    response = client.post(f"/queues/{queue.pk}/next/", {"after": listed[-1].run_id})
+    assert response["Location"].endswith(f"/runs/{listed[0].run_id}/?queue={queue.pk}")
+    for item in listed[1:]:
+        blind.decide(item, editor, ReviewStatus.FLAKY, [])
+    response = client.post(f"/queues/{queue.pk}/next/", {"after": listed[0].run_id}, follow=True)
+    assert response.redirect_chain[-1][0].endswith(f"/runs/{listed[0].run_id}/?queue={queue.pk}")
+    assert "Nothing else left to you in this queue: only this run is still to decide." in text(
+        response
+    )
+
+
 # --- resolving and agreement ---------------------------------------------------------------
 
 

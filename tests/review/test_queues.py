@@ -248,6 +248,27 @@ def test_when_the_rest_is_reserved_nothing_is_given_and_the_queue_is_not_finishe
     assert queues.progress(queue).finished
 
 
+def test_moving_on_from_an_undecided_run_skips_it_until_the_others_are_done(
+    submission, editor, second_editor
+):
+    queue = queues.build_queue(
+        submission, "q", editor, filters=failing(submission), reviewers=[editor]
+    )
+    first = queues.next_item(queue, editor)
+    assert first.position == 1
+    # Moving on leaves the first undecided: the next is the second, not the first again,
+    # and the first is no longer reserved (a colleague may take it).
+    second = queues.next_item(queue, editor, after=first)
+    assert second.position == 2
+    assert queues.holder(QueueItem.objects.get(pk=first.pk), second_editor) is None
+    # On from each in turn, to the last; then round again to the first, skipped.
+    item = second
+    for position in range(3, FAILED + 1):
+        item = queues.next_item(queue, editor, after=item)
+        assert item.position == position
+    assert queues.next_item(queue, editor, after=item).pk == first.pk
+
+
 def test_a_run_set_back_to_untriaged_is_back_in_the_queue(submission, editor):
     queue = queues.build_queue(submission, "q", editor, filters=failing(submission))
     first = queues.next_item(queue, editor)
@@ -434,6 +455,31 @@ def test_next_opens_the_run_page_with_the_queue_and_reserves_the_run(
     second = queue.items.get(position=2)
     assert response["Location"].endswith(f"/runs/{second.run_id}/?queue={queue.pk}")
     assert "open by you" in text(client.get(f"/queues/{queue.pk}/"))
+
+
+def test_next_in_queue_on_an_undecided_run_opens_another_and_says_when_none_is_left(
+    as_user, editor, submission
+):
+    queue = queues.build_queue(submission, "q", editor, group=greeting_label(submission))
+    client = as_user(editor)
+    first, second, *others, last = queue.items.order_by("position")
+    client.post(f"/queues/{queue.pk}/next/")  # reserves the first
+    response = client.post(f"/queues/{queue.pk}/next/", {"after": first.run_id})
+    assert response["Location"] == (
+        f"/submissions/{submission.pk}/runs/{second.run_id}/?queue={queue.pk}"
+    )
+    # The last run left undecided: next stays on it, and says so.
+    for item in [first, second, *others]:
+        triage(item, editor)
+    response = client.post(f"/queues/{queue.pk}/next/", {"after": last.run_id}, follow=True)
+    assert response.redirect_chain == [
+        (f"/submissions/{submission.pk}/runs/{last.run_id}/?queue={queue.pk}", 302)
+    ]
+    assert "Nothing else left in this queue: only this run is still to review." in text(response)
+    assert QueueItem.objects.get(pk=last.pk).reserved_by == editor  # still theirs
+    # An id that is no run of the queue moves on from nothing.
+    response = client.post(f"/queues/{queue.pk}/next/", {"after": "9" * 30})
+    assert response["Location"].endswith(f"/runs/{last.run_id}/?queue={queue.pk}")
 
 
 def test_a_get_of_next_reserves_nothing_and_opens_the_queue_page(as_user, editor, submission):

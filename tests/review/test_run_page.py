@@ -343,14 +343,21 @@ def test_failure_links_carry_the_filter_and_the_table_link_restores_it(as_user, 
 
 
 def test_a_queue_decides_the_next_item(as_user, viewer, mixed):
-    html = page(as_user(viewer), mixed, mixed.runs.get(line=4), queue="12")
-    # A button posting to the queue (it reserves the next run), not a link.
+    run = mixed.runs.get(line=4)
+    html = page(as_user(viewer), mixed, run, queue="12")
+    # A button posting to the queue (it reserves the next run), not a link, moving on from
+    # this run.
     assert re.search(
         r'<form method="post" action="/queues/12/next/">.*?'
+        rf'<input type="hidden" name="after" value="{run.pk}">'
         r'<button type="submit" data-triage="next"><kbd>j</kbd> Next in queue</button>',
         html,
     )
     assert 'href="/queues/12/next/"' not in html
+    # The key list says what j does here: not the filter's next failure.
+    assert "<dd>next run of the queue to review, after this one" in html
+    assert "next / previous failure of the filter" not in html
+    assert "next / previous failure of the filter" in page(as_user(viewer), mixed, run)
 
 
 def test_setting_a_status_in_a_queue_reserves_and_opens_its_next_run(as_user, editor, mixed):
@@ -364,6 +371,12 @@ def test_setting_a_status_in_a_queue_reserves_and_opens_its_next_run(as_user, ed
     )
     second.refresh_from_db()
     assert second.reserved_by == editor
+    # The tick says where it goes, on the page and in the panel redrawn after a change.
+    client = as_user(editor)
+    assert "then open the next run of the queue" in page(client, mixed, second.run, queue=queue.pk)
+    panel = text(review_post(client, mixed, second.run, {"comment": "hm"}, queue=queue.pk))
+    assert "then open the next run of the queue" in panel
+    assert "then open the next failure" in text(review_post(client, mixed, second.run, {}))
 
 
 # --- the review panel -----------------------------------------------------------------------------
