@@ -405,15 +405,18 @@ class Comparison:
         return Paginator(self.rows, per_page).get_page(number)
 
 
-def default_baseline(candidate: Submission) -> Submission | None:
-    """The finished submission of the suite uploaded just before ``candidate``."""
-    return (
-        finished_submissions(candidate.suite_id)
-        .filter(created__lt=candidate.created)
-        .exclude(pk=candidate.pk)
-        .order_by("-created")
-        .first()
-    )
+def default_pair(submission: Submission) -> tuple[Submission | None, Submission | None]:
+    """(baseline, candidate) that "Compare with…" on ``submission`` offers: the finished
+    submission uploaded just before it as the baseline; for the suite's first, itself as the
+    baseline of the one uploaded just after it (docs/review.md#comparing-submissions)."""
+    others = finished_submissions(submission.suite_id).exclude(pk=submission.pk)
+    before = others.filter(created__lt=submission.created).order_by("-created", "-pk").first()
+    if before is not None:
+        return before, submission
+    after = others.filter(created__gte=submission.created).order_by("created", "pk").first()
+    if after is not None:
+        return submission, after
+    return None, submission
 
 
 def finished_submissions(suite) -> QuerySet[Submission]:  # a suite or its id

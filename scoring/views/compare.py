@@ -13,7 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 from cases.permissions import suite_for
 from scoring.forms import ComparisonForm
 from scoring.models import Result, Run, Submission
-from scoring.results.comparison import SORTS, Change, Comparison, default_baseline, scope_of
+from scoring.results.comparison import SORTS, Change, Comparison, default_pair, scope_of
 from scoring.results.timeline import Timeline, timeline_of
 from scoring.results.trends import suite_trend
 from scoring.review.triage import NearbyTrials, nearby_trials
@@ -59,14 +59,14 @@ def submissions(request, pk):
 
 
 def _initial_pick(suite, candidate_id) -> dict:
-    """With only a candidate named (the submission page's link), the baseline offered is the
-    finished submission uploaded just before it."""
+    """With only a candidate named (the submission page's link), the pair offered for it."""
     if not (candidate_id and candidate_id.isdigit()):
         return {}
-    candidate = Submission.objects.filter(suite=suite, pk=int(candidate_id)).first()
-    if candidate is None:
+    submission = Submission.objects.filter(suite=suite, pk=int(candidate_id)).first()
+    if submission is None:
         return {}
-    return {"candidate": candidate.pk, "baseline": default_baseline(candidate)}
+    baseline, candidate = default_pair(submission)
+    return {"baseline": baseline, "candidate": candidate}
 
 
 @dataclass(frozen=True)

@@ -369,6 +369,26 @@ def test_the_picker_offers_finished_submissions_and_suggests_the_previous_baseli
     assert "change-tabs" not in html  # nothing compared yet
 
 
+def test_the_first_submission_is_offered_as_the_baseline_of_the_next(as_user, viewer, suite, pair):
+    """Opened from the suite's first submission, the picker is not left without a baseline:
+    that submission is the baseline, the one uploaded after it the candidate."""
+    first, second = pair
+    html = text(as_user(viewer).get(f"/suites/{suite.pk}/compare/?candidate={first.pk}"))
+    baseline, candidate = html.split('name="candidate"')
+    assert re.search(rf'<option value="{first.pk}" selected>before #{first.pk}', baseline)
+    assert re.search(rf'<option value="{second.pk}" selected>after #{second.pk}', candidate)
+
+
+def test_a_submission_alone_in_its_suite_is_offered_as_the_candidate(
+    as_user, viewer, suite, submit
+):
+    only = submit(suite, [run("regresses", OK)], "only")
+    html = text(as_user(viewer).get(f"/suites/{suite.pk}/compare/?candidate={only.pk}"))
+    baseline, candidate = html.split('name="candidate"')
+    assert '<option value="" selected>' in baseline.split('name="baseline"')[1]
+    assert re.search(rf'<option value="{only.pk}" selected>only #{only.pk}', candidate)
+
+
 def test_a_submission_still_scoring_cannot_be_compared_yet(as_user, viewer, suite, pair):
     baseline, candidate = pair
     Submission.objects.filter(pk=candidate.pk).update(status=Status.SCORING)
