@@ -61,6 +61,11 @@ SORTS = {
     "review": (_REVIEW_ORDER.asc(), "run__seq"),
     "-review": (_REVIEW_ORDER.desc(), "run__seq"),
 }
+VERDICT_WORDS = {Verdict.PASS: "passed", Verdict.FAIL: "failed", Verdict.ERROR: "errored"}
+SORT_WORDS = {"line": "", "-line": "last line first",
+              "case": "by case", "-case": "by case, last first",
+              "verdict": "by verdict", "-verdict": "by verdict, reversed",
+              "review": "by review status", "-review": "by review status, reversed"}  # fmt: skip
 # Text filters cut to what their column can hold: a longer value matches nothing anyway.
 LENGTHS = {"predicate": LABEL_LIMIT, "cause": LABEL_LIMIT, "argument": LABEL_LIMIT,
            "problem": SIGNATURE_LENGTH, "label": LABEL_NAME_LIMIT}  # fmt: skip
@@ -151,6 +156,26 @@ class RunFilterSet(django_filters.FilterSet):
         words = CAUSE_WORDS.get(kind, kind)
         text = f"{tool}: {words}" if tool else words
         return f"{text} ({self.argument})" if self.argument else text
+
+    def in_words(self) -> str:
+        """The filters that are set, and the order unless it is the file's, in words
+        ("failed, failing book_reservation: wrong argument value, by case"): what a queue of
+        these runs is named after and says it was made from. "" for every run in file order."""
+        values = self.values
+        words = {
+            "verdict": VERDICT_WORDS.get(values["verdict"], ""),
+            "tag": f"tag “{values['tag']}”",
+            "predicate": f"failing “{values['predicate']}”",
+            "cause": f"failing {self.cause_words}",
+            "problem": "one known failure",
+            "case": f"case {values['case']}",
+            "tool": f"called {values['tool']}",
+            "review": f"status “{dict(ReviewStatus.choices).get(values['review'])}”",
+            "label": f"label “{values['label']}”",
+            "text": f"final answer containing “{values['text']}”",
+            "sort": SORT_WORDS[values["sort"]],
+        }
+        return ", ".join(words[name] for name in self.as_query() if name in words)
 
     @property
     def active(self) -> bool:

@@ -29,6 +29,7 @@ from django.db import connection, transaction
 from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Value, When, Window
 from django.db.models.functions import Cast, Mod, RowNumber
 from django.db.models.lookups import Exact
+from django.http import QueryDict
 from django.utils import timezone
 
 from scoring.models import (
@@ -156,6 +157,12 @@ def _share(position, reviewers: list) -> Case:
         default=Value(None),
         output_field=QueueItem._meta.get_field("assignee"),
     )
+
+
+def made_from(queue: ReviewQueue) -> str:
+    """The filters the queue was made from, in words ("" for every run of the submission, or
+    for a failure group, which its page names)."""
+    return RunFilterSet(QueryDict(queue.filter_query)).in_words()
 
 
 def listed_items(queue: ReviewQueue) -> QuerySet[QueueItem]:

@@ -11,6 +11,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import capfirst
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -35,8 +36,8 @@ def queue_for(user, pk, *, edit: bool = False) -> ReviewQueue:
 def default_name(submission: Submission, filters: RunFilterSet, group: str) -> str:
     if group:
         return f"Failing {group}"[:200]
-    described = ", ".join(f"{name}: {value}" for name, value in filters.as_query().items())
-    return (described or f"All runs of {submission.label or f'#{submission.pk}'}")[:200]
+    described = filters.in_words()
+    return (capfirst(described) or f"All runs of {submission.label or f'#{submission.pk}'}")[:200]
 
 
 @login_required
@@ -47,7 +48,7 @@ def queue_list(request, pk):
     context = {
         "submission": submission,
         "suite": submission.suite,
-        "queues": [(queue, progress.get(queue.pk)) for queue in made],
+        "queues": [(queue, progress.get(queue.pk), queues.made_from(queue)) for queue in made],
         "can_edit": can_edit_suite(request.user, submission.suite),
     }
     return render(request, "scoring/queue_list.html", context)
@@ -111,6 +112,7 @@ def queue_detail(request, pk):
         context |= blind_items(queue, page, request.user)
     if request.htmx:
         return render(request, "scoring/queue_detail.html#items", context)
+    context["made_from"] = queues.made_from(queue)
     can_edit = can_edit_suite(request.user, queue.submission.suite)
     if queue.double_blind:
         context |= blind_context(queue, request.user, can_edit=can_edit)

@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 from cases import services
 from cases.models import Membership, Role, Team
 from scoring.ingest.pipeline import create_submission
+from scoring.models import PredicateResult
 from scoring.results.filtersets import RunFilterSet
 from scoring.review import decisions, queues
 from tests.support.pages import demo_document
@@ -166,6 +167,15 @@ def busy_submission(team, user):
     decisions.assign(submission.runs.all(), user, user)
     queue = queues.build_queue(
         submission, "Everything failing", user, filters=RunFilterSet({"verdict": "fail"})
+    )
+    # Made from a failure group by cause, named by someone fond of long words.
+    failed = PredicateResult.objects.filter(submission=submission, passed=False)
+    cause = failed.exclude(cause_tool="").first()
+    queues.build_queue(
+        submission,
+        f"airline/{cause.cause_tool}/{cause.cause_kind}/" * 3,
+        user,
+        filters=RunFilterSet({"cause": f"{cause.cause_kind}:{cause.cause_tool}", "sort": "-case"}),
     )
     return submission, queue
 

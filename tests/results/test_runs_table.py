@@ -267,6 +267,31 @@ def test_links_to_a_run_carry_the_filters(as_user, viewer, scored):
     )
 
 
+def test_the_filters_in_words_name_each_one_set_without_the_address_syntax():
+    every = {
+        "verdict": "error",
+        "case": "12",
+        "tag": "airline",
+        "predicate": "no call",
+        "cause": "argument_value:update_reservation_flights",
+        "argument": "reservation_id",
+        "problem": "0" * 32,
+        "tool": "calculate",
+        "review": "expectation_wrong",
+        "label": "wrong tool",
+        "text": "refund",
+        "sort": "-review",
+        "columns": "model",
+    }
+    assert RunFilterSet(every).in_words() == (
+        "errored, case 12, tag “airline”, failing “no call”, failing "
+        "update_reservation_flights: wrong argument value (reservation_id), one known failure, "
+        "called calculate, status “expectation wrong”, label “wrong tool”, final answer "
+        "containing “refund”, by review status, reversed"
+    )
+    assert RunFilterSet({"sort": "line", "columns": "model"}).in_words() == ""
+
+
 def test_rows_show_tags_failing_predicates_and_reviews(as_user, viewer, editor, scored):
     weather = scored.runs.filter(case_key="weather-two-cities")
     decisions.set_status(weather, ReviewStatus.EXPECTATION_WRONG, editor)

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import pytest
 from django.db import connection, connections
 from django.utils import timezone
+from django.utils.html import escape
 
 from cases import services
 from cases.models import Membership, Role, User
@@ -358,8 +359,8 @@ def test_the_new_queue_page_says_how_many_runs_of_the_filter_it_will_hold(
 ):
     html = text(as_user(editor).get(f"/submissions/{submission.pk}/queues/new/?verdict=fail"))
     assert "8 runs" in html
-    assert '<span class="chip">verdict: fail</span>' in html
-    assert 'value="verdict: fail"' in html  # the name it suggests
+    assert "The runs that match “failed”" in html
+    assert 'value="Failed"' in html  # the name it suggests
     # Reviewers are the team's editors and admins, not its viewers.
     assert "eddie-editor" in html
     assert "alice-admin" in html
@@ -392,6 +393,30 @@ def test_making_a_queue_of_a_filter_shares_it_out_and_opens_it(
     html = text(client.get(f"/queues/{queue.pk}/"))
     assert "Start reviewing" in html
     assert "0 of 4 runs reviewed" in html
+
+
+def test_a_queue_is_named_and_listed_by_its_filters_in_words(as_user, editor, submission):
+    """Not in the address's syntax (``cause=argument_value%3A...``): the words the runs
+    table's chips and the failures by cause use."""
+    failed = PredicateResult.objects.filter(submission=submission, passed=False)
+    cause = failed.exclude(cause_tool="").first()
+    query = {"verdict": "fail", "cause": f"{cause.cause_kind}:{cause.cause_tool}", "sort": "-case"}
+    client = as_user(editor)
+    page = text(client.get(f"/submissions/{submission.pk}/queues/new/", query))
+    words = f"failed, failing {RunFilterSet(query).cause_words}, by case, last first"
+    assert f"The runs that match “{words}”" in page
+    assert f'value="F{words[1:]}"' in page  # the name it suggests
+    client.post(
+        f"/submissions/{submission.pk}/queues/new/?{urlencode(query)}",
+        {"name": "q", "reviewers": [editor.pk]},
+    )
+    queue = ReviewQueue.objects.get()
+    for html in (
+        text(client.get(f"/submissions/{submission.pk}/queues/")),
+        text(client.get(f"/queues/{queue.pk}/")),
+    ):
+        assert f'runs: <a href="{escape(queue.runs_url())}">{words}</a>' in html
+        assert "cause=" not in html.replace(escape(queue.runs_url()), "")
 
 
 def test_a_viewer_may_not_pick_reviewers_among_viewers(as_user, editor, viewer, submission):
