@@ -1,5 +1,6 @@
-"""What changed between two versions of a suite: cases added, removed and changed, and for a
-changed case which of its fields and predicates."""
+"""What changed between two versions of a suite: its own fields, its tool catalog's tools
+added, removed and changed, cases added, removed and changed, and for a changed case which of
+its fields and predicates."""
 
 from __future__ import annotations
 
@@ -50,13 +51,40 @@ class CaseChange:
 class VersionDiff:
     suite_fields: list[str] = field(default_factory=list)
     suite_values: list[FieldChange] = field(default_factory=list)
+    tools_added: list[str] = field(default_factory=list)
+    tools_removed: list[str] = field(default_factory=list)
+    tools_changed: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[CaseChange] = field(default_factory=list)
 
     @property
+    def tools(self) -> bool:
+        return bool(self.tools_added or self.tools_removed or self.tools_changed)
+
+    @property
     def empty(self) -> bool:
-        return not (self.suite_fields or self.added or self.removed or self.changed)
+        return not (self.suite_fields or self.tools or self.added or self.removed or self.changed)
+
+    def summary(self) -> str:
+        """The changes in a few words, for a version's message: ``name and tags changed,
+        5 tools removed, 1 case removed``."""
+        parts = [f"{_and(self.suite_fields)} changed"] if self.suite_fields else []
+        for items, noun, verb in (
+            (self.tools_added, "tool", "added"),
+            (self.tools_removed, "tool", "removed"),
+            (self.tools_changed, "tool", "changed"),
+            (self.added, "case", "added"),
+            (self.removed, "case", "removed"),
+            (self.changed, "case", "changed"),
+        ):
+            if items:
+                parts.append(f"{len(items)} {noun}{'' if len(items) == 1 else 's'} {verb}")
+        return ", ".join(parts) or "no changes"
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def predicate_labels(document: Mapping) -> dict[str, list[str]]:
@@ -75,10 +103,27 @@ def predicate_labels(document: Mapping) -> dict[str, list[str]]:
     return labels
 
 
+def _tools(document: Mapping) -> dict[str, Mapping]:
+    """The tool catalog's tools by name (docs/formats.md#tool-catalog)."""
+    tools = document.get("tools")
+    return {
+        tool["name"]: tool
+        for tool in (tools if isinstance(tools, list) else [])
+        if isinstance(tool, Mapping) and isinstance(tool.get("name"), str)
+    }
+
+
 def diff_documents(old: Mapping, new: Mapping) -> VersionDiff:
     suite_values = field_changes(old, new, SUITE_TEXT_FIELDS)
+    old_tools, new_tools = _tools(old), _tools(new)
     diff = VersionDiff(
-        suite_fields=[change.name for change in suite_values], suite_values=suite_values
+        suite_fields=[change.name for change in suite_values],
+        suite_values=suite_values,
+        tools_added=[name for name in new_tools if name not in old_tools],
+        tools_removed=[name for name in old_tools if name not in new_tools],
+        tools_changed=[
+            name for name, tool in new_tools.items() if old_tools.get(name, tool) != tool
+        ],
     )
     old_cases = {case["key"]: case for case in old.get("cases", [])}
     new_cases = {case["key"]: case for case in new.get("cases", [])}

@@ -1,9 +1,15 @@
 """Forms of the authoring pages. The case editor's forms live in editor_forms.py."""
 
+import base64
 import json
+import zlib
+from dataclasses import dataclass
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.core import signing
+
+from scoring.matcher import InvalidInput, Problem
 
 from .models import (
     RESERVED_LABEL_KEYS,
@@ -106,7 +112,7 @@ def match_from(data) -> dict | str | None:
 
 
 class MatchFormMixin(forms.Form):
-    match_preset = forms.ChoiceField(choices=MATCH_PRESETS, required=False, label="Matching")
+    match_preset = forms.ChoiceField(choices=MATCH_PRESETS, required=False, label="Preset")
     match_tool_names = forms.ChoiceField(
         choices=MATCH_CHOICES["tool_names"], required=False, label="Tool names"
     )
@@ -191,6 +197,54 @@ class ImportForm(forms.Form):
             del self.fields["team"]
         else:
             self.fields["team"].queryset = teams
+
+
+@dataclass(frozen=True)
+class PreviewedFile:
+    """A suite file whose import into a suite was previewed against the suite's ``version``."""
+
+    name: str
+    content: bytes
+    version: int
+
+
+class ConfirmImportForm(forms.Form):
+    """The second step of importing a suite file into a suite (docs/review.md#import-file).
+
+    The previewed file travels in a hidden field, compressed and signed for this suite and
+    user: the server keeps nothing between the steps, and what is confirmed is exactly what
+    was previewed."""
+
+    MAX_AGE = 60 * 60  # seconds a preview may be confirmed for
+    # Below DATA_UPLOAD_MAX_MEMORY_SIZE, the most a form's fields may send.
+    MAX_FIELD = 8 << 20
+
+    file = forms.CharField(widget=forms.HiddenInput)
+
+    def __init__(self, *args, suite, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.signer = signing.TimestampSigner(salt=f"cases.import:{suite.pk}:{user.pk}")
+
+    def keep(self, file: PreviewedFile) -> None:
+        """Hold ``file`` in the form; ``InvalidInput`` when it is too large to send back."""
+        content = base64.b64encode(zlib.compress(file.content)).decode()
+        signed = self.signer.sign_object(
+            {"name": file.name, "content": content, "version": file.version}
+        )
+        if len(signed) > self.MAX_FIELD:
+            limit = self.MAX_FIELD >> 20
+            raise InvalidInput([Problem("", f"too large to preview: over {limit} MB compressed")])
+        self.initial["file"] = signed
+
+    def clean_file(self) -> PreviewedFile:
+        try:
+            data = self.signer.unsign_object(self.cleaned_data["file"], max_age=self.MAX_AGE)
+        except signing.SignatureExpired:
+            raise forms.ValidationError("This preview is over an hour old.") from None
+        except signing.BadSignature:
+            raise forms.ValidationError("This preview was altered or is not for you.") from None
+        content = zlib.decompress(base64.b64decode(data["content"]))
+        return PreviewedFile(data["name"], content, data["version"])
 
 
 class ToolsForm(forms.Form):

@@ -7,6 +7,7 @@ serialises version numbers and case keys between concurrent editors.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from scoring.matcher import (
     suite_warnings,
 )
 
+from .diff import VersionDiff, diff_documents
 from .models import (
     Case,
     Expectation,
@@ -310,14 +312,17 @@ def pick_version(suite: Suite, number: str | None, tag: str | None) -> SuiteVers
 
 def record_version(suite: Suite, user, message: str) -> SuiteVersion:
     """Snapshot the suite's rows as its next version. Call inside the suite's lock."""
-    number = (suite.versions.aggregate(last=Max("number"))["last"] or 0) + 1
     return SuiteVersion.objects.create(
         suite=suite,
-        number=number,
+        number=_latest_number(suite) + 1,
         document=suite_document(suite),
         author=user,
         message=message[:300],
     )
+
+
+def _latest_number(suite: Suite) -> int:
+    return suite.versions.aggregate(last=Max("number"))["last"] or 0
 
 
 def _locked(suite: Suite) -> Suite:
@@ -384,13 +389,66 @@ def new_suite(
     return create_suite(team, document, user, message="Created", visibility=visibility)
 
 
+# --- importing a suite file into a suite ------------------------------------------------------
+
+# The top-level fields a preview names as kept when the file leaves them out.
+KEPT_FIELDS = ("name", "description", "tags", "match", "tools", "cases")
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """What importing a suite file into a suite would change (docs/review.md#import-file)."""
+
+    diff: VersionDiff
+    kept: list[str]  # fields the file leaves out, which keep the suite's values
+    version: int  # the suite's version the diff starts from
+    cases: int  # how many cases the suite would hold
+    changes_nothing: bool
+
+
+def import_preview(suite: Suite, document: Any) -> ImportPreview:
+    """What ``replace_contents`` would make of the suite with this file, worked out by doing
+    it and rolling it back: the diff is the one its new version would show. ``InvalidInput``
+    when the suite the file makes breaks a rule of the suite file."""
+    with transaction.atomic():
+        suite = _locked(suite)
+        version = _latest_number(suite)
+        before = suite_document(suite)
+        _import(suite, document, before)
+        after = suite_document(suite)
+        transaction.set_rollback(True)
+    kept = [name for name in KEPT_FIELDS if name in before and name not in document]
+    return ImportPreview(
+        diff_documents(before, after), kept, version, len(after["cases"]), before == after
+    )
+
+
 @transaction.atomic
 def replace_contents(
-    suite: Suite, document: Mapping, user, message: str = "Imported"
+    suite: Suite, document: Any, user, message: str = "Imported", *, seen_version: int | None = None
 ) -> SuiteVersion:
-    """Make the suite hold exactly what the file holds (its name included), as a new version."""
-    validate_suite(document)
+    """Import a suite file into the suite, as a new version whose message is ``message`` and
+    what changed (``Imported a.json: name changed, 1 case removed``).
+
+    ``seen_version`` is the suite's version the author previewed the import against: if the
+    suite has a newer one, ``SuiteChanged`` is raised and nothing changes."""
     suite = _locked(suite)
+    _refuse_if_changed(suite, seen_version)
+    before = suite_document(suite)
+    _import(suite, document, before)
+    diff = diff_documents(before, suite_document(suite))
+    return record_version(suite, user, f"{message}: {diff.summary()}")
+
+
+def _import(suite: Suite, document: Any, current: dict) -> None:
+    """Make the locked suite hold the file, whose suite file now is ``current``: each top-level
+    field the file holds replaces the suite's, and one it leaves out (its tags, its tool
+    catalog, even its cases) is kept (docs/formats.md#importing-into-a-suite)."""
+    if isinstance(document, Mapping):
+        document = copy.copy(document)  # keeps the parser's note of keys named twice
+        for key, value in current.items():
+            document.setdefault(key, value)
+    validate_suite(document)
     suite.cases.all().delete()
     suite.name = document["name"]
     suite.slug = _unique_slug(suite.team, document["name"], exclude=suite.pk)
@@ -401,7 +459,6 @@ def replace_contents(
     suite.save()
     for position, data in enumerate(document["cases"]):
         _create_case(suite, data, position)
-    return record_version(suite, user, message)
 
 
 @transaction.atomic
@@ -523,6 +580,13 @@ class SuiteChanged(Exception):
         super().__init__(f"the suite was changed meanwhile (now version {number})")
 
 
+def _refuse_if_changed(suite: Suite, seen_version: int | None) -> None:
+    """``SuiteChanged`` if the locked suite has a newer version than ``seen_version``."""
+    latest = _latest_number(suite)
+    if seen_version is not None and latest != seen_version:
+        raise SuiteChanged(latest)
+
+
 @transaction.atomic
 def save_cases(
     suite: Suite, documents: list[Mapping], user, *, seen_version: int | None, message: str
@@ -534,9 +598,7 @@ def save_cases(
     has a newer one, ``SuiteChanged`` is raised and nothing changes. Problems are
     ``InvalidInput`` naming the case by its place in ``documents`` (``cases[2].key``)."""
     suite = _locked(suite)
-    latest = suite.versions.aggregate(last=Max("number"))["last"] or 0
-    if seen_version is not None and latest != seen_version:
-        raise SuiteChanged(latest)
+    _refuse_if_changed(suite, seen_version)
     keys = [document.get("key") for document in documents]
     existing = {case.key: case for case in suite.cases.filter(key__in=keys)}
     problems = []

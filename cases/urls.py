@@ -22,6 +22,11 @@ urlpatterns = [
     path("suites/import/", suites.suite_import, name="suite_import"),
     path("suites/<int:pk>/settings/", suites.suite_settings, name="suite_settings"),
     path("suites/<int:pk>/import/", suites.suite_replace, name="suite_replace"),
+    path(
+        "suites/<int:pk>/import/confirm/",
+        suites.suite_replace_confirm,
+        name="suite_replace_confirm",
+    ),
     path("suites/<int:pk>/tools/", suites.suite_tools, name="suite_tools"),
     path("suites/<int:pk>/export/", suites.suite_export, name="suite_export"),
     path("suites/<int:pk>/copy/", suites.suite_copy, name="suite_copy"),

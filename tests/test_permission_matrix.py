@@ -93,6 +93,8 @@ PAGES = [
         EDIT_POST,
     ),
     ("suite_replace", "get", {"pk": "suite"}, None, EDIT_PAGE),
+    # A confirmation whose signed file is forged: editors are sent back to choose the file.
+    ("suite_replace_confirm", "post", {"pk": "suite"}, {"file": "forged"}, EDIT_POST),
     ("suite_tools", "get", {"pk": "suite"}, None, EDIT_PAGE),
     ("suite_tools", "post", {"pk": "suite"}, {"text": TOOLS_TEXT}, EDIT_POST),
     # A viewer may open the copy form but has no team to copy into: sent back, nothing copied.

@@ -23,7 +23,16 @@ from scoring.matcher import (
 )
 
 from .. import services
-from ..forms import CopyForm, ImportForm, NewSuiteForm, SuiteSettingsForm, ToolsForm, match_from
+from ..forms import (
+    ConfirmImportForm,
+    CopyForm,
+    ImportForm,
+    NewSuiteForm,
+    PreviewedFile,
+    SuiteSettingsForm,
+    ToolsForm,
+    match_from,
+)
 from ..models import Role
 from ..permissions import can_edit_suite, suite_for, teams_of
 from ..tool_catalog import catalog_rows, tools_from_any
@@ -201,26 +210,67 @@ def suite_settings(request, pk):
 
 @login_required
 def suite_replace(request, pk):
-    """Replace the suite's contents with a suite file, as a new version."""
+    """Import a suite file into the suite, first step: the file, then what it would change
+    (docs/review.md#import-file)."""
     suite = suite_for(request.user, pk, edit=True)
     form = ImportForm(request.POST or None, request.FILES or None)
     problems = []
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            document = parse_suite_document(read_upload(upload), upload.name)
-            version = services.replace_contents(
-                suite, document, request.user, f"Imported {upload.name}"
-            )
+            return _import_preview(request, suite, upload.name, read_upload(upload))
         except InvalidInput as exc:
             problems = exc.problems
-        else:
-            messages.success(request, f"Imported {upload.name} as version {version.number}.")
-            _warn(request, suite_warnings(document))
-            return redirect(suite)
-    return render(
-        request, "cases/suite_replace.html", {"suite": suite, "form": form, "problems": problems}
-    )
+    return _replace_page(request, suite, form, problems)
+
+
+def _replace_page(request, suite, form, problems):
+    context = {"suite": suite, "form": form, "problems": problems}
+    return render(request, "cases/suite_replace.html", context)
+
+
+def _import_preview(request, suite, name: str, content: bytes):
+    """The page saying what importing the file would change now, with the form that
+    confirms it; ``InvalidInput`` if the file cannot be imported."""
+    preview = services.import_preview(suite, parse_suite_document(content, name))
+    form = ConfirmImportForm(suite=suite, user=request.user)
+    form.keep(PreviewedFile(name, content, preview.version))
+    context = {"suite": suite, "name": name, "preview": preview, "form": form}
+    return render(request, "cases/suite_replace_preview.html", context)
+
+
+@login_required
+@require_POST
+def suite_replace_confirm(request, pk):
+    """Import a suite file into the suite, second step: the previewed file as a new version.
+    If the suite changed since the preview, nothing is saved and the page says what the file
+    would change now."""
+    suite = suite_for(request.user, pk, edit=True)
+    form = ConfirmImportForm(request.POST, suite=suite, user=request.user)
+    if not form.is_valid():
+        messages.error(
+            request, f"{form.errors['file'][0]} Nothing was imported: choose the file again."
+        )
+        return redirect("suite_replace", suite.pk)
+    file = form.cleaned_data["file"]
+    document = parse_suite_document(file.content, file.name)
+    try:
+        version = services.replace_contents(
+            suite, document, request.user, f"Imported {file.name}", seen_version=file.version
+        )
+    except services.SuiteChanged as exc:
+        messages.error(
+            request,
+            f"Nothing was imported: the suite was changed since the preview (it is now at "
+            f"version {exc.number}). Check again what the file would change.",
+        )
+        try:
+            return _import_preview(request, suite, file.name, file.content)
+        except InvalidInput as invalid:
+            return _replace_page(request, suite, ImportForm(), invalid.problems)
+    messages.success(request, f"{version.message} (now version {version.number}).")
+    _warn(request, suite_warnings(version.document))
+    return redirect(suite)
 
 
 @login_required

@@ -48,6 +48,13 @@ def test_new_suite_form_offers_only_teams_where_the_user_edits(as_user, admin, t
     assert ">Read only</option>" not in html
 
 
+def test_the_new_suite_form_names_matching_once(as_user, editor, team):
+    html = text(as_user(editor).get("/suites/new/"))
+    assert html.count("Matching") == 1
+    assert "<legend>Matching</legend>" in html
+    assert '<label for="id_match_preset">Preset</label>' in html
+
+
 def test_a_viewer_only_user_is_told_to_create_a_team_first(as_user, viewer, team):
     html = text(as_user(viewer).get("/suites/new/"))
     assert "You are not an editor in any team." in html

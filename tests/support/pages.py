@@ -4,6 +4,7 @@ page answers (the fixtures that make suites and submissions are in tests/conftes
 from __future__ import annotations
 
 import copy
+import html
 import json
 import re
 from pathlib import Path
@@ -68,6 +69,20 @@ def upload(name: str, content: str | bytes) -> SimpleUploadedFile:
 
 def text(response) -> str:
     return response.content.decode()
+
+
+def confirm_field(response) -> str:
+    """The signed file a suite import's preview page sends back to confirm it."""
+    found = re.search(r'name="file" value="([^"]+)"', text(response))
+    assert found, "the preview offers no confirm form"
+    return html.unescape(found.group(1))
+
+
+def import_into(client, suite, name: str, content: str):
+    """Import a suite file into the suite through its two pages: preview, then confirm."""
+    url = f"/suites/{suite.pk}/import/"
+    previewed = client.post(url, {"file": upload(name, content)})
+    return client.post(f"{url}confirm/", {"file": confirm_field(previewed)})
 
 
 def counts() -> tuple[int, int, int]:

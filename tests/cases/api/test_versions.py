@@ -93,6 +93,9 @@ def test_the_diff_against_the_version_before_is_the_default(api, viewer, editor,
         "old": 1,
         "new": 2,
         "suite_fields": [],
+        "tools_added": [],
+        "tools_removed": [],
+        "tools_changed": [],
         "added": [],
         "removed": [],
         "changed": [
@@ -104,6 +107,19 @@ def test_the_diff_against_the_version_before_is_the_default(api, viewer, editor,
             }
         ],
     }
+
+
+def test_the_diff_names_the_tools_added_removed_and_changed(api, viewer, editor, suite):
+    def tool(name, description=""):
+        return {"name": name, "description": description, "parameters": {"type": "object"}}
+
+    services.replace_tools(suite, [tool("kept"), tool("changed"), tool("gone")], editor, "v2")
+    services.replace_tools(suite, [tool("kept"), tool("changed", "now"), tool("new")], editor, "v3")
+    body = api(viewer).get(versions_url(suite, 3, "diff/")).json()
+    assert (body["tools_added"], body["tools_removed"]) == (["new"], ["gone"])
+    assert body["tools_changed"] == ["changed"]
+    assert body["changed"] == []
+    assert body["suite_fields"] == []
 
 
 def test_the_diff_against_an_older_version(api, viewer, editor, suite):
