@@ -55,7 +55,8 @@ def has_anthropic_blocks(messages: list) -> bool:
     for content in contents:
         if isinstance(content, list):
             for block in content:
-                if isinstance(block, dict) and block.get("type") in _ANTHROPIC_BLOCKS:
+                kind = block.get("type") if isinstance(block, dict) else None
+                if isinstance(kind, str) and kind in _ANTHROPIC_BLOCKS:
                     return True
     return False
 

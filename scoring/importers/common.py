@@ -121,9 +121,11 @@ def content_text(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         parts = [
-            p.get("text", "")
+            p.get("text")
             for p in content
-            if (type(p) is dict or isinstance(p, Mapping)) and p.get("type") == "text"
+            if (type(p) is dict or isinstance(p, Mapping))
+            and p.get("type") == "text"
+            and isinstance(p.get("text"), str)
         ]
         return "".join(parts) if parts else None
     return None

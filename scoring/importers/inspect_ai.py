@@ -36,6 +36,7 @@ from .common import (
     with_meta,
     with_transcript,
 )
+from .streaming import BoundedValues, ijson_message
 from .ziparchive import Budget, open_archive, open_entry
 
 NAME = "inspect_ai"
@@ -50,11 +51,12 @@ _PARSE_ERROR = re.compile(
 
 # The fields of a sample a run is made of; read_log skips the others.
 _SAMPLE_FIELDS = frozenset({"id", "epoch", "messages", "output", "error", "limit"})
-MAX_DEPTH = 256  # as deep as orjson writes, so any run read here can be stored
+MAX_DEPTH = 256  # by default: as deep as orjson writes, so any run read here can be stored
 # ijson parses a chunk at a time, building a prefix string as long as the depth for each
 # event: small chunks let the depth check stop a file of brackets before that work grows
-# quadratic (a 64 KiB chunk of them took 20 s; 4 KiB ones cost normal logs nothing).
-_CHUNK = 4096
+# quadratic (a 64 KiB chunk of them took 20 s and 10 GB, a 4 KiB one 42 MB; 1 KiB ones
+# cost 3 MB, and normal logs no more time).
+_CHUNK = 1024
 # Entries an .eval archive may hold: listing each costs memory before any is read.
 MAX_ARCHIVE_ENTRIES = 200_000
 _EVAL_HEADERS = ("header.json", "_journal/start.json")  # the first one there names the model
@@ -82,15 +84,24 @@ def log_samples(log: Mapping) -> Iterator[tuple[Any, str | None]]:
         yield sample, model if isinstance(model, str) else None
 
 
-def read_log(stream: BinaryIO, *, keep: str | None = None) -> Iterator[tuple[Any, str | None]]:
+def read_log(
+    stream: BinaryIO,
+    *,
+    keep: str | None = None,
+    max_depth: int = MAX_DEPTH,
+    max_value_bytes: int | None = None,
+) -> Iterator[tuple[Any, str | None]]:
     """(sample, the log's model) for each sample of the log in ``stream``, read one sample at
     a time: memory holds one sample, however large the log. ``keep`` is a further field of
     the samples to read (where ``case_field`` finds the case).
 
     ``eval.model`` comes before ``samples`` in Inspect's logs; in a log where it does not,
     the model is None here and ``convert`` takes each sample's own. Raises ``InvalidInput``
-    when the document breaks off, nests too deeply or has no samples."""
-    events = _run_events(ijson.parse(stream, buf_size=_CHUNK, use_float=False), keep=keep)
+    when the document breaks off, nests deeper than ``max_depth``, holds a value longer than
+    ``max_value_bytes`` (``BoundedValues``) or has no samples."""
+    bounded = BoundedValues(stream, max_value_bytes)
+    parsed = ijson.parse(bounded, buf_size=_CHUNK, use_float=False)
+    events = _run_events(parsed, keep=keep, max_depth=max_depth, bounded=bounded)
     model = None
     try:
         for prefix, event, value in events:
@@ -118,10 +129,13 @@ def read_eval(
     max_uncompressed_bytes: int | None = None,
     max_entries: int = MAX_ARCHIVE_ENTRIES,
     keep: str | None = None,
+    max_depth: int = MAX_DEPTH,
+    max_value_bytes: int | None = None,
 ) -> Iterator[tuple[Any, str | None]]:
     """(sample, the log's model) for each sample of the ``.eval`` archive in ``file`` (which
     must seek), one entry at a time; a sample whose entry cannot be read comes as the
-    ``InvalidInput`` saying why, in its place. ``keep`` is as ``read_log``'s.
+    ``InvalidInput`` saying why, in its place. ``keep``, ``max_depth`` and
+    ``max_value_bytes`` are as ``read_log``'s.
 
     Raises ``InvalidInput`` when ``file`` is no readable archive, holds more than
     ``max_entries`` entries or no samples, or its entries expand past
@@ -134,8 +148,16 @@ def read_eval(
     header = next((names[name] for name in _EVAL_HEADERS if name in names), None)
     if header is not None:
         with open_entry(archive, header, budget) as stream:
+            bounded = BoundedValues(stream, max_value_bytes)
+            parsed = ijson.parse(bounded, buf_size=_CHUNK, use_float=False)
+            # Read as a sample of one field: the header's other fields are never built.
+            events = _run_events(
+                parsed, sample="", keep="eval", max_depth=max_depth, bounded=bounded
+            )
             try:
-                found = next(ijson.items(stream, "eval.model"), None)
+                found = next(ijson.items(events, "eval.model"), None)
+            except InvalidInput as exc:  # nested too deep, a value too long
+                raise InvalidInput.single(header.filename, exc.problems[0].message) from None
             except ijson.JSONError as exc:
                 message = f"invalid JSON: {ijson_message(exc)}"
                 raise InvalidInput.single(header.filename, message) from None
@@ -148,43 +170,55 @@ def read_eval(
     if not samples:
         raise InvalidInput.single("samples/", "this .eval log holds none (written header-only?)")
     for info in samples:
-        yield _eval_sample(archive, info, budget, keep), model
+        limits = {"keep": keep, "max_depth": max_depth, "max_value_bytes": max_value_bytes}
+        yield _eval_sample(archive, info, budget, **limits), model
 
 
-def _eval_sample(archive, info, budget: Budget, keep: str | None) -> Any:
+def _eval_sample(
+    archive, info, budget: Budget, *, keep: str | None, max_depth: int, max_value_bytes: int | None
+) -> Any:
     """The sample in one entry of an archive, or the ``InvalidInput`` saying why not; a
     zip bomb (the archive's budget spent) stops the whole archive."""
     try:
         with open_entry(archive, info, budget) as stream:
-            parsed = ijson.parse(stream, buf_size=_CHUNK, use_float=False)
-            events = _run_events(parsed, sample="", keep=keep)
+            bounded = BoundedValues(stream, max_value_bytes)
+            parsed = ijson.parse(bounded, buf_size=_CHUNK, use_float=False)
+            events = _run_events(parsed, sample="", keep=keep, max_depth=max_depth, bounded=bounded)
             return next(ijson.items(events, ""))
-    except ijson.JSONError as exc:
-        return InvalidInput.single("", f"{info.filename}: invalid JSON: {ijson_message(exc)}")
     except InvalidInput as exc:
         if budget.left is not None and budget.left < 0:
             raise
         return exc
+    except ijson.JSONError as exc:
+        return InvalidInput.single("", f"{info.filename}: invalid JSON: {ijson_message(exc)}")
 
 
 def _run_events(
-    events: Iterator[tuple], *, sample: str = "samples.item", keep: str | None = None
+    events: Iterator[tuple],
+    *,
+    sample: str = "samples.item",
+    keep: str | None = None,
+    max_depth: int = MAX_DEPTH,
+    bounded: BoundedValues | None = None,
 ) -> Iterator[tuple]:
     """``events`` less those of the sample fields a run is not made of (``events``,
     ``attachments``, ``store``, ...: most of a log's bytes), so they are never built;
     ``sample`` is the prefix of a sample's fields, ``keep`` one more to read.
 
-    A document nested deeper than ``MAX_DEPTH`` is refused (see ``_CHUNK``)."""
+    A document nested deeper than ``max_depth`` is refused (see ``_CHUNK``); ``bounded``,
+    the stream parsed, is told of each event."""
     fields = _SAMPLE_FIELDS | {keep} if keep else _SAMPLE_FIELDS
     depth = 0
     skip_until = None  # skipping a container's events until its depth closes
     skip_value = False  # the next event is the value of a skipped field
     for event in events:
+        if bounded is not None:
+            bounded.event()
         prefix, kind, value = event
         if kind == "start_map" or kind == "start_array":
             depth += 1
-            if depth > MAX_DEPTH:
-                raise InvalidInput.single("", f"nested more than {MAX_DEPTH} levels deep")
+            if depth > max_depth:
+                raise InvalidInput.single("", f"nested more than {max_depth} levels deep")
             if skip_value:
                 skip_value, skip_until = False, depth - 1
                 continue
@@ -204,15 +238,6 @@ def _run_events(
         if kind == "number":  # as parse_json reads it: the matcher compares written values
             event = (prefix, kind, number_as_parsed(value))
         yield event
-
-
-def ijson_message(exc: Exception) -> str:
-    """ijson's message without the excerpt it draws below it."""
-    message = exc.args[0] if exc.args else exc
-    if isinstance(message, bytes):
-        message = message.decode("utf-8", "replace")
-    text = str(message).strip()
-    return text.splitlines()[0] if text else "it ends too soon"
 
 
 def convert(line: Mapping, *, model: str | None = None) -> dict:

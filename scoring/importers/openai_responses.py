@@ -163,7 +163,8 @@ def _message_text(content: Any) -> str | None:
         part["text"]
         for part in content
         if isinstance(part, Mapping)
-        and part.get("type") in _TEXT_PARTS
+        and isinstance(part.get("type"), str)
+        and part["type"] in _TEXT_PARTS
         and isinstance(part.get("text"), str)
     ]
     return "".join(texts) if texts else None

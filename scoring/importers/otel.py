@@ -90,8 +90,10 @@ class Span:
     parsed: dict[str, list] = field(default_factory=dict)
 
     @property
-    def operation(self) -> Any:
-        return self.attributes.get("gen_ai.operation.name")
+    def operation(self) -> str | None:
+        # The SDK's JSON holds attribute values of any JSON type, a list or map among them.
+        operation = self.attributes.get("gen_ai.operation.name")
+        return operation if isinstance(operation, str) else None
 
     @property
     def sort_key(self) -> tuple[int, int]:
@@ -150,7 +152,7 @@ def _spans(line: Mapping) -> list[Span]:
                 spans = object_at(scope, f"{where}[{s}]").get("spans", [])
                 located.append((f"{where}[{s}].spans", spans))
     else:
-        located = [("spans", line["spans"])]
+        located = [("spans", line.get("spans"))]
     spans = []
     for where, items in located:
         for k, item in enumerate(list_at(items, where)):
@@ -227,9 +229,11 @@ def any_value(value: Any) -> Any:
     if not isinstance(value, Mapping):
         return None
     if "stringValue" in value:
-        return value["stringValue"]
+        text = value["stringValue"]
+        return text if isinstance(text, str) else None
     if "boolValue" in value:
-        return value["boolValue"]
+        flag = value["boolValue"]
+        return flag if isinstance(flag, bool) else None
     if "intValue" in value:
         return _number(value["intValue"], int)
     if "doubleValue" in value:
@@ -283,7 +287,7 @@ def _batches(tool_spans: list[Span], chat_spans: list[Span], spans: list[Span]) 
             _complete(named[call["id"]], call)
         else:
             groups.setdefault(_model_turn(tool, chat_spans), []).append((tool, call))
-    by_id = {span.span_id: span for span in spans if span.span_id}
+    by_id = {_turn_key(span): span for span in spans}
 
     def turn_start(turn_id: str) -> tuple[int, int]:
         turn_span = by_id.get(turn_id)
@@ -378,8 +382,13 @@ def _batches_of_chat_messages(chat_spans: list[Span]) -> dict[str, list[dict]]:
             if part.get("type") == "tool_call"
         ]
         if calls:
-            batches[span.span_id or f"#{span.order}"] = calls
+            batches[_turn_key(span)] = calls
     return batches
+
+
+def _turn_key(span: Span) -> str:
+    """What a model turn is known by: its span's id, or its position when it has none."""
+    return span.span_id or f"#{span.order}"
 
 
 def _message_call(part: Mapping, where: str, results: dict) -> dict:

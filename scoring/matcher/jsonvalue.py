@@ -236,6 +236,8 @@ def _parser_message(exc: BaseException) -> str:
         return "nested too deeply"
     if isinstance(exc, UnicodeDecodeError):
         return f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    if type(exc) is ValueError:  # a number past Python's int digits: no advice to programmers
+        return str(exc).split(";")[0]
     # A one-line document (a JSON-lines record) is located by column alone.
     return _SINGLE_LINE_POSITION.sub(r"at column \1", str(exc))
 

@@ -20,6 +20,7 @@ import re
 
 import ijson
 
+from scoring.importers import streaming
 from scoring.matcher import InvalidInput, json_type, parse_json
 
 HEAD_BYTES = 1 << 16  # how much of the file is looked at
@@ -48,6 +49,7 @@ _NO_FORMAT = "unrecognised run format"
 _ZIP = b"PK\x03\x04"
 _BOM = b"\xef\xbb\xbf"
 _KEYS_SHOWN = 8
+_MAX_DEPTH = 64  # the readers' default (``reader.MAX_DEPTH``): no run is deeper
 _CASES_SHOWN = 3
 # Case keys kept of runs of no case in the suite (a submission's list, the command's), at
 # most; their runs are all counted, and ``no_known_case`` says when the list is cut short.
@@ -153,19 +155,33 @@ def _case_field_hint(field: str, via: str) -> str:
 def _first_keys(text: bytes, prefix: str) -> list[str]:
     """The keys of the first object at ``prefix`` (``""`` the document, ``"item"`` an
     array's first element), with ``metadata``'s as ``metadata.KEY``; read from ``text``
-    as far as it goes (the head of a longer file)."""
+    as far as it goes (the head of a longer file), and no deeper than ``_MAX_DEPTH``.
+
+    ``basic_parse`` builds no prefix per event: one as long as the depth would cost
+    quadratic memory on a head of brackets (docs/pipeline.md#limits)."""
+    depth_of_object = 1 if prefix == "" else 2
     keys: list[str] = []
-    metadata = f"{prefix}.metadata" if prefix else "metadata"
+    depth = 0
+    key_at: dict[int, str] = {}  # the last key read in the object at each depth
     try:
-        for at, event, value in ijson.parse(io.BytesIO(text), multiple_values=True):
-            if event == "map_key" and at == prefix:
-                keys.append(value)
-            elif event == "map_key" and at == metadata:
-                keys.append(f"metadata.{value}")
-            elif event == "end_map" and at == prefix:
-                break
-    except ijson.JSONError:
-        pass  # the head ends inside the document: the keys seen so far
+        stream = streaming.BoundedValues(io.BytesIO(text), None)
+        for event, value in ijson.basic_parse(stream, multiple_values=True):
+            if event == "start_map" or event == "start_array":
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    break
+            elif event == "end_map" or event == "end_array":
+                if depth == depth_of_object:
+                    break
+                depth -= 1
+            elif event == "map_key":
+                key_at[depth] = value
+                if depth == depth_of_object:
+                    keys.append(value)
+                elif depth == depth_of_object + 1 and key_at.get(depth_of_object) == "metadata":
+                    keys.append(f"metadata.{value}")
+    except (ijson.JSONError, InvalidInput):
+        pass  # the head ends inside the document (or is no JSON): the keys seen so far
     return keys
 
 

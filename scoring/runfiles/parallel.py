@@ -121,6 +121,7 @@ class WorkerSettings:
     format_name: str | None
     case_field: str | None
     max_line_bytes: int | None
+    max_depth: int
     time_budget: float | None
     # Reports come back as their JSON text (``writers.report_json``), for ``--json`` with
     # no baseline or JUnit: a ``Report`` costs the main process more to unpickle than
@@ -178,7 +179,9 @@ def _score_batch(start: int, lines: list) -> list[Scored | _Read]:
     suite: Suite = _worker["suite"]
     settings: WorkerSettings = _worker["settings"]
     reader = RecordReader(settings.format_name, settings.case_field, numbered=False)
-    values = json_lines(lines, max_line_bytes=settings.max_line_bytes, start=start)
+    values = json_lines(
+        lines, max_line_bytes=settings.max_line_bytes, max_depth=settings.max_depth, start=start
+    )
     results: list[Scored | _Read] = []
     for item in reader.runs(values, LINE):
         if item.problems:

@@ -35,7 +35,7 @@ from typing import Any, BinaryIO
 
 import ijson
 
-from scoring.importers import detect_format, inspect_ai, object_at, to_canonical
+from scoring.importers import detect_format, inspect_ai, object_at, streaming, to_canonical
 from scoring.matcher import (
     InvalidInput,
     Problem,
@@ -52,6 +52,7 @@ from scoring.runfiles.casefield import root_field, with_case_from
 
 _BOM = b"\xef\xbb\xbf"
 _PEEK_BYTES = 4096
+_ARRAY, _ARCHIVE = "array", "archive"  # what _document_start finds
 _ZIP = b"PK\x03\x04"
 # An archive read from a stream that cannot seek (standard input, a stored upload) is
 # copied aside first: zip keeps its directory at the end. Small ones stay in memory.
@@ -64,6 +65,9 @@ SAMPLE = "sample"
 ITEM = "item"  # an element of a JSON array of runs
 _UNIT_PATHS = {SAMPLE: "samples", ITEM: ""}  # where a unit's problems are located
 
+# Nesting read, by default: real runs nest a dozen levels; past this the matcher and the
+# importers, which walk values recursively, would spend the stack (CASEBOOK_MAX_JSON_DEPTH).
+MAX_DEPTH = 64
 _SKIP_BLOCK = 1 << 20  # what is read at a time of a line being skipped
 
 # Open a run file with this buffer (``open(path, "rb", buffering=READ_BUFFER)``): a line
@@ -159,14 +163,16 @@ def json_lines(
         except InvalidInput as exc:
             yield number, exc.at_line(number)
             continue
+        # Before anything walks the value (the duplicate-key check, the importers): a line
+        # nested deeper than that would cost them recursion, not a problem of its own.
+        if max_depth is not None and nested_deeper_than(raw, max_depth):
+            message = f"the JSON is nested more than {max_depth} levels deep"
+            yield number, InvalidInput([Problem("", message, number)])
+            continue
         duplicate = duplicate_key(raw, value)
         if duplicate is not None:
             path, key = duplicate
             yield number, InvalidInput([Problem(path, f"duplicate key {key!r}", number)])
-            continue
-        if max_depth is not None and nested_deeper_than(raw, max_depth):
-            message = f"the JSON is nested more than {max_depth} levels deep"
-            yield number, InvalidInput([Problem("", message, number)])
             continue
         yield number, value
 
@@ -183,14 +189,16 @@ def json_array(
     ``max_depth`` is an ``InvalidInput`` saying so, and is skipped without being built.
     Numbers are read as ``parse_json`` reads them: integers exact, a fraction a float
     where the float is the written value, else a ``Decimal``. A document that breaks off
-    ends with its problem."""
-    counted = _Counted(stream)
+    ends with its problem, and so does one value (a string, say) longer than
+    ``_value_limit(max_item_bytes)``: ijson cannot skip it, nor read on after refusing it."""
+    counted = streaming.BoundedValues(stream, _value_limit(max_item_bytes))
     # basic_parse builds no prefixes, which would cost as much as the depth per event.
     events = ijson.basic_parse(counted, buf_size=_CHUNK, use_float=False)
     position = done = 0  # elements begun, and read to their end
     try:
         next(events)  # the array's start: the file's first byte is "["
         for kind, value in events:
+            counted.event()
             if kind == "end_array":  # the document's own array
                 break
             position += 1
@@ -203,14 +211,23 @@ def json_array(
             done = position
             yield position, element
         for _ in events:  # ijson finds anything after the array a JSON error
-            pass
+            counted.event()
+    except InvalidInput as exc:  # a value too long, a number too long to read
+        yield position + (position == done), exc
     except ijson.JSONError as exc:
-        message = inspect_ai.ijson_message(exc)
+        message = streaming.ijson_message(exc)
         if position > done:  # it broke inside this element
             yield position, InvalidInput.single("", f"invalid JSON: {message}")
         else:
             message = f"invalid JSON after element {position}: {message}"
             yield position + 1, InvalidInput.single("", message)
+
+
+def _value_limit(max_item_bytes: int | None) -> int | None:
+    """How long one value inside a document may be (``streaming.BoundedValues``): longer
+    than an element may be, so that an element refused for one long string leaves the rest
+    of the array readable, and bounded, since ijson holds the whole value to lex it."""
+    return None if max_item_bytes is None else max_item_bytes * 4
 
 
 def _element(kind, events, counted, max_item_bytes, max_depth) -> Any:
@@ -236,6 +253,7 @@ def _element(kind, events, counted, max_item_bytes, max_depth) -> Any:
         if depth == 0:
             return builder.value if refused is None else InvalidInput.single("", refused)
         kind, value = next(events)
+        counted.event()
 
 
 def read_run_lines(
@@ -244,41 +262,54 @@ def read_run_lines(
     format_name: str | None = None,
     case_field: str | None = None,
     max_line_bytes: int | None = None,
-    max_depth: int | None = None,
+    max_depth: int = MAX_DEPTH,
     max_uncompressed_bytes: int | None = None,
 ) -> Iterator[RunLine]:
     """The runs of a run file (``lines``: an iterable of byte lines, such as a binary file),
     in order; blank lines are skipped. A file that is one document of runs (an array, an
     Inspect AI log) gives a run per element or sample. The limits are those of
-    ``json_lines``, and for an ``.eval`` archive what its entries may expand to."""
+    ``json_lines`` (every kind of file is read no deeper than ``max_depth``), and for an
+    ``.eval`` archive what its entries may expand to."""
     rest = iter(lines)  # a file is its own iterator: what ``bounded`` leaves is read on
     records = RecordReader(format_name, case_field)
-    if _starts_an_array(rest):  # before any line is read: it may be one long line
+    # Told before any line is read: an array or an archive may hold no newline for long.
+    starts = _document_start(rest)
+    if starts == _ARRAY:
         items = json_array(rest, max_item_bytes=max_line_bytes, max_depth=max_depth)
         yield from records.runs(items, ITEM)
         return
-    bounded = bounded_lines(rest, max_line_bytes)
-    head, first = _head(bounded)
-    if first.startswith(_ZIP):
+    if starts == _ARCHIVE:
+        blank, head = 0, b""
+    else:
+        bounded = bounded_lines(rest, max_line_bytes)
+        blank, head = _head(bounded)
+    first = _stripped(head)
+    if starts == _ARCHIVE or first.startswith(_ZIP):
         archive = _seekable(lines, head, rest)
         try:
             samples = inspect_ai.read_eval(
-                archive, max_uncompressed_bytes=max_uncompressed_bytes, keep=root_field(case_field)
+                archive,
+                max_uncompressed_bytes=max_uncompressed_bytes,
+                keep=root_field(case_field),
+                max_depth=max_depth,
+                max_value_bytes=_value_limit(max_line_bytes),
             )
             yield from records.samples(samples)
         finally:
             if archive is not lines:
                 archive.close()
     elif first.startswith(b"["):
-        stream = _ByteStream(b"".join(head).removeprefix(_BOM), rest)
+        stream = _ByteStream(head.removeprefix(_BOM), rest)
         items = json_array(stream, max_item_bytes=max_line_bytes, max_depth=max_depth)
         yield from records.runs(items, ITEM)
     elif first == b"{":
-        stream = _ByteStream(b"".join(head).removeprefix(_BOM), rest)
-        yield from records.samples(inspect_ai.read_log(stream, keep=root_field(case_field)))
+        stream = _ByteStream(head.removeprefix(_BOM), rest)
+        limits = {"max_depth": max_depth, "max_value_bytes": _value_limit(max_line_bytes)}
+        log = inspect_ai.read_log(stream, keep=root_field(case_field), **limits)
+        yield from records.samples(log)
     else:
-        limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth}
-        yield from records.runs(json_lines(chain(head, bounded), **limits), LINE)
+        limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth, "start": blank + 1}
+        yield from records.runs(json_lines(chain([head], bounded), **limits), LINE)
 
 
 def line_batches(
@@ -294,19 +325,21 @@ def line_batches(
     if not stream.seekable():
         return None
     at = stream.tell()
-    if _starts_an_array(stream):
+    if _document_start(stream):
         stream.seek(at)
         return None
     bounded = bounded_lines(stream, max_line_bytes)
-    head, first = _head(bounded)
+    blank, head = _head(bounded)
+    first = _stripped(head)
     if first.startswith((_ZIP, b"[")) or first == b"{":
         stream.seek(at)
         return None
-    return _batched(chain(head, bounded), batch_lines, batch_bytes)
+    return _batched(chain([head], bounded), batch_lines, batch_bytes, start=blank + 1)
 
 
-def _batched(lines: Iterator, max_lines: int, max_bytes: int) -> Iterator[tuple[int, list]]:
-    start = 1
+def _batched(
+    lines: Iterator, max_lines: int, max_bytes: int, *, start: int
+) -> Iterator[tuple[int, list]]:
     batch: list = []
     size = 0
     for raw in lines:
@@ -320,23 +353,29 @@ def _batched(lines: Iterator, max_lines: int, max_bytes: int) -> Iterator[tuple[
         yield start, batch
 
 
-def _head(bounded: Iterator[bytes | SkippedLine]) -> tuple[list, bytes]:
-    """The lines read to tell what a file is (blank ones, then the first other), and that
-    first other line stripped (empty when there is none, or it was too long)."""
-    head = []
+def _head(bounded: Iterator[bytes | SkippedLine]) -> tuple[int, bytes | SkippedLine]:
+    """How many blank lines a file starts with, and the first other line, which tells what
+    the file is (``b""`` when there is none). The blank lines are counted, not kept: a
+    small gzip expands to millions of them."""
+    blank = 0
     for raw in bounded:
-        head.append(raw)
         if type(raw) is SkippedLine or raw.strip():
-            break
-    first = head[-1] if head else b""
-    return head, first.removeprefix(_BOM).strip() if type(first) is bytes else b""
+            return blank, raw
+        blank += 1
+    return blank, b""
 
 
-def _starts_an_array(stream) -> bool:
-    """Whether a binary stream's first bytes, past a byte-order mark and white space, open
-    a JSON array. A byte-order mark before it is consumed; nothing else is: the bytes are
+def _stripped(head: bytes | SkippedLine) -> bytes:
+    """The first line, as ``_head`` gives it, stripped (empty when it was too long)."""
+    return head.removeprefix(_BOM).strip() if type(head) is bytes else b""
+
+
+def _document_start(stream) -> str:
+    """``_ARRAY`` when a binary stream's first bytes, past a byte-order mark and white
+    space, open a JSON array (the byte-order mark is then consumed); ``_ARCHIVE`` when they
+    are a zip archive's signature; else ``""``. Nothing else is consumed: the bytes are
     peeked at (a buffered stream) or read and sought back (a seekable one). Other iterables
-    of lines are told by their first line."""
+    of lines give ``""``: their first line tells."""
     if hasattr(stream, "peek"):
         start = stream.peek(_PEEK_BYTES)[:_PEEK_BYTES]
     elif getattr(stream, "seekable", lambda: False)():
@@ -344,11 +383,14 @@ def _starts_an_array(stream) -> bool:
         start = stream.read(_PEEK_BYTES)
         stream.seek(at)
     else:
-        return False
-    found = start.removeprefix(_BOM).lstrip().startswith(b"[")
-    if found and start.startswith(_BOM):
+        return ""
+    if start.startswith(_ZIP):
+        return _ARCHIVE
+    if not start.removeprefix(_BOM).lstrip().startswith(b"["):
+        return ""
+    if start.startswith(_BOM):
         stream.read(len(_BOM))
-    return found
+    return _ARRAY
 
 
 class RecordReader:
@@ -428,29 +470,16 @@ def _located(unit: str, position: int, problem: Problem) -> Problem:
     return Problem(field_path(where, problem.path) if problem.path else where, problem.message)
 
 
-def _seekable(lines: Iterable[bytes], head: list[bytes], rest: Iterator[bytes]) -> BinaryIO:
+def _seekable(lines: Iterable[bytes], head: bytes, rest: Iterator[bytes]) -> BinaryIO:
     """The whole file as a stream that can seek: ``lines`` itself when it is a file that
     can, else a copy of it (``head`` and then ``rest``) in a temporary file."""
     if hasattr(lines, "seekable") and lines.seekable():
         lines.seek(0)
         return lines  # type: ignore[return-value]
     copy = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115
-    shutil.copyfileobj(_ByteStream(b"".join(head), rest), copy, _CHUNK)
+    shutil.copyfileobj(_ByteStream(head, rest), copy, _CHUNK)
     copy.seek(0)
     return copy  # type: ignore[return-value]
-
-
-class _Counted:
-    """A binary stream that counts the bytes read from it."""
-
-    def __init__(self, inner: BinaryIO):
-        self.inner = inner
-        self.seen = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.inner.read(size)
-        self.seen += len(data)
-        return data
 
 
 class _ByteStream:

@@ -876,3 +876,37 @@ def test_validate_reads_the_field_it_is_told(as_user, editor):
 def test_validate_is_post_only_and_needs_sign_in(client, as_user, editor):
     assert client.post("/editor/validate/", {"kind": "regex"}).status_code == 302
     assert as_user(editor).get("/editor/validate/").status_code == 405
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        [{"role": "assistant", "content": [{"type": ["tool_use"], "id": "1", "name": "f"}]}],
+        {
+            "resourceSpans": [
+                {
+                    "scopeSpans": [
+                        {
+                            "spans": [
+                                {
+                                    "name": "chat",
+                                    "attributes": [
+                                        {
+                                            "key": "gen_ai.operation.name",
+                                            "value": {"stringValue": ["chat"]},
+                                        }
+                                    ],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            ]
+        },
+    ],
+    ids=["anthropic-block-type-a-list", "otel-string-value-a-list"],
+)
+def test_try_reads_a_run_with_values_of_the_wrong_type_without_failing(as_user, editor, suite, run):
+    """These two once raised TypeError inside the importers: a 500 (docs/formats.md)."""
+    html = try_run(as_user(editor), case_of(suite, "delete-if-exists"), run)
+    assert '<span class="verdict fail">fail</span>' in html

@@ -8,7 +8,7 @@ import pytest
 
 from scoring.importers import detect_format, inspect_ai, to_canonical
 from scoring.matcher import InvalidInput, load_run
-from scoring.runfiles.reader import SAMPLE, read_run_lines
+from scoring.runfiles.reader import MAX_DEPTH, SAMPLE, read_run_lines
 
 from .examples import ANSWER, LINES, inspect_log
 from .examples import inspect_sample as example
@@ -270,7 +270,7 @@ def test_a_document_that_is_not_a_log_is_one_problem():
 def test_a_log_nested_absurdly_deep_is_refused_quickly():
     bomb = b'{\n"samples": [{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
     (item,) = runs_of(bomb)
-    assert item.problems[0].message == f"nested more than {inspect_ai.MAX_DEPTH} levels deep"
+    assert item.problems[0].message == f"nested more than {MAX_DEPTH} levels deep"
 
 
 def test_forcing_another_format_on_a_log_is_one_problem():

@@ -141,7 +141,7 @@ def test_only_a_few_batches_are_in_flight(files):
                 read += 1
                 yield batch
 
-        settings = WorkerSettings(suite.read_bytes(), str(suite), None, None, 2000, None)
+        settings = WorkerSettings(suite.read_bytes(), str(suite), None, None, 2000, 64, None)
         for scored in score_batches(counted(), jobs, settings):
             ahead.append(read - (scored.line - 1) // 8)  # batches read past this one's
     assert read == -(-BATCHES // 8)

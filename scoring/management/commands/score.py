@@ -95,6 +95,13 @@ class Command(BaseCommand):
             "(default: CASEBOOK_MAX_LINE_BYTES, %(default)s)",
         )
         parser.add_argument(
+            "--max-depth",
+            type=_positive,
+            default=settings.CASEBOOK_MAX_JSON_DEPTH,
+            help="a run nested deeper is listed as invalid, unread "
+            "(default: CASEBOOK_MAX_JSON_DEPTH, %(default)s)",
+        )
+        parser.add_argument(
             "--time-budget",
             type=float,
             metavar="SECONDS",
@@ -123,6 +130,7 @@ class Command(BaseCommand):
             self.stderr.write("--fail-on regressions needs --baseline FILE")
             raise SystemExit(EXIT_INVALID)
         self.max_line_bytes = options["max_line_bytes"]
+        self.max_depth = options["max_depth"]
         self.time_budget = options["time_budget"]
         self.jobs = options["jobs"]
         try:
@@ -198,6 +206,7 @@ class Command(BaseCommand):
             format_name,
             case_field,
             self.max_line_bytes,
+            self.max_depth,
             self.time_budget,
             as_json=as_json and comparison is None and junit_writer is None,
         )
@@ -265,6 +274,7 @@ class Command(BaseCommand):
             format_name=worker.format_name,
             case_field=worker.case_field,
             max_line_bytes=self.max_line_bytes,
+            max_depth=self.max_depth,
         )
         return score_records(lines, suite, self.time_budget)
 
