@@ -33,6 +33,7 @@ from .models import (
     Expectation,
     ExpectedCall,
     Membership,
+    ReviewLabel,
     Role,
     Suite,
     SuiteVersion,
@@ -76,6 +77,25 @@ class LastAdmin(Exception):
 
     def __init__(self):
         super().__init__("A team needs an admin: make someone else admin first.")
+
+
+class LabelTaken(Exception):
+    """Another request gave a label of the team this name or key first."""
+
+    def __init__(self, label: ReviewLabel):
+        super().__init__(
+            f"The team has a label {label.name!r}, or one keyed {label.key!r}, already."
+        )
+
+
+def save_label(label: ReviewLabel) -> None:
+    """Save a review label whose form or serializer found its name and key free; raises
+    ``LabelTaken`` if a request racing this one took either since."""
+    try:
+        with transaction.atomic():
+            label.save()
+    except IntegrityError:
+        raise LabelTaken(label) from None
 
 
 def _created_with_unique_slug(create, make_slug, attempts: int = 5):

@@ -137,7 +137,19 @@ class ReviewLabelSerializer(serializers.ModelSerializer):
         return form.cleaned_data
 
     def create(self, validated_data):
-        return ReviewLabel.objects.create(team=self.context["team"], **validated_data)
+        return self._saved(ReviewLabel(team=self.context["team"], **validated_data))
+
+    def update(self, instance, validated_data):
+        for field, value in validated_data.items():
+            setattr(instance, field, value)
+        return self._saved(instance)
+
+    def _saved(self, label: ReviewLabel) -> ReviewLabel:
+        try:
+            services.save_label(label)
+        except services.LabelTaken as exc:
+            raise serializers.ValidationError({"name": [str(exc)]}) from None
+        return label
 
 
 # --- suites --------------------------------------------------------------------------------

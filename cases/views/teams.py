@@ -112,7 +112,11 @@ def _label_saved(request, team, form, refused: dict):
     part again, with ``refused`` (the form and its errors) in its context if refused."""
     saved = form.is_valid()
     if saved:
-        form.save()
+        try:
+            services.save_label(form.save(commit=False))
+        except services.LabelTaken as exc:
+            form.add_error(None, str(exc))
+            saved = False
     if not request.htmx:
         if not saved:
             messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))

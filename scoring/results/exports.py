@@ -70,7 +70,9 @@ def runs_csv(submission: Submission, filters: RunFilterSet, base_url: str) -> It
     labels (which shorten long values)."""
     writer = csv.writer(_Echo())
     columns = filters.column_names
-    yield writer.writerow([*CSV_HEADER[:META_AT], *columns, *CSV_HEADER[META_AT:]])
+    # The meta columns are named by the runs (their meta keys): as untrusted as any cell.
+    header = [*CSV_HEADER[:META_AT], *columns, *CSV_HEADER[META_AT:]]
+    yield writer.writerow([inert(name) for name in header])
     suite = submission.version.matcher_suite()
     # Reversed once, the run's id put in per row: reversing each row's address took as long
     # as the rest of the export.

@@ -10,15 +10,20 @@ from scoring.matcher import InvalidInput, dump_json, parse_json, pass_rate_text,
 
 register = template.Library()
 
-# Nodes of a result shown as a tree; the rest of a larger one is shown as JSON text, so a
-# page's time stays bounded whatever a tool answered.
+# Nodes of a result shown as a tree, and levels; the rest of a larger or deeper one is
+# shown as JSON text, so a page's time and stack stay bounded whatever a tool answered.
 TREE_NODES = 2000
+TREE_DEPTH = 32
+TOO_DEEP = "(nested too deeply to show)"  # as indented text
 
 
 @register.filter
 def json_pretty(value) -> str:
     """A JSON value as indented text (escaped by the template like any other text)."""
-    return pretty_json(value).decode().rstrip("\n")
+    try:
+        return pretty_json(value).decode().rstrip("\n")
+    except RecursionError:  # deeper than any run read today: an older run, say
+        return TOO_DEEP
 
 
 @register.filter
@@ -70,26 +75,62 @@ def json_tree(value) -> SafeString:
             return mark_safe(f'<pre class="code">{escape(value)}</pre>')
         value = parsed
     budget = [TREE_NODES]
-    return mark_safe(f'<div class="jtree">{_tree(value, "", budget)}</div>')
+    return mark_safe(f'<div class="jtree">{_tree(value, "", budget, 0)}</div>')
 
 
-def _tree(value, key: str, budget: list[int]) -> str:
+def _tree(value, key: str, budget: list[int], depth: int) -> str:
     budget[0] -= 1
-    if not isinstance(value, Mapping | list) or not value or budget[0] <= 0:
-        text = escape(json_pretty(value) if budget[0] <= 0 else dump_json(value).decode())
+    if not isinstance(value, Mapping | list) or not value or budget[0] <= 0 or depth > TREE_DEPTH:
+        text = escape(json_pretty(value) if budget[0] <= 0 else _one_line(value))
         return f'<div class="jline">{key}<span class="jv">{text}</span></div>'
     is_object = isinstance(value, Mapping)
     opening, closing = ("{", "}") if is_object else ("[", "]")
     size = f"{len(value)} {'key' if is_object else 'item'}{'s' if len(value) != 1 else ''}"
     if is_object:
         body = "".join(
-            _tree(item, f'<span class="jk">{escape(dump_json(name).decode())}</span>: ', budget)
+            _tree(item, f'<span class="jk">{escape(_one_line(name))}</span>: ', budget, depth + 1)
             for name, item in value.items()
         )
     else:
-        body = "".join(_tree(item, "", budget) for item in value)
+        body = "".join(_tree(item, "", budget, depth + 1) for item in value)
     return (
         f'<details class="jnode" open><summary>{key}{opening}'
         f'<span class="jfold"> {size} {closing}</span></summary>'
         f'<div class="jbody">{body}</div><div class="jline">{closing}</div></details>'
     )
+
+
+def _one_line(value) -> str:
+    """``value`` as compact JSON text; past the depth a recursive writer manages under a
+    page's template stack, written with a stack of its own."""
+    try:
+        return dump_json(value).decode()
+    except RecursionError:
+        pass
+    parts: list[str] = []
+    pending: list = [value]  # values to write, and text (closing brackets, commas) as str
+    while pending:
+        item = pending.pop()
+        if type(item) is _Text:
+            parts.append(item)
+        elif isinstance(item, Mapping) and item:
+            parts.append("{")
+            pending.append(_Text("}"))
+            for number, (key, inner) in enumerate(reversed(item.items())):
+                pending.extend((inner, _Text(dump_json(str(key)).decode() + ":")))
+                if number < len(item) - 1:
+                    pending.append(_Text(","))
+        elif isinstance(item, list) and item:
+            parts.append("[")
+            pending.append(_Text("]"))
+            for number, inner in enumerate(reversed(item)):
+                pending.append(inner)
+                if number < len(item) - 1:
+                    pending.append(_Text(","))
+        else:
+            parts.append(dump_json(item).decode())
+    return "".join(parts)
+
+
+class _Text(str):
+    """Text ``_one_line`` writes as it is, told from a string value it writes as JSON."""

@@ -524,10 +524,19 @@ def test_csv_cells_cannot_run_as_spreadsheet_formulas(as_user, team, admin, view
     document = small_document("formulas", tool="@SUM", case_tag="+tag")
     document["cases"][0]["key"] = '=HYPERLINK("http://evil")'
     suite = services.create_suite(team, document, admin)
-    run = {"case": '=HYPERLINK("http://evil")', "batches": [], "final_text": "-1"}
+    meta = {"=HYPERLINK(1)": "-x", "@SUM(1)": 1, "+plus": 2, "-minus": 3}
+    run = {"case": '=HYPERLINK("http://evil")', "batches": [], "final_text": "-1", "meta": meta}
     submission = submit(suite, [run])
-    [row] = csv_rows(as_user(viewer).get(url(submission, "runs.csv")))
+    columns = ",".join(meta)
+    [row] = csv_rows(as_user(viewer).get(url(submission, "runs.csv"), {"columns": columns}))
     assert row["case"] == '\'=HYPERLINK("http://evil")'
+    # Meta keys name the columns: the header's cells are neutralised like the others.
+    assert {name: row[f"'{name}"] for name in meta} == {
+        "=HYPERLINK(1)": "'-x",
+        "@SUM(1)": "1",
+        "+plus": "2",
+        "-minus": "3",
+    }
     assert row["tags"] == "'+tag"
     assert row["failing predicates"].startswith("'@SUM(city=")
     assert row["verdict"] == "fail"
@@ -602,7 +611,7 @@ def test_table_pages_run_a_bounded_number_of_queries(
     decisions.set_status(submission.runs.filter(case_key="greeting"), "flaky", editor)
     label = failure_groups(submission)[0]["label"]
     client = as_user(editor)  # an editor sees the most: the bulk forms and their assignees
-    # A whole page: 19, with the earlier decisions on its failures (known problems), the
+    # A whole page: 19, with the earlier decisions on its failures (known failures), the
     # results against versions scored before, the team's review labels and those on the
     # page's runs.
     pages = [

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from cases.forms import LabelForm
 from cases.models import ReviewLabel
 from scoring.models import ReviewEvent, Run
 from scoring.review import decisions
@@ -259,3 +260,21 @@ def test_a_labels_name_is_shown_as_text(team, editor, as_user, submission):
         html = text(client.get(page))
         assert payload not in html
         assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+
+
+def test_a_name_taken_by_a_racing_request_is_refused_not_a_500(
+    team, editor, as_user, wrong_tool, monkeypatch
+):
+    """Two requests may both find a name free before either saves (16 at once gave 500s):
+    the form's check is skipped here, as the losing request's is, to leave the database's."""
+    monkeypatch.setattr(LabelForm, "clean_name", lambda form: form.cleaned_data["name"])
+    client = as_user(editor)
+    page = client.post(f"/teams/{team.slug}/labels/", {"name": "wrong tool"}, headers=HX)
+    api = client.post(
+        f"/api/teams/{team.slug}/labels/", {"name": "wrong tool"}, content_type="application/json"
+    )
+    assert page.status_code == 422
+    assert "The team has a label &#x27;wrong tool&#x27;" in text(page)
+    assert api.status_code == 400
+    assert api.json()["name"][0].startswith("The team has a label 'wrong tool'")
+    assert team.review_labels.count() == 1

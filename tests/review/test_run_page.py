@@ -19,6 +19,7 @@ from scoring.models import Result, Review, ReviewEvent, ReviewStatus, Submission
 from scoring.results.filtersets import RunFilterSet
 from scoring.results.timeline import MISSED, build_timeline
 from scoring.review import queues
+from scoring.templatetags.runview import TREE_DEPTH
 from tests.support.pages import HX, escaped, text
 
 # The states of an argument row, as the page names them (its CSS classes).
@@ -580,7 +581,7 @@ def test_run_page_queries_are_bounded(
     review_post(client, submission, run, {"comment": "look"})
     client.get(run_url(submission, run))  # the suite version is read once, then cached
     # 22: the suite's latest version (to offer a re-score against it), the failure as a
-    # known problem (where it was first seen, the decision made on it elsewhere), the
+    # known failure (where it was first seen, the decision made on it elsewhere), the
     # team's review labels and the run's, and whether the user reviews the run blind.
     with django_assert_max_num_queries(22):
         html = page(client, submission, run, verdict="fail", sort="case")
@@ -710,3 +711,17 @@ def test_a_tool_result_is_a_tree_of_bounded_size():
     huge = json_tree(json.dumps({"items": [{"n": i} for i in range(10 * TREE_NODES)]}))
     assert huge.count("<details") <= TREE_NODES
     assert '"n": 19999' in huge.replace("&quot;", '"')  # the rest shown as text, not dropped
+
+
+def test_a_tool_result_nested_deeper_than_the_tree_is_shown_as_text_past_it(
+    as_user, viewer, suite, submit
+):
+    """A string result is read as JSON whatever its depth (the reader's depth limit is on
+    the line): 300 levels once cost the page a RecursionError, a 500."""
+    deep = "[" * 300 + '"bottom"' + "]" * 300
+    call = {**PARIS, "result": deep}
+    run = {**WEATHER_PASS, "batches": [[call, TOKYO]]}
+    submission = submit(suite, [run])
+    html = page(as_user(viewer), submission, submission.runs.get())
+    assert html.count('<details class="jnode" open>') == TREE_DEPTH + 1
+    assert escaped("[" * (300 - TREE_DEPTH - 1) + '"bottom"') in html
