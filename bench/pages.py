@@ -221,7 +221,7 @@ def pages(submission) -> dict[str, tuple[str, dict, dict]]:
         f"run page, {LONG_TURNS} turns": (long_run.get_absolute_url(), {}, {}),
         "cases from passing runs": (f"{base}cases-from-runs/", {}, {}),
         "suite page": (f"/suites/{suite}/", {}, {}),
-        "open problems (htmx)": (f"/suites/{suite}/problems/", {}, {"HX-Request": "true"}),
+        "open known failures (htmx)": (f"/suites/{suite}/problems/", {}, {"HX-Request": "true"}),
         "compare": (
             f"/suites/{suite}/compare/",
             {"baseline": baseline.pk, "candidate": submission.pk},

@@ -112,7 +112,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
     )
     unknown_cases = serializers.SerializerMethodField(help_text="keys of cases not in the version")
     regressions = serializers.SerializerMethodField(
-        help_text="failures marked fixed in an earlier submission that fail here again"
+        help_text="known failures marked fixed in an earlier submission that fail here again "
+        "(“fixed, failing again” on the pages; not the review status “regression”)"
     )
     earlier_results = serializers.SerializerMethodField(
         help_text="its results against the versions it was scored against before being "
@@ -170,7 +171,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(RegressionSerializer(many=True))
     def get_regressions(self, submission) -> list:
-        found = known_failures.regressions(submission)[:REGRESSIONS_LISTED]
+        found = known_failures.failing_again(submission)[:REGRESSIONS_LISTED]
         return RegressionSerializer(found, many=True).data
 
     @extend_schema_field(EarlierScoreSerializer(many=True))

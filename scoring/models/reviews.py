@@ -23,7 +23,7 @@ class ReviewStatus(models.TextChoices):
     EXPECTATION_WRONG = "expectation_wrong", "expectation wrong"
     FLAKY = "flaky", "flaky"
     WONT_FIX = "wont_fix", "won't fix"
-    FIXED = "fixed", "fixed"  # the agent was fixed: the same failure again is a regression
+    FIXED = "fixed", "fixed"  # the agent was fixed: the same failure later is failing again
 
 
 class Review(models.Model):
@@ -210,8 +210,9 @@ class BlindDecision(models.Model):
 class KnownFailure(models.Model):
     """A failure tracked across the suite's submissions: the runs whose reports have the same
     signature (case key and causes). It holds the last triage decision made on any of its
-    runs, so that the same failure in a later submission is offered that decision, and one
-    marked fixed that fails again is flagged as a regression. Made on the first decision."""
+    runs, so that the same failure in another submission is offered that decision, and one
+    marked fixed that fails in a later submission is flagged "fixed, failing again". Made
+    on the first decision."""
 
     suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="known_failures")
     signature = models.CharField(max_length=32)

@@ -1,17 +1,17 @@
 """Known failures: failures tracked across a suite's submissions by their signature
-(docs/pipeline.md#signatures, docs/review.md#known-failures). The pages still call them
-problems.
+(docs/pipeline.md#signatures, docs/review.md#known-failures).
 
 A failing run's signature (its case and the causes of its failures, without values) names
 the same failure in every submission of the suite. The last triage decision on any run
 failing that way is kept on its ``KnownFailure`` row: ``scoring.review.decisions`` records
 it as statuses are set, and applies it to a later submission's runs
 (``apply_earlier_decisions``). This module reads them: the decisions made in other
-submissions on failures that come back here, offered again ("seen before: marked
-'expectation wrong' in #3 by ann"), and the regressions among them (a failure marked fixed
-that fails again); what the run page says of its run's failure; and the suite page's open
-known failures, over each submission's failing runs counted by signature
-(``KnownFailureSummary``, stored by ``summarize`` once its scoring is done).
+submissions on failures that come back here, offered again ("marked 'expectation wrong'
+in #3 by ann"), and those failing again (marked fixed in an earlier submission, failing
+since: not the review status "regression", which is a decision like the others); what the
+run page says of its run's failure; and the suite page's open known failures, over each
+submission's failing runs counted by signature (``KnownFailureSummary``, stored by
+``summarize`` once its scoring is done).
 """
 
 from __future__ import annotations
@@ -41,16 +41,27 @@ def earlier_decisions(submission: Submission) -> QuerySet[KnownFailure]:
     )
 
 
-def regressions(submission: Submission) -> QuerySet[KnownFailure]:
-    """Known failures marked fixed in an earlier submission that fail here again."""
-    return earlier_decisions(submission).filter(
-        status=ReviewStatus.FIXED, decided_in_id__lt=submission.pk
+def fixed_before(decision: KnownFailure | None, submission_id: int) -> bool:
+    """Whether ``decision`` marked its failure fixed in a submission earlier than
+    ``submission_id`` (or in one since deleted): that failure seen in ``submission_id`` is
+    failing again."""
+    return (
+        decision is not None
+        and decision.status == ReviewStatus.FIXED
+        and (decision.decided_in_id or 0) < submission_id
     )
+
+
+def failing_again(submission: Submission) -> QuerySet[KnownFailure]:
+    """Known failures marked fixed in an earlier submission that fail here again (as
+    ``fixed_before`` says)."""
+    earlier = Q(decided_in__isnull=True) | Q(decided_in_id__lt=submission.pk)
+    return earlier_decisions(submission).filter(earlier, status=ReviewStatus.FIXED)
 
 
 def offered(submission: Submission) -> QuerySet[KnownFailure]:
     """The earlier decisions worth applying here: all but "fixed" (failing again, that is a
-    regression to look at, not a decision to copy)."""
+    failure to look at, not a decision to copy)."""
     return earlier_decisions(submission).exclude(status=ReviewStatus.FIXED)
 
 
@@ -77,10 +88,12 @@ class RunKnownFailure:
     first_seen: int  # the suite's first submission failing this way
     runs_here: int  # runs of this submission failing this way
     decision: KnownFailure | None  # the last decision, if made in another submission
+    failing_again: bool  # that decision is "fixed", made in an earlier submission
 
     @property
-    def regression(self) -> bool:
-        return self.decision is not None and self.decision.status == ReviewStatus.FIXED
+    def offered(self) -> bool:
+        """Whether its decision may be set on this submission's runs, as ``offered``."""
+        return self.decision is not None and self.decision.status != ReviewStatus.FIXED
 
 
 def run_known_failure(run: Run, signature: str) -> RunKnownFailure | None:
@@ -96,7 +109,8 @@ def run_known_failure(run: Run, signature: str) -> RunKnownFailure | None:
         .select_related("decided_by")
         .first()
     )
-    return RunKnownFailure(signature, seen["first"], seen["here"], decision)
+    failing = fixed_before(decision, submission.pk)
+    return RunKnownFailure(signature, seen["first"], seen["here"], decision, failing)
 
 
 @dataclass(frozen=True)
@@ -112,19 +126,15 @@ class SuiteKnownFailure:
     decision: KnownFailure | None
 
     @property
-    def regression(self) -> bool:
-        decision = self.decision
-        return (
-            decision is not None
-            and decision.status == ReviewStatus.FIXED
-            and self.last_seen > (decision.decided_in_id or 0)
-        )
+    def failing_again(self) -> bool:
+        """Marked fixed, and seen in a later submission."""
+        return fixed_before(self.decision, self.last_seen)
 
     @property
     def open(self) -> bool:
         """Not settled: never decided, or decided as something still to act on, or fixed
         and seen since."""
-        if self.decision is None or self.regression:
+        if self.decision is None or self.failing_again:
             return True
         return self.decision.status not in (ReviewStatus.FIXED, ReviewStatus.WONT_FIX)
 

@@ -184,14 +184,15 @@ def first_failure(report: dict) -> dict | None:
 
 
 def known_failures_here(submission: Submission) -> dict:
-    """The failures here that earlier submissions saw: regressions (marked fixed, failing
-    again) and the earlier decisions offered again, each with its runs here."""
+    """The known failures here decided in other submissions: those failing again (marked
+    fixed in an earlier one) and the decisions offered again, each with its runs here. A
+    "fixed" made in a later submission is neither."""
     decisions = list(known_failures.earlier_decisions(submission)[:KNOWN_FAILURES_SHOWN])
     here = known_failures.runs_here(submission, [k.signature for k in decisions])
     for known in decisions:
         known.runs_here = here.get(known.signature, 0)
     return {
-        "regressions": [k for k in decisions if k.status == ReviewStatus.FIXED],
+        "failing_again": [k for k in decisions if known_failures.fixed_before(k, submission.pk)],
         "offered": [k for k in decisions if k.status != ReviewStatus.FIXED],
     }
 

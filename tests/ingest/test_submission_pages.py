@@ -813,7 +813,7 @@ def test_submission_page_queries_do_not_grow_with_the_runs(
 ):
     submission = submit(suite, many_runs(count))
     client = as_user(viewer)
-    # 17: with the earlier decisions on the failures here (known problems), the results
+    # 17: with the earlier decisions on the failures here (known failures), the results
     # against versions scored before, the team's review labels and those on the runs.
     with django_assert_max_num_queries(17) as page:
         response = client.get(url(submission))
@@ -833,7 +833,7 @@ def test_run_page_queries_do_not_grow_with_the_trials(
     submission = submit(suite, many_runs(count))
     run = submission.runs.filter(case_key="weather-two-cities").last()
     client = as_user(viewer)
-    # 19: with the failure as a known problem (first seen, the decision made elsewhere),
+    # 19: with the failure as a known failure (first seen, the decision made elsewhere),
     # and whether the user reviews the run blind.
     with django_assert_max_num_queries(19):
         response = client.get(url(submission, f"runs/{run.pk}/"))

@@ -1,5 +1,5 @@
 """The failing runs by signature stored once a submission is scored (``KnownFailureSummary``):
-the suite's open problems add them up, and say exactly what grouping the results says,
+the suite's open known failures add them up, and say exactly what grouping the results says,
 after a re-score too; a submission without its current summary is grouped from its results."""
 
 from __future__ import annotations

@@ -179,7 +179,7 @@ def test_a_blind_reviewer_without_the_queue_in_the_address_gets_the_blind_panel(
     queue, submission, admin, editor, as_user, client
 ):
     """Opening the run from the runs table (no ``?queue=``) is still reviewing it blind: the
-    blind panel, and neither the review made before the queue nor the problem's decision."""
+    blind panel, and neither the review made before the queue nor the known failure's card."""
     first = items(queue)[0]
     decisions.set_status(Run.objects.filter(pk=first.run_id), ReviewStatus.WONT_FIX, admin)
     as_user(editor)
@@ -187,7 +187,7 @@ def test_a_blind_reviewer_without_the_queue_in_the_address_gets_the_blind_panel(
     assert "Blind review" in page
     assert shown_decision(page) is None
     assert "set the status to" not in page  # the run's thread
-    assert "Seen before" not in page
+    assert "<h2>Known failure" not in page
 
 
 def test_a_blind_reviewer_cannot_set_the_runs_review_by_hand(

@@ -1,7 +1,9 @@
 """Known failures across submissions (docs/review.md#known-failures): a failure's signature
-finds it again in a later upload, where the earlier triage decision is offered ("seen before:
-marked … in #N by …") and can be set on every such run at once; a failure marked fixed that
-fails again is a regression, on the submission page, the run page and in the API."""
+finds it again in a later upload, where the earlier triage decision is offered ("decided in #N
+by …: expectation wrong") and can be set on every such run at once; a failure marked fixed
+that fails in a later submission is "fixed, failing again", on the submission page, the run
+page, the suite page and in the API, and is never confused with the review status
+"regression"."""
 
 from __future__ import annotations
 
@@ -64,10 +66,12 @@ def test_a_decision_is_offered_again_on_the_same_failure_later(as_user, editor, 
     same = Run.objects.get(submission=again, seq=run.seq)
     client = as_user(editor)
     html = text(client.get(f"/submissions/{again.pk}/runs/{same.pk}/"))
-    assert "<h2>Seen before</h2>" in html
+    assert "<h2>Known failure</h2>" in html
     assert (
-        f'Marked “expectation wrong” in <a href="/submissions/{first.pk}/">#{first.pk}</a>' in html
-    )
+        "Decided in another submission: marked "
+        '<span class="review-status expectation_wrong">expectation wrong</span> '
+        f'in <a href="/submissions/{first.pk}/">#{first.pk}</a>'
+    ) in html
     assert "by eddie-editor" in html
     assert f'First seen in <a href="/submissions/{first.pk}/">#{first.pk}</a>' in html
     # Every run failing that way here, one click.
@@ -91,8 +95,8 @@ def test_the_submission_page_offers_every_earlier_decision_at_once(as_user, edit
     again = submit(first.suite, LINES, label="tuesday")
     client = as_user(editor)
     html = text(client.get(f"/submissions/{again.pk}/"))
-    assert "Seen before" in html
-    assert html.count("marked “") >= len(decided)
+    assert "Decided in other submissions" in html
+    assert html.count(' by eddie-editor: <span class="review-status') == len(decided)
     client.post(f"/submissions/{again.pk}/problems/apply/", {})
     for signature, status in decided.items():
         here = Run.objects.filter(submission=again, result__signature=signature)
@@ -101,20 +105,45 @@ def test_the_submission_page_offers_every_earlier_decision_at_once(as_user, edit
     assert not untouched.filter(review__isnull=False).exists()
 
 
-def test_a_failure_marked_fixed_that_fails_again_is_a_regression(
+def test_one_run_marked_regression_is_told_apart_from_the_runs_failing_so_here(
+    as_user, editor, first, submit
+):
+    """The review status "regression" is a decision like the others: listed with them, the
+    runs failing that way here counted apart from the one run it was made on."""
+    run = failing_runs(first)[0]
+    signature = signature_of(run)
+    decisions.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.REGRESSION, editor)
+    # Every run twice over, as more trials: two runs here fail as the one marked did.
+    more = [{**line, "trial": line["trial"] + 4} for line in LINES]
+    again = submit(first.suite, [*LINES, *more], label="tuesday")
+    here = Result.objects.filter(submission=again, signature=signature).count()
+    assert here == 2
+    html = text(as_user(editor).get(f"/submissions/{again.pk}/"))
+    assert "Fixed, failing again" not in html
+    key = run.case_key
+    assert (
+        f'<a href="?problem={signature}#runs-section"><code class="case-key">{key}</code> · '
+        f'{here} runs here</a> <span class="muted small">· decided in '
+        f'<a href="/submissions/{first.pk}/">#{first.pk}</a> by eddie-editor: '
+        '<span class="review-status regression">regression</span></span>'
+    ) in html
+
+
+def test_a_failure_marked_fixed_that_fails_again_is_fixed_failing_again(
     as_user, viewer, editor, first, submit
 ):
     run = failing_runs(first)[0]
     decisions.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.FIXED, editor)
     again = submit(first.suite, LINES, label="tuesday")
     html = text(as_user(viewer).get(f"/submissions/{again.pk}/"))
-    assert "Regressions" in html
+    assert '<h2 class="regressed">Fixed, failing again <span class="muted">1</span></h2>' in html
+    assert "Decided in other submissions" not in html
     assert f"?problem={signature_of(run)}#runs-section" in html
     same = Run.objects.get(submission=again, seq=run.seq)
     run_page = text(as_user(viewer).get(f"/submissions/{again.pk}/runs/{same.pk}/"))
-    assert "<h2>Regression</h2>" in run_page
-    assert "and failing again" in run_page
-    assert "Set the earlier decisions" not in html  # viewers decide nothing
+    assert "<h2>Known failure: fixed, failing again</h2>" in run_page
+    assert "and failing again here" in run_page
+    assert "Set these decisions" not in html  # viewers decide nothing
     # Fixed is not copied onto the runs that fail again.
     as_user(editor).post(f"/submissions/{again.pk}/problems/apply/", {})
     assert not Run.objects.filter(submission=again, review__status=ReviewStatus.FIXED).exists()
@@ -129,8 +158,26 @@ def test_a_failure_marked_fixed_that_fails_again_is_a_regression(
             "marked_fixed_by": "eddie-editor",
         }
     ]
-    # In the submission it was marked fixed in, it is no regression.
+    # In the submission it was marked fixed in, it is not failing again.
     assert api.get(f"/api/submissions/{first.pk}/").json()["regressions"] == []
+
+
+def test_a_failure_marked_fixed_later_is_not_failing_again_before(as_user, editor, first, submit):
+    """Fixed in a later submission says nothing of an earlier one: no "failing again" there,
+    and nothing to set on its runs."""
+    again = submit(first.suite, LINES, label="tuesday")
+    run = failing_runs(again)[0]
+    decisions.set_status(Run.objects.filter(pk=run.pk), ReviewStatus.FIXED, editor)
+    client = as_user(editor)
+    html = text(client.get(f"/submissions/{first.pk}/"))
+    assert "Fixed, failing again" not in html
+    assert "Decided in other submissions" not in html
+    same = Run.objects.get(submission=first, seq=run.seq)
+    run_page = text(client.get(f"/submissions/{first.pk}/runs/{same.pk}/"))
+    assert "<h2>Known failure</h2>" in run_page
+    assert '<span class="review-status fixed">fixed</span>' in run_page
+    assert "failing again" not in run_page
+    assert "Mark the " not in run_page
 
 
 def test_the_runs_table_filters_by_problem(as_user, viewer, first):
@@ -139,7 +186,7 @@ def test_the_runs_table_filters_by_problem(as_user, viewer, first):
     html = text(as_user(viewer).get(f"/submissions/{first.pk}/", {"problem": signature}))
     count = Result.objects.filter(submission=first, signature=signature).count()
     assert f"{count} run{'s' if count != 1 else ''} match" in html
-    assert "one known problem" in html
+    assert "one known failure" in html
 
 
 def test_taking_a_decision_back_leaves_the_problem_as_it_was(editor, first):
@@ -176,4 +223,18 @@ def test_the_suite_lists_its_open_problems_across_submissions(
     assert '<td class="num">2</td>' in both
     if signature_of(regressed) in signatures and regressed.seq <= 20:
         row = rows[signatures.index(signature_of(regressed))]
-        assert f"regression: marked fixed in #{first.pk}" in row
+        assert f"fixed in #{first.pk}, failing again" in row
+
+
+def test_the_suite_says_when_no_submission_has_scored_a_run_yet(
+    as_user, viewer, editor, suite, submit
+):
+    """Not "no open known failure in the last 0 submissions"."""
+    url = f"/suites/{suite.pk}/problems/"
+    html = text(as_user(viewer).get(url))
+    assert "No submission has finished scoring a run yet" in html
+    assert "0 submissions" not in html
+    first = submit(suite, LINES, label="monday")
+    decisions.set_status(failing_runs(first), ReviewStatus.WONT_FIX, editor)
+    html = text(as_user(viewer).get(url))
+    assert "No open known failure in the last 1 submission." in html
