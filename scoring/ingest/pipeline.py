@@ -102,6 +102,7 @@ def rescore(submission: Submission, version: SuiteVersion) -> None:
         locked.error = ""
         recount_cases(locked, version.matcher_suite())
         locked.status = Status.SCORING
+        locked.scoring_restarted = timezone.now()
         locked.scoring_finished = None
         finish_if_complete(locked)
         locked.save()
@@ -119,6 +120,7 @@ def retry(submission: Submission) -> None:
         if locked.ingest_finished is None or not locked.stored_runs:  # read it (again)
             locked.status = Status.INGESTING
             locked.ingest_started = None
+            locked.scoring_restarted = timezone.now()
             locked.save()
             enqueue_ingest(locked.pk)
             return

@@ -79,6 +79,9 @@ class Submission(models.Model):
     ingest_started = models.DateTimeField(null=True, blank=True)
     ingest_finished = models.DateTimeField(null=True, blank=True)
     scoring_finished = models.DateTimeField(null=True, blank=True)
+    # When the results now shown were started again, by a re-score or a retry; null: they
+    # were started by the upload. How long they took is counted from here.
+    scoring_restarted = models.DateTimeField(null=True, blank=True)
     # Moved by every step, so the sweep can tell a stalled submission from a busy one.
     heartbeat = models.DateTimeField(auto_now=True)
 
@@ -109,6 +112,12 @@ class Submission(models.Model):
         if self.status == Status.DONE:
             return 1.0
         return self.scored / self.total if self.total else 0.0
+
+    @property
+    def traces(self) -> int:
+        """Of a live submission, the traces it has received: each made a run or, when it
+        could not, an invalid line (``scoring.live.traces``)."""
+        return self.stored_runs + self.invalid
 
     @property
     def chunk_count(self) -> int:

@@ -355,17 +355,22 @@ def attachment(pieces, content_type: str, filename: str) -> StreamingHttpRespons
 
 def progress_context(submission: Submission) -> dict:
     """What the progress box says beyond the stored counts: the runs of cases the version
-    lacks, how long reading the file took (and everything, from the upload to the last run
-    scored), and whether the submission has stalled (no worker has touched it for a while;
-    the sweep resumes it)."""
+    lacks, how long reading the file took and everything took, from the upload (or from the
+    re-score or retry that started the results shown) to the last run scored, and whether
+    the submission has stalled (no worker has touched it for a while; the sweep resumes
+    it). A live submission's runs come as traces do: no duration means anything there."""
     quiet = timezone.now() - submission.heartbeat
     started, finished = submission.ingest_started, submission.ingest_finished
+    since = submission.scoring_restarted or submission.created
+    # A re-score reads no file: the reading timed is the upload's, or a retry's.
+    read = not submission.live_day and started and finished and started >= since
     return {
         "unknown_runs": submission.stored_runs - submission.total,
-        "read_in": finished - started if started and finished else None,
-        "took": submission.scoring_finished - submission.created
-        if submission.scoring_finished
+        "read_in": finished - started if read else None,
+        "took": submission.scoring_finished - since
+        if submission.scoring_finished and not submission.live_day
         else None,
+        "restarted_by": ("retry" if read else "re-score") if submission.scoring_restarted else "",
         "stalled": not submission.finished
         and quiet > timedelta(seconds=settings.CASEBOOK_STALL_SECONDS),
     }

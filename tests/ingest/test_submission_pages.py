@@ -468,6 +468,20 @@ def test_rescore_against_another_version_scores_a_new_generation(
     assert "<dt>Passed</dt><dd>4</dd>" in html
 
 
+def test_a_rescore_is_timed_from_the_rescore_not_from_the_upload(
+    as_user, editor, scored, second_version, run_tasks
+):
+    # Uploaded a day ago: the re-score takes seconds, and the page says so.
+    Submission.objects.filter(pk=scored.pk).update(created=timezone.now() - timedelta(days=1))
+    client = as_user(editor)
+    with run_tasks():
+        client.post(url(scored, "rescore/"), {"version": 2})
+    html = text(client.get(url(scored)))
+    assert re.search(r"8 runs scored, now; all done in \d+\.\d s from the re-score \(now\)\.", html)
+    assert "from the upload" not in html
+    assert "the file was read in" not in html  # the re-score read no file
+
+
 def test_rescore_against_a_version_that_lacks_a_case_lists_its_runs_as_unknown(
     as_user, editor, suite, scored, run_tasks, admin
 ):
@@ -531,6 +545,35 @@ def test_retry_of_a_submission_that_failed_while_reading_reads_the_file_again(
     scored.refresh_from_db()
     assert (scored.status, scored.stored_runs, scored.scored) == (Status.DONE, 8, 8)
     assert scored.runs.count() == 8
+
+
+def test_a_retry_that_read_the_file_again_is_timed_from_the_retry(
+    as_user, editor, scored, run_tasks
+):
+    unfinish(scored, status=Status.FAILED, error="boom", ingest_finished=None)
+    Submission.objects.filter(pk=scored.pk).update(created=timezone.now() - timedelta(days=1))
+    client = as_user(editor)
+    with run_tasks():
+        client.post(url(scored, "retry/"))
+    html = text(client.get(url(scored)))
+    assert re.search(
+        r"the file was read in \d+\.\d s, and all done in \d+\.\d s from the retry \(now\)\.", html
+    )
+
+
+def test_a_live_submission_names_its_traces_not_a_file(as_user, viewer, scored):
+    """A day of traces is no uploaded file of 0 bytes, and how long it took from its first
+    trace to its last means nothing."""
+    since = timezone.now() - timedelta(hours=3)
+    Submission.objects.filter(pk=scored.pk).update(
+        live_day=since.date(), filename="", size=0, invalid=1, created=since
+    )
+    html = text(as_user(viewer).get(url(scored)))
+    assert f"live traces · 9 traces · since {since:%Y-%m-%d %H:%M} UTC" in html
+    assert "uploaded file" not in html
+    assert "0 bytes" not in html
+    assert "8 runs scored, the last now." in html
+    assert "all done in" not in html
 
 
 def test_retry_of_a_submission_that_did_not_fail_says_so(as_user, editor, scored):
