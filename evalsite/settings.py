@@ -244,6 +244,9 @@ CASEBOOK_REVIEW_RESERVATION_SECONDS = env.int("CASEBOOK_REVIEW_RESERVATION_SECON
 # span came for the grace period (a trace whose root never comes, after the rootless wait);
 # the sweep that assembles such traces runs every CASEBOOK_TRACE_SWEEP_SECONDS (Celery beat).
 CASEBOOK_OTLP_MAX_BYTES = env.int("CASEBOOK_OTLP_MAX_BYTES", default=16 << 20)
+# Traces one export may hold: the spans of further traces are rejected (OTLP partial
+# success), so that an export's cost is bounded by its size, not its count of traces.
+CASEBOOK_OTLP_MAX_TRACES = env.int("CASEBOOK_OTLP_MAX_TRACES", default=1000)
 CASEBOOK_TRACE_GRACE_SECONDS = env.float("CASEBOOK_TRACE_GRACE_SECONDS", default=10.0)
 CASEBOOK_TRACE_ROOTLESS_SECONDS = env.float("CASEBOOK_TRACE_ROOTLESS_SECONDS", default=600.0)
 CASEBOOK_TRACE_SWEEP_SECONDS = env.float("CASEBOOK_TRACE_SWEEP_SECONDS", default=5.0)

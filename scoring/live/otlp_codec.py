@@ -6,15 +6,20 @@ OTLP/JSON is protobuf's JSON mapping but for two things, which ``decode`` undoes
 protobuf's ``json_format`` reads it: trace and span ids are hex, not base64 (ids as base64,
 which ``json_format.MessageToJson`` writes, are read too: the two have different lengths),
 and enums may be numbers. Unknown fields are ignored, as the specification asks.
+
+Nesting is bounded before anything walks it recursively (``json_format`` does, and so do the
+importer and the matcher once the spans are a run): an OTLP/JSON body nested deeper than the
+limit is refused whole, and ``span_nested_deeper_than`` measures a span of a decoded export as
+OTLP/JSON would nest it, so that a protobuf body is held to the same limit, span by span
+(docs/live-traces.md#limits).
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import contextlib
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from google.protobuf import json_format
@@ -25,11 +30,20 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from scoring.matcher import InvalidInput, parse_json
+from scoring.matcher import InvalidInput, nested_deeper_than, parse_json
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
+# How deep OTLP/JSON nests, at: a span ({"resourceSpans": [{"scopeSpans": [{"spans": [{),
+# the value of one of its attributes ("attributes": [{"value": {), and the value of an
+# attribute of one of its events or links ("events": [{"attributes": [{"value": {).
+_SPAN_DEPTH = 7
+_ATTRIBUTE_DEPTH = _SPAN_DEPTH + 3
+_EVENT_ATTRIBUTE_DEPTH = _SPAN_DEPTH + 5
+# How much deeper than a value the values inside it are: {"arrayValue": {"values": [VALUE]}}
+# and {"kvlistValue": {"values": [{"key": ..., "value": VALUE}]}}.
+_NESTED_IN = {"array_value": 3, "kvlist_value": 4}
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
@@ -45,9 +59,12 @@ def is_json(content_type: str) -> bool:
     return content_type.split(";")[0].strip().lower() == JSON
 
 
-def decode(body: bytes, *, content_type: str, encoding: str, max_bytes: int) -> Any:
+def decode(body: bytes, *, content_type: str, encoding: str, max_bytes: int, max_depth: int) -> Any:
     """The ``ExportTraceServiceRequest`` of a body as sent (``encoding``: the
-    Content-Encoding); raises ``BadExport``, or ``ExportTooLarge`` past ``max_bytes``."""
+    Content-Encoding); raises ``BadExport`` (for OTLP/JSON nested more than ``max_depth``
+    levels too), or ``ExportTooLarge`` past ``max_bytes``. Protobuf is read no deeper than
+    its own parser's limit (100 messages); ``span_nested_deeper_than`` tells the spans
+    within that but past ``max_depth``."""
     data = _decompressed(body, encoding.strip().lower(), max_bytes)
     media = content_type.split(";")[0].strip().lower()
     request = ExportTraceServiceRequest()
@@ -57,14 +74,21 @@ def decode(body: bytes, *, content_type: str, encoding: str, max_bytes: int) -> 
         except DecodeError as exc:
             raise BadExport(f"the body is not an OTLP protobuf trace export: {exc}") from None
     elif media == JSON:
+        # Before parsing: the parser's own limit would call a deep document "not JSON".
+        if nested_deeper_than(data, max_depth):
+            raise BadExport(
+                f"the JSON is nested more than {max_depth} levels deep, the limit "
+                "(CASEBOOK_MAX_JSON_DEPTH)"
+            )
         try:
             document = parse_json(data)
         except InvalidInput as exc:
             raise BadExport(f"the body is not JSON: {exc}") from None
         if not isinstance(document, Mapping):
             raise BadExport("the body is not an OTLP/JSON trace export: it is not a JSON object")
+        _hex_ids_as_base64(document)
         try:
-            json_format.ParseDict(_with_base64_ids(document), request, ignore_unknown_fields=True)
+            json_format.ParseDict(document, request, ignore_unknown_fields=True)
         except (json_format.ParseError, TypeError, ValueError) as exc:
             raise BadExport(f"the body is not an OTLP/JSON trace export: {exc}") from None
     else:
@@ -91,21 +115,32 @@ def _decompressed(body: bytes, encoding: str, max_bytes: int) -> bytes:
     return data
 
 
-def _with_base64_ids(value: Any) -> Any:
-    """OTLP/JSON with its hex ids as protobuf's JSON mapping has bytes (base64)."""
-    if isinstance(value, list):
-        return [_with_base64_ids(item) for item in value]
-    if not isinstance(value, Mapping):
-        return value
-    out = {}
-    for key, item in value.items():
-        size = _ID_BYTES.get(key)
-        if size and isinstance(item, str) and len(item) == 2 * size:
+def _hex_ids_as_base64(document: Mapping) -> None:
+    """Rewrite, in place, OTLP/JSON's hex ids as protobuf's JSON mapping has bytes (base64):
+    those of the spans and of their links, the only ids of an export."""
+    for resource_spans in _items(document, "resourceSpans"):
+        for scope_spans in _items(resource_spans, "scopeSpans"):
+            for span in _items(scope_spans, "spans"):
+                _ids_as_base64(span)
+                for link in _items(span, "links"):
+                    _ids_as_base64(link)
+
+
+def _ids_as_base64(holder: dict) -> None:
+    for key, size in _ID_BYTES.items():
+        value = holder.get(key)
+        if isinstance(value, str) and len(value) == 2 * size:
             # Not hex: left for json_format to read as base64, or to refuse.
             with contextlib.suppress(ValueError):
-                item = base64.b64encode(bytes.fromhex(item)).decode()
-        out[key] = _with_base64_ids(item)
-    return out
+                holder[key] = binascii.b2a_base64(bytes.fromhex(value), newline=False).decode()
+
+
+def _items(holder: Any, key: str) -> Iterator[dict]:
+    """The objects in ``holder``'s list ``key``; none where either is something else, which
+    ``json_format`` then refuses, saying where."""
+    items = holder.get(key) if isinstance(holder, Mapping) else None
+    if isinstance(items, list):
+        yield from (item for item in items if isinstance(item, dict))
 
 
 def attributes(key_values) -> dict[str, Any]:
@@ -117,6 +152,25 @@ def attributes(key_values) -> dict[str, Any]:
         if kind in ("string_value", "int_value", "double_value", "bool_value"):
             values[item.key] = getattr(item.value, kind)
     return values
+
+
+def span_nested_deeper_than(span, limit: int) -> bool:
+    """Whether the export, as OTLP/JSON, nests more than ``limit`` levels deep at this span
+    (the limit an OTLP/JSON body is held to), measured without recursion."""
+    values = [(item.value, _ATTRIBUTE_DEPTH) for item in span.attributes]
+    for holder in (*span.events, *span.links):
+        values.extend((item.value, _EVENT_ATTRIBUTE_DEPTH) for item in holder.attributes)
+    while values:
+        value, depth = values.pop()
+        kind = value.WhichOneof("value")
+        step = _NESTED_IN.get(kind)
+        if depth + (step is not None) > limit:  # a list's own object is inside the value
+            return True
+        if kind == "array_value":
+            values.extend((item, depth + step) for item in value.array_value.values)
+        elif kind == "kvlist_value":
+            values.extend((item.value, depth + step) for item in value.kvlist_value.values)
+    return False
 
 
 def span_document(span) -> dict:

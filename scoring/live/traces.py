@@ -14,7 +14,10 @@ arrive, and each trace made into a run of its suite's live submission once it is
   nothing accepted waits on a worker or the broker. A span sent twice (the exporter
   retried) is kept once. A trace holds at most ``CASEBOOK_TRACE_MAX_SPANS`` spans and
   ``CASEBOOK_TRACE_MAX_BYTES`` of them (counted on its row): spans past a cap are rejected,
-  the answer naming the trace and the cap, and assembling reads no more than the caps.
+  the answer naming the trace and the cap, and assembling reads no more than the caps. An
+  export brings spans of at most ``CASEBOOK_OTLP_MAX_TRACES`` traces, so that what it costs
+  is bounded by its size; spans that no column holds (a start past 2^63 - 1, a label with
+  a NUL) or nested past ``CASEBOOK_MAX_JSON_DEPTH`` are rejected too.
 - Assembling: a trace is complete when its root span (no parent) has arrived and no span
   came for ``CASEBOOK_TRACE_GRACE_SECONDS`` (a trace whose root never comes: after
   ``CASEBOOK_TRACE_ROOTLESS_SECONDS``). Its spans, in start order, are then read by the
@@ -40,14 +43,16 @@ assembly or makes the trace pending again after it.
 from __future__ import annotations
 
 import logging
+import operator
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import reduce
 
 from celery import current_app
 from django.conf import settings
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, connection, connections, transaction
 from django.db.models import Count, Min, Q, Sum
 from django.db.models.functions import Length
 from django.utils import timezone
@@ -66,7 +71,7 @@ from scoring.ingest.pipeline import (
     update_counts,
 )
 from scoring.ingest.reading import describe, tools_text
-from scoring.live.otlp_codec import attributes, hex_id, span_document
+from scoring.live.otlp_codec import attributes, hex_id, span_document, span_nested_deeper_than
 from scoring.matcher import InvalidInput, load_run
 from scoring.models import (
     InvalidLine,
@@ -90,9 +95,15 @@ LABEL_LIMIT = Trace._meta.get_field("label").max_length
 ASSEMBLE_TASK = "scoring.tasks.assemble_traces"  # scoring/tasks.py, by name
 SWEEP_LIMIT = 1000  # traces assembled per sweep; the next sweep takes the rest
 READ_BATCH = 500  # spans read at a time when a trace is assembled
+# Spans of an export looked up at a time, and traces' counts written at a time: up to 800
+# and 900 parameters, within the 999 of older SQLite builds.
+LOOKUP_BATCH = 400
+COUNTS_BATCH = 300
 REASONS_KEPT = 5  # reasons in a partial-success message
 SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "case_value", "data")
 CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
+# A span's start is kept in a signed 64-bit column (nanoseconds: until the year 2262).
+START_LIMIT = (1 << 63) - 1
 
 # Why spans were rejected, by kind: the answer's status when every span was rejected alike.
 NOT_FOUND, FORBIDDEN, INVALID = 404, 403, 400
@@ -127,36 +138,54 @@ class Outcome:
 
 
 def accept(user, export) -> Outcome:
-    """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user``."""
+    """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user``. The work is
+    bounded by the export's size: each span is looked at once, and only the spans of its
+    first ``CASEBOOK_OTLP_MAX_TRACES`` traces further (their suites looked up, and stored)."""
+    max_traces, max_depth = settings.CASEBOOK_OTLP_MAX_TRACES, settings.CASEBOOK_MAX_JSON_DEPTH
+    over_export_cap = (
+        INVALID,
+        f"spans of traces past the export's first {max_traces:,}: over the cap, "
+        f"CASEBOOK_OTLP_MAX_TRACES = {max_traces:,}",
+    )
     outcome = Outcome()
-    suites: dict[object, tuple[Suite | None, tuple[int, str] | None]] = {}
+    suites: dict[int, tuple[Suite | None, tuple[int, str] | None]] = {}
+    kept_traces: set[tuple[int, str]] = set()
     # (suite id, label, trace id, span id, is root, start, case key, case value, span's bytes)
     rows = []
     for resource_spans in export.resource_spans:
         resource = attributes(resource_spans.resource.attributes)
-        count = sum(len(scope.spans) for scope in resource_spans.scope_spans)
-        reference = resource.get(SUITE)
-        if reference not in suites:
-            suites[reference] = _suite(user, reference)
-        suite, refusal = suites[reference]
-        if suite is None:
-            outcome.rejected[refusal] += count
+        suite_id, label, refusal = _route(resource)
+        if refusal is not None:
+            spans = sum(len(scope.spans) for scope in resource_spans.scope_spans)
+            outcome.rejected[refusal] += spans
             continue
-        label = _text(resource.get(LABEL))[:LABEL_LIMIT]
         resource_case = _text(resource.get(CASE))
-        attribute = suite.trace_case_attribute
         for scope in resource_spans.scope_spans:
             for span in scope.spans:
                 trace_id, span_id = hex_id(span.trace_id, 16), hex_id(span.span_id, 8)
+                refusal = None
                 if trace_id is None or span_id is None:
-                    outcome.rejected[INVALID, "a span without a valid traceId and spanId"] += 1
+                    refusal = INVALID, "a span without a valid traceId and spanId"
+                elif (suite_id, trace_id) not in kept_traces:
+                    if len(kept_traces) < max_traces:
+                        kept_traces.add((suite_id, trace_id))
+                    else:
+                        refusal = over_export_cap
+                if refusal is None:  # only the spans of the traces kept cost more than this
+                    if suite_id not in suites:
+                        suites[suite_id] = _suite(user, suite_id)
+                    suite, refusal = suites[suite_id]
+                    refusal = refusal or _invalid(span, max_depth)
+                if refusal is not None:
+                    outcome.rejected[refusal] += 1
                     continue
                 named = attributes(span.attributes)
                 case = _text(named.get(CASE)) or resource_case
+                attribute = suite.trace_case_attribute
                 value = "" if case or not attribute else _text(named.get(attribute))
                 root = not any(span.parent_span_id)
                 rows.append(
-                    (suite.pk, label, trace_id, span_id, root, span.start_time_unix_nano, case,
+                    (suite_id, label, trace_id, span_id, root, span.start_time_unix_nano, case,
                      value, span.SerializeToString())
                 )  # fmt: skip
     if rows:
@@ -167,24 +196,64 @@ def accept(user, export) -> Outcome:
     return outcome
 
 
-def _suite(user, reference) -> tuple[Suite | None, tuple[int, str] | None]:
-    """The suite ``casebook.suite`` names, if the user may send it runs; else why not."""
+def _invalid(span, max_depth: int) -> tuple[int, str] | None:
+    """Why the span itself cannot be kept (kind 400), whatever its suite; None when it can."""
+    if span.start_time_unix_nano > START_LIMIT:
+        return INVALID, f"a span whose startTimeUnixNano is past {START_LIMIT:,} (the year 2262)"
+    if span_nested_deeper_than(span, max_depth):
+        return INVALID, (
+            f"a span nested more than {max_depth} levels deep as OTLP/JSON: over the limit, "
+            f"CASEBOOK_MAX_JSON_DEPTH = {max_depth}"
+        )
+    return None
+
+
+def _route(resource: dict) -> tuple[int | None, str, tuple[int, str] | None]:
+    """The suite id and the label a resource's attributes give its spans; else why its
+    spans are rejected."""
+    reference = resource.get(SUITE)
     if reference is None:
-        return None, (INVALID, f"no {SUITE} resource attribute (the id of the suite)")
-    try:
-        pk = int(reference)
-    except (TypeError, ValueError):
-        return None, (INVALID, f"{SUITE} must be a suite's id, not {str(reference)[:100]!r}")
-    suite = Suite.objects.select_related("team").filter(pk=pk).first()
+        return None, "", (INVALID, f"no {SUITE} resource attribute (the id of the suite)")
+    suite_id = _suite_id(reference)
+    if suite_id is None:
+        return None, "", (INVALID, f"{SUITE} must be a suite's id, not {str(reference)[:100]!r}")
+    label = str(resource.get(LABEL, ""))
+    if "\0" in label:  # no text column of PostgreSQL holds it; the label is not guessed at
+        return None, "", (INVALID, f"{LABEL} holds a NUL character")
+    return suite_id, label[:LABEL_LIMIT], None
+
+
+def _suite_id(reference) -> int | None:
+    """The id ``casebook.suite`` gives: an integer, or a string of one (a double that is a
+    whole number is one too); None for anything else. Ids past the database's integers
+    name no suite: they are left to the lookup."""
+    if isinstance(reference, bool):
+        return None
+    if isinstance(reference, float):
+        return int(reference) if reference.is_integer() else None  # not inf, nor NaN
+    if isinstance(reference, str):
+        digits = reference.strip()
+        return int(digits) if digits.isascii() and digits.isdigit() and len(digits) < 20 else None
+    return reference
+
+
+def _suite(user, suite_id: int) -> tuple[Suite | None, tuple[int, str] | None]:
+    """The suite of the id, if the user may send it runs; else why not."""
+    suite = Suite.objects.select_related("team").filter(pk=suite_id).first()
     if suite is None or not permissions.can_view_suite(user, suite):
-        return None, (NOT_FOUND, f"{SUITE} {pk}: no such suite")
+        return None, (NOT_FOUND, f"{SUITE} {suite_id}: no such suite")
     if not permissions.can_edit_suite(user, suite):
-        return None, (FORBIDDEN, f"{SUITE} {pk}: only the suite's editors and admins send runs")
+        return None, (
+            FORBIDDEN,
+            f"{SUITE} {suite_id}: only the suite's editors and admins send runs",
+        )
     return suite, None
 
 
 def _text(value) -> str:
-    return "" if value is None else str(value)
+    """An attribute's value as text, without NUL characters (no text column of PostgreSQL
+    holds them; an uploaded run's case key loses them too)."""
+    return "" if value is None else str(value).replace("\0", "")
 
 
 def _store(rows: list[tuple], user) -> Counter:
@@ -218,26 +287,42 @@ def _store(rows: list[tuple], user) -> Counter:
         spans, over_cap = _within_caps(rows, traces)
         if not _insert_spans(spans):
             _recount(traces.values())  # some were stored by a racing export after all
-        for trace in traces.values():
-            trace.received, trace.pending = now, True
+        _save_counts(traces.values())
+        touched = sorted(trace.pk for trace in traces.values())
+        Trace.objects.filter(pk__in=touched).update(received=now, pending=True)
         # A root over the cap has still arrived: the trace waits the grace period, not the
         # rootless wait, and is made into a run of the spans it holds.
         rooted = {traces[row[0], row[2]].pk for row in rows if row[4]}
-        Trace.objects.bulk_update(
-            traces.values(), ["received", "pending", "span_count", "span_bytes"]
-        )
         if rooted:
             Trace.objects.filter(pk__in=rooted).update(has_root=True)
-        touched = sorted(trace.pk for trace in traces.values())
         transaction.on_commit(lambda: schedule(touched))
     return over_cap
+
+
+def _save_counts(traces) -> None:
+    """Write the traces' span counts and bytes, a statement for many traces: ``bulk_update``
+    writes a CASE of every row for each, which cost a second for a thousand traces."""
+    table = connection.ops.quote_name(Trace._meta.db_table)
+    pk = connection.ops.quote_name(Trace._meta.pk.column)
+    rows = [(trace.pk, trace.span_count, trace.span_bytes) for trace in traces]
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), COUNTS_BATCH):
+            batch = rows[start : start + COUNTS_BATCH]
+            values = ", ".join(["(%s, %s, %s)"] * len(batch))
+            cursor.execute(
+                f"UPDATE {table} SET span_count = counts.column2, span_bytes = counts.column3 "
+                f"FROM (VALUES {values}) AS counts WHERE {table}.{pk} = counts.column1",
+                [value for row in batch for value in row],
+            )
 
 
 def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]:
     """The rows of spans to insert (new, and within their trace's caps; their traces'
     counts updated), and the spans over a cap by reason."""
     max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
-    existing = stored_spans({trace.pk for trace in traces.values()})
+    # Only traces that hold spans are looked in: a trace's count is kept with its spans.
+    sent = ((traces[row[0], row[2]], row[3]) for row in rows)
+    existing = stored_spans({(trace.pk, span_id) for trace, span_id in sent if trace.span_count})
     new: dict[tuple[int, str], tuple] = {}
     over_cap = Counter()
     for suite_id, _, trace_id, span_id, _, start, case, value, data in rows:
@@ -286,10 +371,21 @@ def _recount(traces) -> None:
         trace.span_count, trace.span_bytes = by_trace.get(trace.pk, (0, 0))
 
 
-def stored_spans(trace_pks: set[int]) -> set[tuple[int, str]]:
-    """(trace, span id) of every span of these traces already stored."""
-    spans = TraceSpan.objects.filter(trace_id__in=trace_pks)
-    return set(spans.values_list("trace_id", "span_hex"))
+def stored_spans(spans: set[tuple[int, str]]) -> set[tuple[int, str]]:
+    """Those of the spans, (trace, span id), that are stored already: looked up by their
+    ids, so that the work is the export's, however many spans its traces hold."""
+    spans = sorted(spans)
+    found = set()
+    for start in range(0, len(spans), LOOKUP_BATCH):
+        by_trace = defaultdict(list)
+        for trace_pk, span_hex in spans[start : start + LOOKUP_BATCH]:
+            by_trace[trace_pk].append(span_hex)
+        query = reduce(
+            operator.or_,
+            (Q(trace_id=pk, span_hex__in=span_ids) for pk, span_ids in by_trace.items()),
+        )
+        found.update(TraceSpan.objects.filter(query).values_list("trace_id", "span_hex"))
+    return found
 
 
 # --- when traces are assembled ---------------------------------------------------------------

@@ -6,6 +6,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from cases import services
+from scoring.live import traces
 from tests.support.producers import SUITE
 
 
@@ -27,3 +28,10 @@ def client_of():
 @pytest.fixture
 def sender(client_of, editor):
     return client_of(editor)
+
+
+@pytest.fixture
+def assembled_when_told(settings, monkeypatch):
+    """No grace period, and no timer thread: ``assemble_due()`` is called by the test."""
+    settings.CASEBOOK_TRACE_GRACE_SECONDS = 0
+    monkeypatch.setattr(traces.embedded_timer, "wake_in", lambda seconds: None)

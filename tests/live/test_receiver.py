@@ -5,7 +5,6 @@ are the live tests')."""
 
 from __future__ import annotations
 
-import base64
 import gzip
 import io
 import json
@@ -13,12 +12,7 @@ import json
 import pytest
 from django.core.management import call_command
 from django.test import TestCase
-from google.protobuf.json_format import MessageToDict, ParseDict
-from google.rpc.status_pb2 import Status
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from cases import services
@@ -28,61 +22,21 @@ from scoring.models import Status as SubmissionStatus
 from tests.support.otlp_data import (
     ENDPOINT,
     FIXTURE_SPANS,
+    PROTOBUF,
     ROOT_SPAN,
     SPANS_LINE,
     TOKYO_SPAN,
+    answer_of,
+    assemble_due,
     export,
     live_reports,
+    post,
+    status_of,
     string_attribute,
     uploaded_reports,
 )
 
-pytestmark = pytest.mark.django_db
-
-PROTOBUF = "application/x-protobuf"
-
-
-@pytest.fixture(autouse=True)
-def assembled_when_told(settings, monkeypatch):
-    """No grace period, and no timer thread: ``assemble_due()`` is called by the test."""
-    settings.CASEBOOK_TRACE_GRACE_SECONDS = 0
-    monkeypatch.setattr(traces.embedded_timer, "wake_in", lambda seconds: None)
-
-
-def assemble_due() -> int:
-    """Assemble what is due, and run the scoring it enqueues (in this process)."""
-    with TestCase.captureOnCommitCallbacks(execute=True):
-        return traces.assemble_due()
-
-
-def post(client, request: ExportTraceServiceRequest, *, as_json=False, hex_ids=True, **headers):
-    if as_json:
-        document = MessageToDict(request)
-        if hex_ids:
-            for resource in document.get("resourceSpans", []):
-                for scope in resource["scopeSpans"]:
-                    for span in scope["spans"]:
-                        for key in ("traceId", "spanId", "parentSpanId"):
-                            if key in span:
-                                span[key] = base64.b64decode(span[key]).hex()
-        body, content_type = json.dumps(document).encode(), "application/json"
-    else:
-        body, content_type = request.SerializeToString(), PROTOBUF
-    if headers.pop("gzipped", False):
-        body = gzip.compress(body)
-        headers["HTTP_CONTENT_ENCODING"] = "gzip"
-    return client.post(ENDPOINT, data=body, content_type=content_type, **headers)
-
-
-def answer_of(response) -> ExportTraceServiceResponse:
-    assert response["Content-Type"] == PROTOBUF
-    return ExportTraceServiceResponse.FromString(response.content)
-
-
-def status_of(response) -> Status:
-    if response["Content-Type"] == "application/json":
-        return ParseDict(json.loads(response.content), Status())
-    return Status.FromString(response.content)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("assembled_when_told")]
 
 
 def live_submission(suite, label="") -> Submission:
@@ -132,7 +86,7 @@ def test_an_export_sent_twice_keeps_each_span_once(sender, suite):
 def test_a_span_an_export_racing_this_one_stored_first_is_kept_once(sender, suite, monkeypatch):
     post(sender, export(suite.pk, spans={0}))
     # The other export's spans were stored after this one looked: its COPY fails on them.
-    monkeypatch.setattr(traces, "stored_spans", lambda trace_pks: set())
+    monkeypatch.setattr(traces, "stored_spans", lambda spans: set())
     assert post(sender, export(suite.pk)).status_code == 200
     assert TraceSpan.objects.count() == len(FIXTURE_SPANS)
 
@@ -428,7 +382,7 @@ def test_a_capped_trace_whose_root_was_rejected_is_still_made_into_a_run(sender,
 
 def test_a_racing_exports_spans_are_counted_once(sender, suite, monkeypatch):
     post(sender, export(suite.pk, spans={0}))
-    monkeypatch.setattr(traces, "stored_spans", lambda trace_pks: set())
+    monkeypatch.setattr(traces, "stored_spans", lambda spans: set())
     post(sender, export(suite.pk))
     trace = Trace.objects.get()
     stored = [bytes(data) for data in trace.spans.values_list("data", flat=True)]

@@ -1,10 +1,13 @@
 """Shared by the tests of ``/otlp/v1/traces`` (tests/live, tests/ingest/pipeline/test_otlp.py):
-exports made from the spans the real SDK wrote (tests/fixtures/otel/otlp.jsonl), the agent
-process that exports its own (tests/fixtures/producers/otlp_agent.py), and the reports the
-same spans get when uploaded as a file."""
+exports made from the spans the real SDK wrote (tests/fixtures/otel/otlp.jsonl), sent and
+their answers read, the agent process that exports its own
+(tests/fixtures/producers/otlp_agent.py), and the reports the same spans get when uploaded
+as a file."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import io
 import json
 import os
@@ -14,17 +17,23 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from django.test import TestCase
-from google.protobuf.json_format import ParseDict
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from google.protobuf.json_format import MessageToDict, ParseDict
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 
 from scoring.ingest.pipeline import create_submission
+from scoring.live import traces
 from scoring.models import Result, Submission
 from tests.support.producers import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "tests/fixtures/producers/otlp_agent.py"
 ENDPOINT = "/otlp/v1/traces"
+PROTOBUF = "application/x-protobuf"
 # One run of the weather agent, as the SDK exported it: an agent span, two chat spans and
 # two tool spans (the case key "weather", content captured).
 SPANS_LINE = json.loads((FIXTURES / "otel/otlp.jsonl").read_text())
@@ -75,6 +84,51 @@ TOKYO_SPAN = next(
     for k, span in enumerate(FIXTURE_SPANS)
     if span.get("status", {}).get("code") == "STATUS_CODE_ERROR"
 )
+
+
+def post(client, request: ExportTraceServiceRequest, *, as_json=False, hex_ids=True, **headers):
+    body, content_type = body_of(request, as_json=as_json, hex_ids=hex_ids)
+    if headers.pop("gzipped", False):
+        body = gzip.compress(body)
+        headers["HTTP_CONTENT_ENCODING"] = "gzip"
+    return client.post(ENDPOINT, data=body, content_type=content_type, **headers)
+
+
+def body_of(
+    request: ExportTraceServiceRequest, *, as_json=False, hex_ids=True
+) -> tuple[bytes, str]:
+    """The body of an export, and its content type: protobuf, or OTLP/JSON (its ids in hex
+    as OTLP/JSON writes them, or in base64 as protobuf's JSON mapping does)."""
+    if not as_json:
+        return request.SerializeToString(), PROTOBUF
+    document = MessageToDict(request)
+    if hex_ids:
+        for resource in document.get("resourceSpans", []):
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if key in span:
+                            span[key] = base64.b64decode(span[key]).hex()
+    return json.dumps(document).encode(), "application/json"
+
+
+def answer_of(response) -> ExportTraceServiceResponse:
+    if response["Content-Type"] == "application/json":
+        return ParseDict(json.loads(response.content), ExportTraceServiceResponse())
+    assert response["Content-Type"] == PROTOBUF
+    return ExportTraceServiceResponse.FromString(response.content)
+
+
+def status_of(response) -> Status:
+    if response["Content-Type"] == "application/json":
+        return ParseDict(json.loads(response.content), Status())
+    return Status.FromString(response.content)
+
+
+def assemble_due() -> int:
+    """Assemble what is due, and run the scoring it enqueues (in this process)."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return traces.assemble_due()
 
 
 def uploaded_reports(suite, user, lines: Iterable[dict]) -> list[dict]:
