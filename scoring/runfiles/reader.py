@@ -26,6 +26,7 @@ element by element.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -49,6 +50,8 @@ from scoring.matcher import (
     parse_json,
 )
 from scoring.runfiles.casefield import root_field, with_case_from
+
+logger = logging.getLogger(__name__)
 
 _BOM = b"\xef\xbb\xbf"
 _PEEK_BYTES = 4096
@@ -425,8 +428,8 @@ class RecordReader:
                     name = detect_format(value)
                 canonical = to_canonical(value, name)
                 run = self._load(canonical)
-            except InvalidInput as exc:
-                problems = tuple(_located(unit, number, p) for p in exc.problems)
+            except Exception as exc:  # see _problems_of
+                problems = _problems_of(exc, unit, number)
                 yield RunLine(number, problems=problems, unit=unit, format=name)
                 continue
             yield RunLine(number, run=run, canonical=canonical, unit=unit, format=name)
@@ -450,8 +453,8 @@ class RecordReader:
                         sample = with_case_from(sample, self.case_field)
                     canonical = inspect_ai.convert(object_at(sample, ""), model=model)
                     run = self._load(canonical)
-                except InvalidInput as exc:
-                    problems = tuple(_located(SAMPLE, position, p) for p in exc.problems)
+                except Exception as exc:  # see _problems_of
+                    problems = _problems_of(exc, SAMPLE, position)
                     yield RunLine(position, problems=problems, unit=SAMPLE)
                     continue
                 yield RunLine(
@@ -459,6 +462,16 @@ class RecordReader:
                 )
         except InvalidInput as exc:  # the document itself is broken (or has no samples)
             yield RunLine(position + 1, problems=exc.problems, unit=SAMPLE)
+
+
+def _problems_of(exc: Exception, unit: str, position: int) -> tuple[Problem, ...]:
+    """The problems of the record at ``position`` that raised ``exc``. An importer raises
+    only ``InvalidInput`` (the fuzz tests hold them to it); anything else is a bug, logged,
+    and still that record's problem alone: the rest of the file is read."""
+    if not isinstance(exc, InvalidInput):
+        logger.exception("reading %s %d of a run file", unit, position)
+        exc = InvalidInput.single("", "Casebook could not read this record (a bug, logged)")
+    return tuple(_located(unit, position, p) for p in exc.problems)
 
 
 def _located(unit: str, position: int, problem: Problem) -> Problem:

@@ -155,3 +155,31 @@ def test_a_stored_archive_is_told_by_its_signature_wherever_its_first_newline_fa
     items, _, _, _ = read_as_upload(data, max_line_bytes=MiB)
 
     assert [item.run.case for item in items] == ["long", "b"]
+
+
+def test_a_record_an_importer_fails_on_is_that_records_problem_alone(monkeypatch, caplog):
+    """Importers raise only ``InvalidInput`` (tests/importers/test_fuzz.py); were one to
+    raise anything else, the rest of the file is still read and the bug logged."""
+    from scoring.runfiles import reader
+
+    real = reader.to_canonical
+
+    def to_canonical(value, name):
+        if value.get("case") == "bug":
+            raise TypeError("unhashable type: 'list'")
+        return real(value, name)
+
+    monkeypatch.setattr(reader, "to_canonical", to_canonical)
+    lines = RUN + json.dumps({"case": "bug", "batches": []}).encode() + b"\n" + RUN
+
+    items = list(read_run_lines(io.BytesIO(lines)))
+
+    assert [(item.line, item.run is not None) for item in items] == [
+        (1, True),
+        (2, False),
+        (3, True),
+    ]
+    assert (
+        str(items[1].problems[0]) == "line 2: Casebook could not read this record (a bug, logged)"
+    )
+    assert "unhashable type" in caplog.text

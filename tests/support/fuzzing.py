@@ -19,7 +19,9 @@ from scoring.importers import detect_format, to_canonical
 from scoring.matcher import InvalidInput, load_run, parse_json
 from scoring.runfiles.reader import MAX_DEPTH
 from tests.importers.examples import LINES
-from tests.support import FIXTURES
+from tests.support import FIXTURES, ROOT, tau_bench
+
+DEMO_RUNS = ROOT / "cases" / "demo" / "assistant.runs.jsonl"
 
 FIXTURE_FILES = [
     "openai/chat_completions.jsonl",
@@ -35,11 +37,13 @@ FIXTURE_FILES = [
 
 
 def seed_lines() -> list[dict]:
+    """Real lines of every format: the examples, three lines of each producer's fixture and
+    of the demo's canonical runs, and two τ-bench results as the benchmark writes them."""
     seeds = [{"case": "weather", **make()} for make in LINES.values()]
-    for name in FIXTURE_FILES:
-        with open(FIXTURES / name, encoding="utf-8") as lines:
+    for path in [*(FIXTURES / name for name in FIXTURE_FILES), DEMO_RUNS]:
+        with open(path, encoding="utf-8") as lines:
             seeds.extend(json.loads(line) for _, line in zip(range(3), lines, strict=False))
-    return seeds
+    return seeds + tau_bench.RECORDS[:2]
 
 
 SEEDS = seed_lines()
