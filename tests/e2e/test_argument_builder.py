@@ -106,3 +106,32 @@ def test_a_misspelt_argument_is_warned_about_as_it_is_typed(
     # a warning, not an error: the case still saves
     save(page)
     expect(page.get_by_text("Saved case warm")).to_be_visible()
+
+
+def test_a_value_field_shows_its_underscores_at_1x(page, live_server, user, password, suite):
+    """An underscore reaches below the font's descent; a one-line field whose text box was
+    only the font's height, rounded down at 1x pixel density, cut it off."""
+    sign_in(page, live_server, user.username, password)
+    case = suite.cases.get()
+    page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
+    page.get_by_role("button", name="+ Expected call").click()
+    page.get_by_label("Tool of expected call 0").fill("set_thermostat")
+    card = page.locator("#call-0")
+    card.get_by_label("room matcher").select_option("exact")
+    value = card.get_by_label("room value")
+    value.fill("living_room_2")
+    below, underscore = value.evaluate(
+        """field => {
+            const style = getComputedStyle(field);
+            const context = document.createElement("canvas").getContext("2d");
+            context.font = `${style.fontSize} ${style.fontFamily}`;
+            const metrics = context.measureText(field.value);
+            const padding = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom);
+            const descent = metrics.fontBoundingBoxDescent;
+            const font = metrics.fontBoundingBoxAscent + descent;
+            // The text is centred in the box: the room below its baseline.
+            const below = (field.clientHeight - padding - font) / 2 + descent;
+            return [below, metrics.actualBoundingBoxDescent];
+        }"""
+    )
+    assert below >= underscore
