@@ -9,6 +9,7 @@ from .report import (
     COUNT,
     DEPENDENCY,
     EXTRA_CALL,
+    MISSING_CALL,
     NO_CALL,
     ORDER,
     Cause,
@@ -135,7 +136,7 @@ class _Explainer:
 
     def explain(self, e: ExpectedCall) -> tuple[Call | None, str, Cause]:
         """The recorded call to look at, why ``e`` was not credited, and the cause."""
-        same_name = self.view.named(e.key)
+        same_name = self.view.indices(e.key)
         if not same_name:
             return (*self._no_call_named(e), Cause(NO_CALL, e.name))
         if not self.candidates[e.index]:
@@ -152,22 +153,53 @@ class _Explainer:
             )
         return None, f"no call of {e.name}; {self.view.names_called()}"
 
-    def _arguments_differ(self, e: ExpectedCall, same_name: list[Call]) -> tuple[Call, str, Cause]:
-        # Nearest: fewest differing arguments, then a call no other expected call took.
-        n = min(
-            self.view.indices(e.key),
-            key=lambda n: (e.arguments.mismatches(self.calls[n].arguments), n in self.owner, n),
-        )
+    def _arguments_differ(
+        self, e: ExpectedCall, same_name: list[int]
+    ) -> tuple[Call | None, str, Cause]:
+        # A call credited to another expected call is not a wrong attempt at this one: the
+        # nearest is drawn from the free calls only (docs/matcher.md, "Missing calls are
+        # missing"), and with none free this expected call is missing.
+        free = [n for n in same_name if n not in self.owner]
+        taken = len(same_name) - len(free)
+        if not free:
+            return None, self._none_left(e, same_name), Cause(MISSING_CALL, e.name)
+        n = min(free, key=lambda n: (e.arguments.mismatches(self.calls[n].arguments), n))
         nearest = self.calls[n]
         differences = e.arguments.differences(nearest.arguments)
-        where = f"{e.name} was called in batch {nearest.batch}"
-        if len(same_name) > 1:
+        if len(same_name) == 1:
+            where = f"{e.name} was called in batch {nearest.batch}"
+        elif not taken:
             where = (
                 f"{len(same_name)} calls of {e.name}, none with these arguments; "
                 f"the nearest, in batch {nearest.batch}"
             )
+        else:
+            credited = (
+                "1 is credited to another expected call"
+                if taken == 1
+                else f"{taken} are credited to other expected calls"
+            )
+            others = "the other one" if len(free) == 1 else f"the nearest of the other {len(free)}"
+            where = (
+                f"{len(same_name)} calls of {e.name}, none with these arguments; {credited} "
+                f"({self._holders(same_name)}); {others}, in batch {nearest.batch}"
+            )
         cause = e.arguments.cause(e.name, nearest.arguments, differences)
         return nearest, f"{where}: {'; '.join(differences)}", cause
+
+    def _none_left(self, e: ExpectedCall, same_name: list[int]) -> str:
+        calls = "1 call" if len(same_name) == 1 else f"{len(same_name)} calls"
+        each = "" if len(same_name) == 1 else " each"
+        return (
+            f"{calls} of {e.name},{each} credited to another expected call "
+            f"({self._holders(same_name)}); none left for this one"
+        )
+
+    def _holders(self, indices: list[int]) -> str:
+        """The expected calls credited with the recorded calls ``indices``, in case order."""
+        return ", ".join(
+            f"#{slot}" for slot in sorted(self.owner[n] for n in indices if n in self.owner)
+        )
 
     def _not_creditable(self, e: ExpectedCall) -> tuple[Call, str, str]:
         """The call to look at, the cause kind and the reason, for an expected call some
@@ -193,7 +225,7 @@ class _Explainer:
             if conflict is not None:
                 return self.calls[r], *conflict
         if taken and len(taken) == len(self.candidates[i]):
-            holders = ", ".join(f"#{self.owner[r]}" for r in taken)
+            holders = self._holders(taken)
             call = self.calls[taken[0]]
             noun = "its matching call" if len(taken) == 1 else f"all {len(taken)} matching calls"
             return (

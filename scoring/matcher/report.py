@@ -9,6 +9,7 @@ PASS, FAIL, ERROR = "pass", "fail", "error"
 
 # Cause kinds (docs/formats.md#cause): why a predicate failed, for grouping failures.
 NO_CALL = "no_call"
+MISSING_CALL = "missing_call"
 ARGUMENT_VALUE = "argument_value"
 ARGUMENT_MISSING = "argument_missing"
 ARGUMENT_UNEXPECTED = "argument_unexpected"
@@ -24,6 +25,7 @@ RUN_ERROR = "run_error"
 # Each cause kind in words, for pages and summaries.
 CAUSE_WORDS = {
     NO_CALL: "never called",
+    MISSING_CALL: "missing call",
     ARGUMENT_VALUE: "wrong argument value",
     ARGUMENT_MISSING: "argument missing",
     ARGUMENT_UNEXPECTED: "argument not allowed",

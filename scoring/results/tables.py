@@ -168,9 +168,13 @@ ROW_FIELDS = (
 
 # The matcher's reason for a call whose arguments differ starts by saying where the nearest
 # call was ("update_reservation_flights was called in batch 4: ", "2 calls of …; the
-# nearest, in batch 4: "); the differences after it are what a reviewer scans for.
+# nearest, in batch 4: ", "3 calls of …; 1 is credited to another expected call (#0); the
+# other one, in batch 4: "; docs/matcher.md#why-an-expected-call-was-not-credited); the
+# differences after it are what a reviewer scans for.
 _WHERE_NEAREST = re.compile(
-    r"^(?:\d+ calls of .+?, none with these arguments; the nearest, in batch \d+"
+    r"^(?:\d+ calls of .+?, none with these arguments; "
+    r"(?:\d+ (?:is|are) credited to .+?; )?"
+    r"(?:the nearest|the nearest of the other \d+|the other one), in batch \d+"
     r"|.+? was called in batch \d+): ",
     re.DOTALL,
 )

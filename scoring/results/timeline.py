@@ -4,9 +4,10 @@ recorded calls, batch by batch.
 A recorded call and the expected call credited with it share a row. An expected call that
 was not credited gets a row of its own just below the recorded call the report names as its
 nearest, with the report's reason and an argument-by-argument comparison with that call;
-one with no call to compare with (the tool was never called, or the run is not scored)
-comes after the batches. Recorded calls credited to nothing are marked: as failures when the
-case forbids extra calls, quietly when it allows them.
+one with no call to compare with (the tool was never called, each of its calls is credited
+to another expected call, or the run is not scored) comes after the batches. Recorded calls
+credited to nothing are marked: as failures when the case forbids extra calls, quietly when
+it allows them.
 
 A run with a transcript (docs/formats.md#transcripts) is also shown as its conversation: the
 turns in order, each batch of calls (with its rows) at the assistant turn that emitted it.
@@ -115,7 +116,8 @@ class Turn:
 @dataclass(frozen=True)
 class Timeline:
     batches: tuple[TimelineBatch, ...]
-    # Expected calls with no recorded call beside them: never called, or not scored.
+    # Expected calls with no recorded call beside them: never called, missing (each call of
+    # the tool credited to another expected call), or not scored.
     unplaced: tuple[TimelineRow, ...]
     expected: int
     credited: int

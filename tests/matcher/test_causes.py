@@ -105,6 +105,13 @@ WEATHER = expected("get_weather", {"city": "Paris"})
             id="one call for two expected calls",
         ),
         pytest.param(
+            {"expected_calls": [expected("a", {"x": 1}), expected("a", {"x": 2})]},
+            [[call("a", {"x": 1})]],
+            {},
+            [cause("missing_call", "a")],
+            id="every call of the tool credited to another expected call",
+        ),
+        pytest.param(
             {"expected_calls": [expected("a")], "extra_calls": "forbid"},
             [[call("a"), call("rm")]],
             {},

@@ -5,7 +5,9 @@ import time
 
 import pytest
 
+from scoring.importers import to_canonical
 from scoring.matcher import load_run, load_suite, parse_json, parse_suite_document, score
+from tests.support import tau_bench
 
 from .builders import (
     call,
@@ -509,11 +511,17 @@ FAILURES = {
     "duplicates exhausted": ([expected("f"), expected("f")], [[call("f")]]),
     "null arguments": ([expected("f", {"x": 1})], [[null_call("f")]]),
     "no calls at all": ([expected("f"), expected("g", depends_on_result=True)], []),
+    "its only call credited to another": (
+        [expected("f", {"x": 1}), expected("f", {"x": 2})],
+        [[call("f", {"x": 1})]],
+    ),
 }
 
 
 @pytest.mark.parametrize("scenario", list(FAILURES))
-def test_every_failed_expected_call_has_a_detail_and_a_nearest_call_of_that_name(scenario):
+def test_every_failed_expected_call_has_a_detail_and_a_nearest_call_of_that_name_if_free(
+    scenario,
+):
     expected_calls, batches = FAILURES[scenario]
     case = make_case(expected_calls=expected_calls)
     run = make_run(batches)
@@ -526,7 +534,9 @@ def test_every_failed_expected_call_has_a_detail_and_a_nearest_call_of_that_name
         assert result.detail, result
         name = case.expected_calls[result.index].name
         same_name = [c.at for c in run.calls if c.name == name]
-        if same_name:
+        if result.cause.kind == "missing_call":  # every call of that name is another's
+            assert result.nearest is None
+        elif same_name:
             assert result.nearest in same_name, (result, same_name)
         data = result.to_dict()
         assert "nearest" in data
@@ -574,6 +584,98 @@ def test_nearest_prefers_the_call_of_that_name_that_differs_least():
     (result,) = expected_call_results(report)
     assert result.nearest == (1, 0)
     assert "c" in result.detail
+
+
+# --- missing calls: a call credited to another expected call is not a wrong attempt ---------
+
+
+def test_an_expected_call_whose_tool_calls_are_all_credited_elsewhere_is_missing():
+    report = score_case(
+        {
+            "expected_calls": [
+                expected("update", {"id": "A"}),
+                expected("update", {"id": "B"}),
+                expected("update", {"id": "C"}),
+            ]
+        },
+        [[call("update", {"id": "A"})], [call("update", {"id": "B"})]],
+    )
+    missing = expected_call_results(report)[2].to_dict()
+    assert missing["nearest"] is None
+    assert missing["detail"] == (
+        "2 calls of update, each credited to another expected call (#0, #1); none left for this one"
+    )
+    assert missing["cause"] == {"kind": "missing_call", "tool": "update", "argument": None}
+
+
+def test_a_single_call_credited_elsewhere_leaves_nothing_for_an_earlier_expected_call():
+    # #0 is not satisfied by the call; #1 is, and is credited with it.
+    report = score_case(
+        {"expected_calls": [expected("f", {"x": 2}), expected("f", {"x": 1})]},
+        [[call("f", {"x": 1})]],
+    )
+    missing = expected_call_results(report)[0]
+    assert missing.detail == (
+        "1 call of f, credited to another expected call (#1); none left for this one"
+    )
+    assert missing.cause.kind == "missing_call"
+
+
+def test_the_nearest_call_is_drawn_only_from_calls_credited_to_nothing():
+    # The call credited to #0 differs from #1 in one argument, the free one in two: the
+    # free one is still the one compared, with an argument cause.
+    report = score_case(
+        {
+            "expected_calls": [
+                expected("f", {"a": 1, "b": 1}),
+                expected("f", {"a": 1, "b": 2}),
+            ]
+        },
+        [[call("f", {"a": 1, "b": 1})], [call("f", {"a": 9, "b": 9})]],
+    )
+    result = expected_call_results(report)[1]
+    assert result.nearest == (1, 0)
+    assert result.detail == (
+        "2 calls of f, none with these arguments; 1 is credited to another expected call "
+        "(#0); the other one, in batch 1: a: expected 1, got 9; b: expected 2, got 9"
+    )
+    assert result.cause.kind == "argument_value"
+    assert result.cause.argument == "a"
+
+
+def test_with_several_free_calls_the_nearest_of_them_is_named():
+    report = score_case(
+        {"expected_calls": [expected("f", {"a": 1}), expected("f", {"a": 2, "b": 2})]},
+        [[call("f", {"a": 1})], [call("f", {"a": 3, "b": 3})], [call("f", {"a": 3, "b": 2})]],
+    )
+    result = expected_call_results(report)[1]
+    assert result.nearest == (2, 0)
+    assert result.detail == (
+        "3 calls of f, none with these arguments; 1 is credited to another expected call "
+        "(#0); the nearest of the other 2, in batch 2: a: expected 2, got 3"
+    )
+
+
+def test_tau_bench_task_2_trial_0_misses_three_updates_rather_than_getting_their_ids_wrong():
+    # The agent updated 2 of the 5 reservations; each update is credited to the expected
+    # call it satisfies (#0, #1), and the other three were never made.
+    suite = load_suite(tau_bench.suite_document(prefix=""))
+    (record,) = [r for r in tau_bench.RECORDS if r["task_id"] == 2 and r["trial"] == 0]
+    line = tau_bench.run_line(record, case="2")
+    report = score(suite.case("2"), load_run(to_canonical(line)))
+    results = expected_call_results(report)
+    assert [r.matched for r in results] == [(4, 0), (5, 0), None, None, None]
+    for result in results[2:]:
+        assert result.to_dict()["nearest"] is None
+        assert result.detail == (
+            "2 calls of update_reservation_flights, each credited to another expected call "
+            "(#0, #1); none left for this one"
+        )
+        assert result.cause.to_dict() == {
+            "kind": "missing_call",
+            "tool": "update_reservation_flights",
+            "argument": None,
+        }
 
 
 # --- labels and predicate order --------------------------------------------------------------

@@ -349,7 +349,7 @@ def test_the_summary_links_to_the_groups_and_each_group_to_its_runs(as_user, vie
         '#runs-section">' in groups
     )
     assert (
-        f'<a href="/submissions/{scored.pk}/?cause=argument_value%3Aget_weather'
+        f'<a href="/submissions/{scored.pk}/?cause=missing_call%3Aget_weather'
         '#runs-section" class="group-title">' in groups
     )
 
@@ -500,11 +500,11 @@ def test_csv_lists_the_filtered_runs_with_the_table_columns(as_user, viewer, edi
             "verdict": "fail",
             "tags": "weather parallel",
             "failing predicates": f'{TOKYO}\nfinal text contains "Tokyo"',
-            "reasons": 'get_weather was called in batch 0: city: expected "Tokyo", got "Paris"\n'
-            'the final text does not contain it: "Paris only"',
-            "cause kinds": "argument_value\nfinal_text",
+            "reasons": "1 call of get_weather, credited to another expected call (#0); "
+            'none left for this one\nthe final text does not contain it: "Paris only"',
+            "cause kinds": "missing_call\nfinal_text",
             "cause tools": "get_weather\n",
-            "cause arguments": "city\n",
+            "cause arguments": "\n",
             "review": "flaky",
             "labels": "",
             "assignee": "eddie-editor",

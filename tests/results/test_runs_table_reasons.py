@@ -60,6 +60,21 @@ def summary(row: str) -> str:
             "nonfree_baggages: expected 0, got 1",
             "nonfree_baggages: expected 0, got 1",
         ),
+        (
+            "3 calls of search_direct_flight, none with these arguments; 1 is credited to "
+            "another expected call (#1); the nearest of the other 2, in batch 2: "
+            'date: expected "a", got "b"',
+            'date: expected "a", got "b"',
+        ),
+        (
+            "2 calls of f, none with these arguments; 1 is credited to another expected call (#0); "
+            "the other one, in batch 3: x: expected 1, got 2",
+            "x: expected 1, got 2",
+        ),
+        (
+            "2 calls of f, each credited to another expected call (#0, #1); none left for this one",
+            None,
+        ),
         # Where the nearest call was is all the reason says: kept whole.
         (
             "no call of f; F was called in batch 3, but tool names must match exactly",
@@ -78,9 +93,12 @@ def test_a_failing_run_shows_its_first_reason_and_lists_every_failure_when_opene
     html = text(as_user(viewer).get(url(scored), {"case": "weather-two-cities"}))
     passed, failed, _ = rows(html)
     assert "<details>" not in passed
+    # Paris's call is credited to #0: none is left for Tokyo, which is missing.
+    missing = (
+        "1 call of get_weather, credited to another expected call (#0); none left for this one"
+    )
     assert summary(failed) == (
-        '<span class="reason" title="get_weather: city: expected &quot;Tokyo&quot;, got '
-        '&quot;Paris&quot;">city: expected &quot;Tokyo&quot;, got &quot;Paris&quot;</span> '
+        f'<span class="reason" title="get_weather: {missing}">{missing}</span> '
         '<span class="small muted">+1 more</span>'
     )
     opened = failed[failed.index("</summary>") :]
@@ -89,10 +107,7 @@ def test_a_failing_run_shows_its_first_reason_and_lists_every_failure_when_opene
         "get_weather(city=&quot;Tokyo&quot;)",
         "final text contains &quot;Tokyo&quot;",
     ]
-    assert (
-        "wrong argument value:</span> get_weather was called in batch 0: city: expected "
-        "&quot;Tokyo&quot;, got &quot;Paris&quot;" in opened
-    )
+    assert f"missing call:</span> {missing}" in opened
     assert "final text:</span> the final text does not contain it: &quot;Paris only&quot;" in opened
     # Each predicate still leads to the runs failing it.
     assert "?case=weather-two-cities&amp;predicate=get_weather%28city%3D%22Tokyo%22%29" in opened

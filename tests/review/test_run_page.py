@@ -20,6 +20,7 @@ from scoring.results.filtersets import RunFilterSet
 from scoring.results.timeline import MISSED, build_timeline
 from scoring.review import queues
 from scoring.templatetags.runview import TREE_DEPTH
+from tests.support import tau_bench
 from tests.support.pages import HX, escaped, text
 
 # The states of an argument row, as the page names them (its CSS classes).
@@ -159,6 +160,36 @@ def test_an_expected_call_of_a_tool_never_called_comes_after_the_batches(suite, 
     assert [row.expected.name for row in timeline.unplaced] == ["file_exists", "delete_file"]
     assert "no call of file_exists; the run called ls" in timeline.unplaced[0].expected.detail
     assert all(row.nearest is None for row in timeline.unplaced)
+
+
+def test_tau_bench_task_2_trial_0_shows_the_three_updates_it_never_made_as_not_called(
+    as_user, viewer, team, admin, submit
+):
+    # The agent updated 2 of 5 reservations; each update is credited to the expected call it
+    # satisfies, so the other three are missing: not compared with a call #0 already has.
+    suite = services.create_suite(team, tau_bench.suite_document(prefix=""), admin)
+    (record,) = [r for r in tau_bench.RECORDS if r["task_id"] == 2 and r["trial"] == 0]
+    submission = submit(suite, [tau_bench.run_line(record, case="2")])
+    run = submission.runs.get()
+    html = page(as_user(viewer), submission, run)
+    assert "2 of 5 expected calls matched" in html
+    placed, unplaced = html.split('<section class="tl-batch unplaced">')
+    assert "tl-row missed" not in placed
+    assert '<h3 class="tl-batch-head">not called</h3>' in unplaced
+    missed = rows(unplaced)
+    assert [re.search(r'expected-(\d+)"', row)[1] for row in missed] == ["2", "3", "4"]
+    for row in missed:
+        assert (
+            '<p class="tl-detail">2 calls of update_reservation_flights, each credited to another '
+            "expected call (#0, #1); none left for this one</p>"
+        ) in row
+        assert "nearest recorded call" not in row
+        assert "argdiff" not in row
+    assert Result.objects.get(run=run).report["predicates"][3]["cause"] == {
+        "kind": "missing_call",
+        "tool": "update_reservation_flights",
+        "argument": None,
+    }
 
 
 def test_an_unscored_run_shows_its_expected_calls_unjudged(suite):
@@ -597,7 +628,6 @@ def tau_bench_timelines():
     run as the OpenAI Chat importer reads it (no report: placement needs none)."""
     from scoring.importers import to_canonical
     from scoring.matcher import load_suite
-    from tests.support import tau_bench
 
     tau_suite = load_suite(tau_bench.suite_document(prefix=""))
     for record in tau_bench.RECORDS:
