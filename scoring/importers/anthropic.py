@@ -7,8 +7,9 @@ Assistant content is a list of blocks. The ``tool_use`` blocks of one assistant 
 one batch (``input`` is already an object; ``id`` is the call's id). ``tool_result`` blocks,
 in the user message that follows, give each call's ``result`` and ``is_error``, joined by
 ``tool_use_id``. The final text is the text blocks of the last assistant message. Other
-block types (``thinking``, ``server_tool_use``, ...) are opaque steps and are skipped. A
-response cut off at the token limit (``stop_reason: "max_tokens"``) is an error.
+block types (``thinking``, ``server_tool_use``, ...) are opaque steps and are skipped. A last
+assistant message cut off at the token limit is an error (``stop_reason: "max_tokens"``, which
+a ``Message`` carries: alone on its line, as a pair's response, or in the messages list).
 """
 
 from collections.abc import Callable, Mapping
@@ -20,12 +21,12 @@ from scoring.matcher import InvalidInput, json_type
 from .common import (
     arguments_fields,
     content_text,
+    cut_off,
     envelope_fields,
     is_join_key,
     list_at,
     name_at,
     object_at,
-    truncation_error,
     turn,
     with_error,
     with_transcript,
@@ -82,10 +83,10 @@ def is_message(value: Any) -> bool:
 
 
 def convert(line: Mapping) -> dict:
-    messages, path_of, system, stop_reason = _conversation(line)
+    messages, path_of, system = _conversation(line)
     batches = []
     transcript = [turn("system", content_text(system))] if system is not None else []
-    last_content: Any = None
+    last: Mapping = {}  # the last assistant message
     awaiting: dict = {}  # tool_use id → (its call, its batch), until a tool_result answers it
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
@@ -94,7 +95,7 @@ def convert(line: Mapping) -> dict:
         if message.get("role") != "assistant":
             transcript.extend(_user_turns(message.get("role"), content, i, path_of, awaiting))
             continue
-        last_content = content
+        last = message
         calls = []
         if isinstance(content, list):  # else plain text content: no calls
             for j, block in enumerate(content):
@@ -114,21 +115,19 @@ def convert(line: Mapping) -> dict:
         )
     run = envelope_fields(line)
     run["batches"] = batches
-    run["final_text"] = content_text(last_content)
-    if stop_reason == "max_tokens":
-        with_error(run, truncation_error("stop_reason", "max_tokens"))
+    run["final_text"] = content_text(last.get("content"))
+    with_error(run, cut_off(last))
     return with_transcript(run, transcript)
 
 
-def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any, Any]:
-    """The line's messages (a ``Message`` line is one), what gives the path of each (only
-    wanted for a problem), its system prompt and the response's ``stop_reason`` (None for a
-    plain messages list)."""
+def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any]:
+    """The line's messages (a ``Message`` line is one; a pair's response is the last), what
+    gives the path of each (only wanted for a problem) and its system prompt."""
     if "messages" not in line and is_message(line):
-        return [line], lambda _: "", None, line.get("stop_reason")
+        return [line], lambda _: "", None
     if "messages" in line or "request" not in line:
         messages = list_at(line.get("messages"), "messages")
-        return messages, lambda i: f"messages[{i}]", line.get("system"), None
+        return messages, lambda i: f"messages[{i}]", line.get("system")
     request = object_at(line.get("request"), "request")
     messages = list_at(request.get("messages", []), "request.messages")
     response = object_at(line.get("response"), "response")
@@ -136,7 +135,7 @@ def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any, Any]:
     def path_of(i: int) -> str:
         return f"request.messages[{i}]" if i < len(messages) else "response"
 
-    return [*messages, response], path_of, request.get("system"), response.get("stop_reason")
+    return [*messages, response], path_of, request.get("system")
 
 
 def _content_path(where: str, j: int) -> str:

@@ -53,6 +53,36 @@ def with_meta(run: dict, extra: Mapping) -> dict:
     return run
 
 
+# How a model's response says it was cut off at the token limit (docs/formats.md#truncation):
+# the field that says why it stopped, and its values that mean the limit. OpenAI writes
+# ``length``; Anthropic ``max_tokens`` or ``model_context_window_exceeded``; Gemini
+# ``MAX_TOKENS`` (as ``finishReason``, or ``finish_reason`` in snake_case); Inspect
+# ``max_tokens`` or ``model_length``. OpenTelemetry's finish reasons carry whatever the
+# instrumentation passed on, so each provider's word is read there.
+_CUT_OFF = {
+    "finish_reason": frozenset({"length", "max_tokens", "MAX_TOKENS"}),
+    "finishReason": frozenset({"MAX_TOKENS"}),
+    "stop_reason": frozenset({"max_tokens", "model_context_window_exceeded", "model_length"}),
+}
+
+
+def is_cut_off(field: str, value: Any) -> bool:
+    """Whether ``value``, a stop or finish reason given as ``field``, is the token limit."""
+    return type(value) is str and value in _CUT_OFF.get(field, ())
+
+
+def cut_off(*carriers: Any) -> str | None:
+    """The run error when the final message of a run was cut off at the token limit, read
+    wherever it is said: on the message itself, or on what carries it (a choice, a
+    candidate, a response), each given in ``carriers``; None when none says so."""
+    for carrier in carriers:
+        if type(carrier) is dict or isinstance(carrier, Mapping):
+            for field in _CUT_OFF:
+                if is_cut_off(field, carrier.get(field)):
+                    return truncation_error(field, carrier[field])
+    return None
+
+
 def truncation_error(field: str, value: str) -> str:
     """The run error of a response cut off at the token limit, naming how the format says it."""
     return f"the response was cut off at the token limit ({field} {value})"

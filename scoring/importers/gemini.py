@@ -1,8 +1,10 @@
 """Google Gemini (docs/formats.md#gemini): a ``contents`` list, or a
 ``GenerateContentResponse`` (``candidates``, as google-genai's ``model_dump()`` or
 ``to_json_dict()`` writes it, in snake_case or camelCase; docs/formats.md#sdk-objects) whose
-first candidate's content is the one model turn; its ``finishReason`` ``MAX_TOKENS`` (the
-response was cut off) is an error.
+first candidate's content is the one model turn. A contents list may hold a candidate, or a
+whole response, where a content would be: it is read as its (first candidate's) content. A
+last model content cut off at the token limit (``finishReason`` ``MAX_TOKENS``, on the
+content or on the candidate it came in) is an error.
 
 The ``functionCall`` parts of one ``model`` content are one batch (the Python SDK writes
 ``function_call``; both are read); ``args`` is already an object. ``functionResponse``
@@ -21,12 +23,12 @@ from scoring.matcher import InvalidInput
 
 from .common import (
     arguments_fields,
+    cut_off,
     envelope_fields,
     is_join_key,
     list_at,
     name_at,
     object_at,
-    truncation_error,
     turn,
     with_error,
     with_transcript,
@@ -41,15 +43,20 @@ def detect(line: Mapping) -> bool:
 
 
 def convert(line: Mapping) -> dict:
-    located, finish = _conversation(line)
+    located = _conversation(line)
     batches: list[list[dict]] = []
     transcript: list = []
     final_text = None
+    last: tuple = ()  # the last model content, and the candidate it came in
     calls_by_id: dict = {}  # call id → (call, its batch)
     unanswered: dict[str, deque] = {}  # the latest model turn's calls by name, in order
-    for where, content in located:
-        parts = list_at(object_at(content, where).get("parts", []), f"{where}.parts")
+    for where, content, candidate in located:
+        content = object_at(content, where)
+        if candidate is None and "parts" not in content and "role" not in content:
+            where, content, candidate = _held(where, content)
+        parts = list_at(content.get("parts", []), f"{where}.parts")
         if content.get("role") == "model":
+            last = (content, candidate)
             calls, texts = [], []
             for j, part in enumerate(parts):
                 part_where = f"{where}.parts[{j}]"
@@ -84,28 +91,43 @@ def convert(line: Mapping) -> dict:
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = final_text
-    if finish and finish[1] == "MAX_TOKENS":
-        with_error(run, truncation_error(*finish))
+    with_error(run, cut_off(*last))
     return with_transcript(run, transcript)
 
 
-def _conversation(line: Mapping) -> tuple[list[tuple[str, Any]], tuple[str, Any] | None]:
-    """The line's contents, each with its path, and the response's finish reason with the
-    key it came under (None for a ``contents`` line). A ``GenerateContentResponse`` line is
-    its first candidate's content."""
+def _conversation(line: Mapping) -> list[tuple[str, Any, Mapping | None]]:
+    """The line's contents, each with its path and the candidate it came in (None for the
+    contents of a ``contents`` line). A ``GenerateContentResponse`` line is its first
+    candidate's content."""
     if "candidates" not in line or "contents" in line:
         contents = list_at(line.get("contents"), "contents")
-        return [(f"contents[{i}]", content) for i, content in enumerate(contents)], None
+        return [(f"contents[{i}]", content, None) for i, content in enumerate(contents)]
     candidates = list_at(line.get("candidates"), "candidates")
     if not candidates:
         raise InvalidInput.single("candidates", "holds no candidate: the response has no content")
     candidate = object_at(candidates[0], "candidates[0]")
-    key = "finishReason" if "finishReason" in candidate else "finish_reason"
+    content = _model_content(candidate)
+    return [] if content is None else [("candidates[0].content", content, candidate)]
+
+
+def _model_content(candidate: Mapping) -> Any:
+    """A candidate's content, which is the model's."""
     content = candidate.get("content")
     if isinstance(content, Mapping) and content.get("role") is None:  # a candidate is the model's
         content = {**content, "role": "model"}
-    located = [] if content is None else [("candidates[0].content", content)]
-    return located, (key, candidate.get(key))
+    return content
+
+
+def _held(where: str, element: Mapping) -> tuple[str, Mapping, Mapping | None]:
+    """A contents list's element, read as a content: a candidate, or a whole response, held
+    where a content would be is its (first candidate's) content, with that candidate."""
+    candidate, inside, candidates = element, "", element.get("candidates")
+    if isinstance(candidates, list) and candidates and isinstance(candidates[0], Mapping):
+        candidate, inside = candidates[0], ".candidates[0]"
+    content = _model_content(candidate)
+    if not isinstance(content, Mapping):
+        return where, element, None
+    return f"{where}{inside}.content", content, candidate
 
 
 def _either(part: Mapping, camel: str, where: str) -> tuple[str, Mapping | None]:

@@ -13,7 +13,8 @@ the model and the epoch. The ``tool_calls`` of each assistant message are one ba
 has no arguments; its text, when Inspect kept it in the error, is ``arguments_raw``. Tool
 messages give results by ``tool_call_id``, and their ``error`` makes a failed call. The final
 text is ``output.completion``, else the text of the last assistant message. The sample's
-``error`` (or the limit that halted it) is the run's error.
+``error`` (or the limit that halted it) is the run's error; failing those, a final output cut
+off at the token limit (``output.choices[0].stop_reason`` ``max_tokens``) is.
 """
 
 import re
@@ -27,12 +28,14 @@ from scoring.matcher import InvalidInput, number_as_parsed
 from .common import (
     arguments_fields,
     content_text,
+    cut_off,
     envelope_fields,
     is_join_key,
     list_at,
     name_at,
     object_at,
     turn,
+    with_error,
     with_meta,
     with_transcript,
 )
@@ -285,10 +288,21 @@ def convert(line: Mapping, *, model: str | None = None) -> dict:
     run["batches"] = batches
     run["final_text"] = completion if isinstance(completion, str) and completion else last_text
     run["error"] = _sample_error(line)  # Inspect's own error field, not the envelope's text
+    with_error(run, cut_off(*_final_output(output)))
     if model is None and isinstance(output, Mapping) and isinstance(output.get("model"), str):
         model = output["model"]
     with_transcript(run, transcript)
     return with_meta(run, {"model": model, "epoch": epoch} if model else {"epoch": epoch})
+
+
+def _final_output(output: Any) -> tuple:
+    """The final output's message, with the choice and the output that carry it."""
+    if not isinstance(output, Mapping):
+        return ()
+    choices = output.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, Mapping) else None
+    return message, choice, output
 
 
 def _call(call: Any, where: str) -> dict:

@@ -5,7 +5,8 @@ The line holds the conversation in one of three shapes: a ``messages`` list; a
 ``ChatCompletion`` object (``choices``, as the SDK's ``model_dump()`` writes it), whose
 first choice's message is the one turn; or a ``{"request": {"messages"}, "response":
 ChatCompletion}`` pair as request logs and API proxies record them, whose conversation is the
-request's messages and then the response's message.
+request's messages and then the response's message. A messages list may hold a choice, or a
+whole ChatCompletion, where a message would be: it is read as its message.
 
 Each assistant message's ``tool_calls`` is one batch; ``function.arguments`` is a JSON
 string, kept as ``arguments_raw`` (with ``arguments: null``) when it is not a JSON object.
@@ -13,7 +14,8 @@ Tool results are joined by ``tool_call_id``: a tool message answers the latest c
 with that id (some harnesses reuse ids across turns: the τ-bench trajectories do). The final
 text is the content of the last assistant message without tool calls. The legacy single
 ``function_call`` of old logs is a batch of one call, its result the next ``function``
-message. A response cut off at the token limit (``finish_reason: "length"``) is an error.
+message. A last assistant message cut off at the token limit (``finish_reason: "length"``,
+on the message or on the choice it came in) is an error.
 """
 
 from collections.abc import Callable, Mapping
@@ -24,12 +26,12 @@ from scoring.matcher import InvalidInput
 from .common import (
     arguments_fields,
     content_text,
+    cut_off,
     envelope_fields,
     is_join_key,
     list_at,
     name_at,
     object_at,
-    truncation_error,
     turn,
     with_error,
     with_transcript,
@@ -57,10 +59,16 @@ def is_completion(value: Any) -> bool:
 
 
 def convert(line: Mapping) -> dict:
-    messages, path_of, finish_reason = _conversation(line)
+    messages, base_path, choices = _conversation(line)
+    inside: dict[int, str] = {}  # where a message sits in the choice or completion holding it
+
+    def path_of(i: int) -> str:  # only wanted for a problem, so not written out for each
+        return base_path(i) + inside.get(i, "")
+
     batches = []
     transcript = []
     final_text = None
+    last, last_choice = None, None  # the last assistant message, and the choice it came in
     awaiting: dict = {}  # call id → (the latest call with that id, its batch), until answered
     legacy_call = None  # a legacy function_call waiting for its function message
     # The text is a string or None (content_text), so the turns of known roles are written
@@ -69,6 +77,9 @@ def convert(line: Mapping) -> dict:
         if type(message) is not dict and not isinstance(message, Mapping):
             raise InvalidInput.single(path_of(i), "must be a message object")
         role = message.get("role")
+        if role is None and (held := _held(message)) is not None:
+            choices[i], message, inside[i] = held
+            role = message.get("role")
         text = message.get("content")
         if text is not None and type(text) is not str:  # a string is most messages' content
             text = content_text(text)
@@ -93,6 +104,7 @@ def convert(line: Mapping) -> dict:
         if role != "assistant":
             transcript.append(turn(role, text))
             continue
+        last, last_choice = message, choices.get(i)
         tool_calls = message.get("tool_calls") or []
         if type(tool_calls) is not list:
             raise InvalidInput.single(f"{path_of(i)}.tool_calls", "must be a list")
@@ -117,41 +129,52 @@ def convert(line: Mapping) -> dict:
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = final_text
-    if finish_reason == "length":
-        with_error(run, truncation_error("finish_reason", "length"))
+    with_error(run, cut_off(last, last_choice))
     return with_transcript(run, transcript)
 
 
-def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any]:
+def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], dict[int, Mapping]]:
     """The line's messages, what gives the path of each (only wanted for a problem, so not
-    written out for every message), and the response's ``finish_reason`` (None for a plain
-    messages list)."""
+    written out for every message), and the choice a message came in, by its position (a
+    ChatCompletion's, or a response's; none for a plain messages list)."""
     if "messages" not in line and is_completion(line):
-        message, finish_reason = _choice(line, "")
-        return [message], lambda _: "choices[0].message", finish_reason
+        choice = _first_choice(line, "")
+        return [choice.get("message")], lambda _: "choices[0].message", {0: choice}
     if "messages" in line or "request" not in line:
         messages = line.get("messages")
         if not isinstance(messages, list):
             raise InvalidInput.single("messages", "must be a list of chat messages")
-        return messages, lambda i: f"messages[{i}]", None
+        return messages, lambda i: f"messages[{i}]", {}
     request = object_at(line.get("request"), "request")
     messages = list_at(request.get("messages", []), "request.messages")
-    message, finish_reason = _choice(object_at(line.get("response"), "response"), "response")
+    choice = _first_choice(object_at(line.get("response"), "response"), "response")
 
     def path_of(i: int) -> str:
         return f"request.messages[{i}]" if i < len(messages) else "response.choices[0].message"
 
-    return [*messages, message], path_of, finish_reason
+    return [*messages, choice.get("message")], path_of, {len(messages): choice}
 
 
-def _choice(completion: Mapping, where: str) -> tuple[Any, Any]:
-    """The first choice's message of a ChatCompletion and its finish reason."""
+def _first_choice(completion: Mapping, where: str) -> Mapping:
+    """The first choice of a ChatCompletion."""
     prefix = f"{where}.choices" if where else "choices"
     choices = list_at(completion.get("choices"), prefix)
     if not choices:
         raise InvalidInput.single(prefix, "holds no choice: the response has no message")
-    choice = object_at(choices[0], f"{prefix}[0]")
-    return choice.get("message"), choice.get("finish_reason")
+    return object_at(choices[0], f"{prefix}[0]")
+
+
+def _held(element: Mapping) -> tuple[Mapping, Mapping, str] | None:
+    """When a messages list holds a choice, or a ChatCompletion, where a message would be:
+    the choice, its message, and the message's path inside the element; else None."""
+    choice, inside = element, ".message"
+    choices = element.get("choices")
+    if isinstance(choices, list) and choices:
+        choice, inside = choices[0], ".choices[0].message"
+    message = choice.get("message") if isinstance(choice, Mapping) else None
+    if not isinstance(message, Mapping):
+        return None
+    return choice, message, inside
 
 
 def _call(call: Any, path_of: Callable[[int], str], i: int, j: int) -> dict:

@@ -14,8 +14,9 @@ and ``arguments`` a JSON string. Results come from the ``function_call_output`` 
 response), joined by ``call_id``; a call echoed in an ``input`` and also in a response's
 output is counted once, from the response. The final text is the ``output_text`` parts of the
 ``message`` items of the last response. A last response that failed, was cancelled or came
-back incomplete (cut off at the token limit, say) gives the run its error (an earlier one that
-failed was retried). Reasoning and other item types are skipped.
+back incomplete (cut off at the token limit, say; without the response's ``status``, its last
+message item's says so) gives the run its error (an earlier one that failed was retried).
+Reasoning and other item types are skipped.
 """
 
 from collections.abc import Mapping
@@ -91,8 +92,9 @@ def convert(line: Mapping) -> dict:
     run["final_text"] = None
     if responses:
         where, last = responses[-1]
-        run["final_text"] = _output_text(_output_items(last, where))
-        with_error(run, _response_error(last))
+        items = _output_items(last, where)
+        run["final_text"] = _output_text(items)
+        with_error(run, _response_error(last, items))
     return with_transcript(run, transcript)
 
 
@@ -216,8 +218,9 @@ def _output_text(items: list[tuple[str, Mapping]]) -> str | None:
     return "".join(texts) if texts else None
 
 
-def _response_error(response: Mapping) -> str | None:
-    """Why a response did not complete, or None when it did."""
+def _response_error(response: Mapping, items: list[tuple[str, Mapping]]) -> str | None:
+    """Why a response did not complete, or None when it did: as the response says, or as
+    its last message item does when the response's own status was not kept."""
     error: Any = response.get("error")
     status = response.get("status")
     if isinstance(error, Mapping):
@@ -231,4 +234,7 @@ def _response_error(response: Mapping) -> str | None:
         return f"response incomplete: {reason}" if reason else "response incomplete"
     if status in ("failed", "cancelled"):
         return f"response {status}"
+    messages = [item for _, item in items if item.get("type") == "message"]
+    if status is None and messages and messages[-1].get("status") == "incomplete":
+        return "response incomplete"
     return None

@@ -24,7 +24,10 @@ lacked) of the message's call, and a call with no tool span (its arguments broke
 never ran) stays where its message put it; tool spans that no message names keep their own
 batches. The transcript is the last chat span's input and output messages. The final text
 is the text parts (whose text is in ``content``) of the output messages of the last chat span
-that has them, else of the agent span. A root span with status ERROR gives the run its error.
+that has them, else of the agent span. A root span with status ERROR gives the run its error;
+so does a final message cut off at the token limit: that span's last output message with
+``finish_reason`` ``length``, or, its messages not captured, the last chat span's
+``gen_ai.response.finish_reasons``.
 
 Content capture is opt-in, so arguments are often absent: such a call has no arguments
 (``arguments: null``, no raw text; a predicate naming an argument fails for that reason) and
@@ -42,11 +45,14 @@ from scoring.matcher import InvalidInput, json_type, parse_json
 
 from .common import (
     arguments_fields,
+    cut_off,
     envelope_fields,
+    is_cut_off,
     is_join_key,
     list_at,
     name_at,
     object_at,
+    truncation_error,
     turn,
     with_error,
     with_note,
@@ -62,6 +68,8 @@ ARGUMENTS_NOT_CAPTURED = (
 _TOOL_OPERATION = "execute_tool"
 _CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 _AGENT_OPERATION = "invoke_agent"
+_OUTPUT = "gen_ai.output.messages"
+_FINISH_REASONS = "gen_ai.response.finish_reasons"
 # OTLP/JSON writes enums as numbers (some exporters as names); the SDK's JSON as its names.
 _STATUS_ERROR = frozenset({2, "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -128,8 +136,10 @@ def convert(line: Mapping) -> dict:
     batches = _batches(tool_spans, chat_spans, spans)
     run = envelope_fields(line)
     run["batches"] = batches
-    run["final_text"] = _final_text(chat_spans, spans)
+    final = _final_span(chat_spans, spans)
+    run["final_text"] = _final_text(final)
     with_error(run, _run_error(spans))
+    with_error(run, _cut_off(final, chat_spans))
     uncaptured = False
     for batch in batches:
         for call in batch:
@@ -378,7 +388,7 @@ def _batches_of_chat_messages(chat_spans: list[Span]) -> dict[str, list[dict]]:
     for span in chat_spans:
         calls = [
             _message_call(part, where, results)
-            for part, where in _located_parts(span, "gen_ai.output.messages")
+            for part, where in _located_parts(span, _OUTPUT)
             if part.get("type") == "tool_call"
         ]
         if calls:
@@ -455,20 +465,48 @@ def _batch_of(call_id: Any, batch_of: dict) -> int | None:
 # --- final text and run error -------------------------------------------------------------------
 
 
-def _final_text(chat_spans: list[Span], spans: list[Span]) -> str | None:
-    key = "gen_ai.output.messages"
-    answering = [span for span in chat_spans if key in span.attributes] or sorted(
-        (span for span in spans if span.operation == _AGENT_OPERATION and key in span.attributes),
+def _final_span(chat_spans: list[Span], spans: list[Span]) -> Span | None:
+    """The span holding the final message: the last chat span with output messages, else
+    the last agent span with them."""
+    answering = [span for span in chat_spans if _OUTPUT in span.attributes] or sorted(
+        (
+            span
+            for span in spans
+            if span.operation == _AGENT_OPERATION and _OUTPUT in span.attributes
+        ),
         key=lambda s: s.sort_key,
     )
-    if not answering:
+    return answering[-1] if answering else None
+
+
+def _final_text(final: Span | None) -> str | None:
+    if final is None:
         return None
     texts = [
         part["content"]
-        for part in _parts(answering[-1], key)
+        for part in _parts(final, _OUTPUT)
         if part.get("type") == "text" and isinstance(part.get("content"), str)
     ]
     return "".join(texts) if texts else None
+
+
+def _cut_off(final: Span | None, chat_spans: list[Span]) -> str | None:
+    """The run error when the final message was cut off at the token limit, as its span
+    says: the last output message's ``finish_reason``, or the span's finish reasons (all
+    there is when content was not captured, and then the span is the last chat span)."""
+    span = final or (chat_spans[-1] if chat_spans else None)
+    if span is None:
+        return None
+    messages = span.messages(_OUTPUT)[0]
+    if messages and (error := cut_off(messages[-1])):
+        return error
+    reasons = span.attributes.get(_FINISH_REASONS)
+    if isinstance(reasons, str):  # one reason, not in a list
+        reasons = [reasons]
+    for reason in reasons if isinstance(reasons, list) else ():
+        if is_cut_off("finish_reason", reason):
+            return truncation_error(_FINISH_REASONS, reason)
+    return None
 
 
 def _run_error(spans: list[Span]) -> str | None:

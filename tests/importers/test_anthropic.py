@@ -261,3 +261,30 @@ def test_a_message_cut_off_at_max_tokens_is_an_error():
     with pytest.raises(InvalidInput) as caught:
         imported({"case": "w", **message(["oops"], "end_turn")})
     assert caught.value.problems[0].path == "content[0]"
+
+
+def test_a_messages_list_whose_last_assistant_message_was_cut_off_is_an_error():
+    # A Message as the SDK dumps it, appended to the conversation as it is.
+    messages = example()["messages"]
+    truncated = message([{"type": "text", "text": "Paris is 1"}], "max_tokens")
+    run = imported({"case": "weather", "messages": [*messages[:-1], truncated]})
+    assert run["error"] == "the response was cut off at the token limit (stop_reason max_tokens)"
+    assert run["final_text"] == "Paris is 1"
+
+
+def test_only_the_last_assistant_message_says_whether_the_run_was_cut_off():
+    messages = example()["messages"]
+    cut = {**messages[1], "stop_reason": "max_tokens"}  # then its calls ran: the run went on
+    run = imported({"case": "weather", "messages": [messages[0], cut, *messages[2:]]})
+    assert run.get("error") is None
+    finished = message(messages[-1]["content"], "end_turn")
+    assert imported({"case": "w", "messages": [*messages[:-1], finished]}).get("error") is None
+
+
+def test_a_context_window_exceeded_is_cut_off_too_and_the_lines_own_error_comes_first():
+    cut = message([{"type": "text", "text": "Par"}], "model_context_window_exceeded")
+    run = imported({"case": "w", "messages": [{"role": "user", "content": "Hi"}, cut]})
+    assert run["error"] == (
+        "the response was cut off at the token limit (stop_reason model_context_window_exceeded)"
+    )
+    assert imported({"case": "w", "error": "crashed", **cut})["error"] == "crashed"

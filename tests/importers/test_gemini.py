@@ -242,6 +242,37 @@ def test_a_response_cut_off_at_max_tokens_is_an_error(finish_key):
     assert run["final_text"] == "Paris is"
 
 
+def test_a_candidate_or_a_response_in_a_contents_list_reads_as_its_content():
+    contents = example()["contents"]  # user, the calls, their responses, the answer
+    calls = generated(contents[1]["parts"])["candidates"][0]
+    answer = generated(contents[3]["parts"])
+    line = {**example(), "contents": [contents[0], calls, contents[2], answer]}
+    assert imported(line) == imported(example())
+
+
+def test_a_contents_list_whose_last_model_content_was_cut_off_is_an_error():
+    contents = example()["contents"]
+    cut = generated([{"text": "Paris is"}], "finishReason", "MAX_TOKENS")
+    expected = "the response was cut off at the token limit (finishReason MAX_TOKENS)"
+    for last in (  # the candidate in the list, the response in the list, the content itself
+        cut["candidates"][0],
+        cut,
+        {**model({"text": "Paris is"}), "finishReason": "MAX_TOKENS"},
+    ):
+        run = imported({"case": "w", "contents": [*contents[:-1], last]})
+        assert (run["error"], run["final_text"]) == (expected, "Paris is")
+    # A cut-off turn the run went on from is not the run's end.
+    went_on = [contents[0], generated(contents[1]["parts"], finish="MAX_TOKENS"), *contents[2:]]
+    assert imported({"case": "w", "contents": went_on}).get("error") is None
+
+
+def test_a_problem_inside_a_candidate_in_a_contents_list_is_named_by_its_path():
+    held = generated("x")
+    with pytest.raises(InvalidInput) as caught:
+        imported({"case": "w", "contents": [user({"text": "Hi"}), held]})
+    assert caught.value.problems[0].path == "contents[1].candidates[0].content.parts"
+
+
 def test_a_response_without_candidates_is_a_problem_by_path():
     with pytest.raises(InvalidInput) as caught:
         imported({"case": "w", "candidates": []})

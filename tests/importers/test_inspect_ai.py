@@ -115,6 +115,27 @@ def test_a_sample_that_ended_in_an_error_or_at_a_limit_is_a_run_error(error, lim
     assert len(run["batches"]) == 1
 
 
+@pytest.mark.parametrize("stop_reason", ["max_tokens", "model_length"])
+def test_a_final_output_cut_off_at_the_token_limit_is_a_run_error_after_the_samples_own(
+    stop_reason,
+):
+    sample = example()
+    final = sample["messages"][-1]
+    sample["output"] = {
+        "model": "gpt-4o",
+        "choices": [{"message": final, "stop_reason": stop_reason}],
+        "completion": "Paris is",
+    }
+    assert converted(sample)["error"] == (
+        f"the response was cut off at the token limit (stop_reason {stop_reason})"
+    )
+    sample["limit"] = {"type": "token", "limit": 1000}
+    assert converted(sample)["error"] == "token limit reached (1000)"
+    sample["output"]["choices"][0]["stop_reason"] = "stop"
+    del sample["limit"]
+    assert converted(sample)["error"] is None
+
+
 def test_a_run_with_no_tool_calls_takes_the_last_assistant_text_when_there_is_no_completion():
     sample = example()
     sample["messages"] = [

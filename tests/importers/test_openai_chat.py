@@ -197,6 +197,42 @@ def test_a_response_cut_off_at_the_token_limit_is_an_error_unless_the_line_gives
     assert imported({**line, "error": "crashed"})["error"] == "crashed"
 
 
+def test_a_choice_or_a_completion_in_a_messages_list_reads_as_its_message():
+    messages = example()["messages"]  # system, user, the calls, two results, the answer
+    as_choices = [*messages[:2], completion(messages[2])["choices"][0], *messages[3:5]]
+    last = completion(messages[5])
+    assert imported({**example(), "messages": [*as_choices, last]}) == imported(example())
+
+
+def test_a_messages_list_whose_last_assistant_message_was_cut_off_is_an_error():
+    messages = example()["messages"]
+    cut = {"role": "assistant", "content": "Paris is"}
+    expected = "the response was cut off at the token limit (finish_reason length)"
+    for last in (  # the choice in the list, the completion in the list, the message itself
+        completion(cut, "length")["choices"][0],
+        completion(cut, "length"),
+        {**cut, "finish_reason": "length"},
+    ):
+        run = imported({"case": "w", "messages": [*messages[:-1], last]})
+        assert (run["error"], run["final_text"]) == (expected, "Paris is")
+
+
+def test_a_cut_off_assistant_message_the_run_went_on_from_is_no_error():
+    messages = example()["messages"]
+    calls = completion(messages[2], "length")["choices"][0]
+    assert (
+        imported({"case": "w", "messages": [*messages[:2], calls, *messages[3:]]})["error"] is None
+    )
+
+
+def test_a_problem_inside_a_choice_in_a_messages_list_is_named_by_its_path():
+    messages = example()["messages"]
+    held = completion({**messages[2], "tool_calls": "x"})
+    with pytest.raises(InvalidInput) as caught:
+        to_canonical({"case": "w", "messages": [*messages[:2], held]})
+    assert caught.value.problems[0].path == "messages[2].choices[0].message.tool_calls"
+
+
 def test_a_completion_without_choices_or_a_bad_request_is_a_problem_by_path():
     with pytest.raises(InvalidInput) as caught:
         imported({"case": "w", "id": "x", "choices": []})

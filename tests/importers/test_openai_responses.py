@@ -119,6 +119,13 @@ def test_malformed_or_truncated_arguments_are_kept_raw():
     assert run["error"] == "response incomplete: max_output_tokens"
 
 
+def test_without_the_responses_status_an_incomplete_last_message_is_the_run_error():
+    cut = {**message("Paris is"), "status": "incomplete"}
+    line = {"case": "w", "input": "Weather?", "output": [cut]}
+    assert imported(line)["error"] == "response incomplete"
+    assert imported({**line, "output": [message("Paris is 18°C.")]})["error"] is None
+
+
 def test_a_failed_last_response_is_the_run_error():
     line = example()
     line["responses"][-1] = response(

@@ -272,6 +272,38 @@ def test_a_run_with_no_tool_calls_is_its_chat_span_text():
     assert (run["batches"], run["final_text"], run["error"]) == ([], "Hello!", None)
 
 
+def test_a_final_message_cut_off_at_the_token_limit_is_the_run_error():
+    text = {"type": "text", "content": "Paris is"}
+    earlier = chat("c1", 0, 50, parent="", gen_ai__output__messages=messages(text))
+    cut = messages(text, finish_reason="length")
+    run = imported(
+        {"case": "w", **otlp_export(earlier, chat("c2", 60, 100, gen_ai__output__messages=cut))}
+    )
+    assert run["error"] == "the response was cut off at the token limit (finish_reason length)"
+    # A cut-off turn before the final one is not the run's end.
+    first = chat("c1", 0, 50, parent="", gen_ai__output__messages=cut)
+    ended = chat("c2", 60, 100, gen_ai__output__messages=messages(text))
+    assert imported({"case": "w", **otlp_export(first, ended)})["error"] is None
+
+
+def test_without_captured_messages_the_last_chat_spans_finish_reasons_say_it_was_cut_off():
+    def run_ending(first: str, last: str) -> dict:
+        return imported(
+            {
+                "case": "w",
+                **otlp_export(
+                    chat("c1", 0, 50, parent="", gen_ai__response__finish_reasons=[first]),
+                    chat("c2", 60, 100, gen_ai__response__finish_reasons=[last]),
+                ),
+            }
+        )
+
+    assert run_ending("tool_call", "max_tokens")["error"] == (
+        "the response was cut off at the token limit (gen_ai.response.finish_reasons max_tokens)"
+    )
+    assert run_ending("length", "stop")["error"] is None
+
+
 def test_otlp_any_values_are_read_into_python_values():
     attributes = otlp_attributes(text="a", count=3, ratio=0.5, flag=True, tags=["x", "y"])
     attributes.append({"key": "nested", "value": {"kvlistValue": {"values": otlp_attributes(k=1)}}})
