@@ -28,6 +28,17 @@ THERMOSTAT = {
 }
 
 
+def add_thermostat_call(page, live_server, user, password, suite):
+    """Signed in, the suite's case open in the editor with an expected call of
+    ``set_thermostat`` added: that call's card."""
+    sign_in(page, live_server, user.username, password)
+    case = suite.cases.get()
+    page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
+    page.get_by_role("button", name="+ Expected call").click()
+    page.get_by_label("Tool of expected call 0").fill("set_thermostat")
+    return page.locator("#call-0")
+
+
 def save(page):
     page.get_by_role("button", name="Save as a new version").click()
 
@@ -48,12 +59,7 @@ def suite(user):
 def test_an_approximate_number_and_a_one_of_from_an_enum_without_typing_json(
     page, live_server, user, password, suite
 ):
-    sign_in(page, live_server, user.username, password)
-    case = suite.cases.get()
-    page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
-    page.get_by_role("button", name="+ Expected call").click()
-    page.get_by_label("Tool of expected call 0").fill("set_thermostat")
-    card = page.locator("#call-0")
+    card = add_thermostat_call(page, live_server, user, password, suite)
     expect(card.get_by_text("degrees Celsius")).to_be_visible()
     expect(card.locator(".argfield[data-param='mode'] abbr.required")).to_have_count(1)
     expect(card.locator(".argfield[data-param='room'] abbr.required")).to_have_count(0)
@@ -93,11 +99,7 @@ def test_an_approximate_number_and_a_one_of_from_an_enum_without_typing_json(
 def test_a_misspelt_argument_is_warned_about_as_it_is_typed(
     page, live_server, user, password, suite
 ):
-    sign_in(page, live_server, user.username, password)
-    case = suite.cases.get()
-    page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
-    page.get_by_role("button", name="+ Expected call").click()
-    page.get_by_label("Tool of expected call 0").fill("set_thermostat")
+    add_thermostat_call(page, live_server, user, password, suite)
     page.locator("textarea[name='call-0-required_args']").fill('{"temprature": 20}')
     live = page.locator("#call-0-required_args-live .field-warning")
     expect(live.first).to_have_text(
@@ -111,12 +113,7 @@ def test_a_misspelt_argument_is_warned_about_as_it_is_typed(
 def test_a_value_field_shows_its_underscores_at_1x(page, live_server, user, password, suite):
     """An underscore reaches below the font's descent; a one-line field whose text box was
     only the font's height, rounded down at 1x pixel density, cut it off."""
-    sign_in(page, live_server, user.username, password)
-    case = suite.cases.get()
-    page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
-    page.get_by_role("button", name="+ Expected call").click()
-    page.get_by_label("Tool of expected call 0").fill("set_thermostat")
-    card = page.locator("#call-0")
+    card = add_thermostat_call(page, live_server, user, password, suite)
     card.get_by_label("room matcher").select_option("exact")
     value = card.get_by_label("room value")
     value.fill("living_room_2")

@@ -47,11 +47,15 @@ def spans_of(request: ExportTraceServiceRequest) -> list[Span]:
 # --- the suite's id -----------------------------------------------------------------------------
 
 
-def suite_attribute(**value) -> KeyValue:
+def post_with_suite_id(sender, **value):
+    """The fixture's export, its resource's ``casebook.suite`` set to ``value`` (an
+    ``AnyValue`` field and what it holds), as the sender posts it."""
     item = KeyValue(key="casebook.suite")
     for kind, given in value.items():
         setattr(item.value, kind, given)
-    return item
+    request = export(None)
+    request.resource_spans[0].resource.attributes.append(item)
+    return post(sender, request)
 
 
 @pytest.mark.parametrize(
@@ -67,9 +71,7 @@ def suite_attribute(**value) -> KeyValue:
     ids=["inf", "nan", "fraction", "bool", "text", "5000-digits"],
 )
 def test_a_suite_id_that_is_no_whole_number_rejects_the_spans_400(sender, suite, value):
-    request = export(None)
-    request.resource_spans[0].resource.attributes.append(suite_attribute(**value))
-    response = post(sender, request)
+    response = post_with_suite_id(sender, **value)
     assert response.status_code == 400
     assert "casebook.suite must be a suite's id" in status_of(response).message
     assert not TraceSpan.objects.exists()
@@ -81,17 +83,13 @@ def test_a_suite_id_that_is_no_whole_number_rejects_the_spans_400(sender, suite,
     ids=["int64-max", "huge-double", "19-digits"],
 )
 def test_a_suite_id_past_the_databases_integers_is_no_such_suite_404(sender, suite, value):
-    request = export(None)
-    request.resource_spans[0].resource.attributes.append(suite_attribute(**value))
-    response = post(sender, request)
+    response = post_with_suite_id(sender, **value)
     assert response.status_code == 404
     assert "no such suite" in status_of(response).message
 
 
 def test_a_suite_id_as_a_whole_double_routes_like_an_integer(sender, suite):
-    request = export(None)
-    request.resource_spans[0].resource.attributes.append(suite_attribute(double_value=suite.pk))
-    assert post(sender, request).status_code == 200
+    assert post_with_suite_id(sender, double_value=suite.pk).status_code == 200
     assert TraceSpan.objects.count() == len(FIXTURE_SPANS)
 
 
