@@ -172,8 +172,8 @@ def read_eval(
     ]
     if not samples:
         raise InvalidInput.single("samples/", "this .eval log holds none (written header-only?)")
+    limits = {"keep": keep, "max_depth": max_depth, "max_value_bytes": max_value_bytes}
     for info in samples:
-        limits = {"keep": keep, "max_depth": max_depth, "max_value_bytes": max_value_bytes}
         yield _eval_sample(archive, info, budget, **limits), model
 
 

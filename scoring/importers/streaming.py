@@ -53,26 +53,27 @@ class BoundedValues:
             if self.max_bytes is not None:  # no further than one byte past the limit
                 size = min(size, self.max_bytes + 1 - since)
         data = self.inner.read(size)
+        start = self.seen  # where ``data`` starts in the document
         self.seen += len(data)
         marks = self._tail + data.translate(_DIGIT_MARKS)
         run = marks.find(self._digits)
         if run >= 0:
-            at = self.seen - len(data) + run - len(self._tail)  # where the digits start
+            at = start + run - len(self._tail)  # where the digits start
             self._refused = InvalidInput.single(
                 "",
                 f"more than {len(self._digits) - 1:,} digits in a row (a number too long to"
                 f" read) at byte {max(at, 0):,}; the rest of the document is not read",
             )
             # What comes before them is parsed: the runs before the number are read.
-            if at <= self.seen - len(data):
+            if at <= start:
                 raise self._refused
-            return data[: at - (self.seen - len(data))]
+            return data[: at - start]
         self._tail = marks[-len(self._digits) :]
         return data
 
 
 # Each digit as b"1", every other byte as b"0": runs of digits found with bytes.find.
-_DIGIT_MARKS = bytes(0x31 if chr(b).isdigit() and b < 128 else 0x30 for b in range(256))
+_DIGIT_MARKS = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
 
 
 def ijson_message(exc: Exception) -> str:

@@ -22,6 +22,7 @@ import ijson
 
 from scoring.importers import streaming
 from scoring.matcher import InvalidInput, json_type, parse_json
+from scoring.runfiles.reader import MAX_DEPTH
 
 HEAD_BYTES = 1 << 16  # how much of the file is looked at
 FIRST_PROBLEMS = 5  # how many problems the caller keeps for ``diagnose``
@@ -49,7 +50,6 @@ _NO_FORMAT = "unrecognised run format"
 _ZIP = b"PK\x03\x04"
 _BOM = b"\xef\xbb\xbf"
 _KEYS_SHOWN = 8
-_MAX_DEPTH = 64  # the readers' default (``reader.MAX_DEPTH``): no run is deeper
 _CASES_SHOWN = 3
 # Case keys kept of runs of no case in the suite (a submission's list, the command's), at
 # most; their runs are all counted, and ``no_known_case`` says when the list is cut short.
@@ -155,7 +155,7 @@ def _case_field_hint(field: str, via: str) -> str:
 def _first_keys(text: bytes, prefix: str) -> list[str]:
     """The keys of the first object at ``prefix`` (``""`` the document, ``"item"`` an
     array's first element), with ``metadata``'s as ``metadata.KEY``; read from ``text``
-    as far as it goes (the head of a longer file), and no deeper than ``_MAX_DEPTH``.
+    as far as it goes (the head of a longer file), and no deeper than ``MAX_DEPTH``.
 
     ``basic_parse`` builds no prefix per event: one as long as the depth would cost
     quadratic memory on a head of brackets (docs/pipeline.md#limits)."""
@@ -168,7 +168,7 @@ def _first_keys(text: bytes, prefix: str) -> list[str]:
         for event, value in ijson.basic_parse(stream, multiple_values=True):
             if event == "start_map" or event == "start_array":
                 depth += 1
-                if depth > _MAX_DEPTH:
+                if depth > MAX_DEPTH:
                     break
             elif event == "end_map" or event == "end_array":
                 if depth == depth_of_object:

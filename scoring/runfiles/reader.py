@@ -216,7 +216,7 @@ def json_array(
         for _ in events:  # ijson finds anything after the array a JSON error
             counted.event()
     except InvalidInput as exc:  # a value too long, a number too long to read
-        yield position + (position == done), exc
+        yield (position if position > done else position + 1), exc
     except ijson.JSONError as exc:
         message = streaming.ijson_message(exc)
         if position > done:  # it broke inside this element
