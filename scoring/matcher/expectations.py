@@ -10,14 +10,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from .arguments import ArgumentsPattern
 from .fields import FieldReader
 from .jsonvalue import render, shorten, to_decimal
 from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits, last_number
-from .options import MatchOptions
+from .options import DEFAULT, MatchOptions
 from .regex import Pattern, PatternError, compile_pattern
 from .report import (
     COUNT,
@@ -148,6 +148,8 @@ class Expectation:
 
     type: ClassVar[str]
     cause_kind: ClassVar[str]  # why it fails, unless its outcome says otherwise
+    # The recorded content it reads beyond tool names (docs/matcher.md#content-not-captured).
+    reads: ClassVar[str | None] = None
     index: int
     label: str
     # This expectation's result when it holds: the same for every run, so made once.
@@ -180,6 +182,11 @@ class Expectation:
     def cause(self, outcome: Outcome) -> Cause:
         """The cause of a failed ``outcome`` of this expectation (docs/formats.md#cause)."""
         return outcome.cause or Cause(self.cause_kind, getattr(self, "tool", None))
+
+    def without(self, content: str) -> Expectation | None:
+        """What is left of this expectation for a run whose ``content`` was not recorded:
+        itself when it does not read it, else nothing."""
+        return self if self.reads != content else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +239,7 @@ class DidNotCallTool(_AboutOneTool):
 class CalledToolWith(Expectation):
     type: ClassVar[str] = "called_tool_with"
     cause_kind: ClassVar[str] = NO_CALL
+    reads: ClassVar[str] = "arguments"
     tool: str
     key: str
     args: Mapping
@@ -256,6 +264,12 @@ class CalledToolWith(Expectation):
     @property
     def unavailable(self) -> str | None:
         return self.pattern.error
+
+    def without(self, content: str) -> Expectation | None:
+        """Without recorded arguments, what is left is that the tool was called."""
+        if content != self.reads:
+            return self
+        return replace(self, pattern=ArgumentsPattern({}, DEFAULT, contains=True))
 
     def describe(self) -> str:
         if not self.args:
@@ -411,6 +425,7 @@ NO_FINAL_TEXT = Outcome(False, "the run has no final text")
 class FinalTextContains(Expectation):
     type: ClassVar[str] = "final_text_contains"
     cause_kind: ClassVar[str] = FINAL_TEXT
+    reads: ClassVar[str] = "final_text"
     text: str
     case_insensitive: bool
 
@@ -441,6 +456,7 @@ class FinalTextContains(Expectation):
 class FinalTextEquals(Expectation):
     type: ClassVar[str] = "final_text_equals"
     cause_kind: ClassVar[str] = FINAL_TEXT
+    reads: ClassVar[str] = "final_text"
     text: str
 
     @classmethod
@@ -464,6 +480,7 @@ class FinalTextEquals(Expectation):
 class FinalTextMatches(Expectation):
     type: ClassVar[str] = "final_text_matches"
     cause_kind: ClassVar[str] = FINAL_TEXT
+    reads: ClassVar[str] = "final_text"
     regex: str
     compiled: Pattern | None  # None when RE2 could not compile it (a lenient load)
     compile_error: str | None
@@ -503,6 +520,7 @@ class FinalTextMatches(Expectation):
 class FinalNumberEquals(Expectation):
     type: ClassVar[str] = "final_number_equals"
     cause_kind: ClassVar[str] = FINAL_NUMBER
+    reads: ClassVar[str] = "final_text"
     value: Any
     tolerance: Any
     bounds: Tolerance

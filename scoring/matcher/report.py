@@ -22,6 +22,7 @@ EXTRA_CALL = "extra_call"
 FINAL_TEXT = "final_text"
 FINAL_NUMBER = "final_number"
 RUN_ERROR = "run_error"
+NOT_CAPTURED = "not_captured"
 # Each cause kind in words, for pages and summaries.
 CAUSE_WORDS = {
     NO_CALL: "never called",
@@ -38,6 +39,7 @@ CAUSE_WORDS = {
     FINAL_TEXT: "final text",
     FINAL_NUMBER: "final number",
     RUN_ERROR: "run ended with an error",
+    NOT_CAPTURED: "not captured by the instrumentation",
 }
 CAUSE_KINDS = tuple(CAUSE_WORDS)
 

@@ -71,6 +71,8 @@ class Run:
     meta: Mapping = field(default_factory=dict)
     transcript: tuple[Mapping, ...] = ()
     notes: tuple[str, ...] = ()
+    # What the recording left out, by kind (``arguments``, ``final_text``): why, in words.
+    not_captured: Mapping[str, str] = field(default_factory=dict)
     calls: tuple[Call, ...] = field(init=False, repr=False, compare=False)
     by_name: dict[str, list[int]] = field(init=False, repr=False, compare=False)
     batch_of: list[int] = field(init=False, repr=False, compare=False)
@@ -150,9 +152,12 @@ def load_run(data: Any) -> Run:
 
     transcript = _transcript(data.get("transcript"), len(batches), problems)
     notes = _notes(data.get("notes"), problems)
+    not_captured = _not_captured(data.get("not_captured"), problems)
 
     problems.raise_if_any()
-    return Run(case, tuple(batches), final_text, error, trial, meta, transcript, notes)
+    return Run(
+        case, tuple(batches), final_text, error, trial, meta, transcript, notes, not_captured
+    )
 
 
 def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Mapping, ...]:
@@ -222,6 +227,24 @@ def _notes(raw: Any, problems: Problems) -> tuple[str, ...]:
         if not isinstance(note, str):
             problems.add(f"notes[{n}]", f"must be a string, not {json_type(note)}")
     return tuple(raw)
+
+
+NOT_CAPTURED_KINDS = ("arguments", "final_text")
+
+
+def _not_captured(raw: Any, problems: Problems) -> Mapping[str, str]:
+    """The optional ``not_captured``: ``{"arguments" | "final_text": why, in words}``."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.add("not_captured", f"must be an object, not {json_type(raw)}")
+        return {}
+    for kind, why in raw.items():
+        if kind not in NOT_CAPTURED_KINDS:
+            problems.add(f"not_captured.{kind}", f"must be one of {', '.join(NOT_CAPTURED_KINDS)}")
+        elif not isinstance(why, str) or not why:
+            problems.add(f"not_captured.{kind}", "must be a non-empty string (why, in words)")
+    return raw
 
 
 def _good_batches(raw_batches: list) -> list[tuple[Call, ...]] | None:

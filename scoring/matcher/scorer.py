@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 from .calls import assess_expected_calls
 from .expectations import PASSED, OutOfTime, RunView
-from .report import ERROR, FAIL, PASS, RUN_ERROR, Cause, PredicateResult, Report
-from .run import Run
+from .report import (
+    ERROR,
+    FAIL,
+    NOT_CAPTURED,
+    PASS,
+    RUN_ERROR,
+    Cause,
+    PredicateResult,
+    Report,
+)
+from .run import NOT_CAPTURED_KINDS, Run
 from .suite import RUN_LABEL, Case
 
 
@@ -24,7 +34,11 @@ def score(case: Case, run: Run, *, time_budget: float | None = None) -> Report:
     """
     deadline = math.inf if time_budget is None else time.monotonic() + time_budget
     try:
-        return _score(case, run, RunView(run, case.match, deadline))
+        view = RunView(run, case.match, deadline)
+        report = _score(case, run, view)
+        if report.verdict == FAIL and run.not_captured:
+            return _judged_on_what_was_captured(case, run, view, report)
+        return report
     except OutOfTime:
         reason = (
             f"scoring took longer than {time_budget:g} s, the limit for one run; the run is "
@@ -64,6 +78,27 @@ def _score(case: Case, run: Run, view: RunView) -> Report:
     return Report(case.key, run.trial, verdict, predicates, errors_text, run.notes)
 
 
+def _judged_on_what_was_captured(case: Case, run: Run, view: RunView, report: Report) -> Report:
+    """A failed run whose recording left content out (docs/matcher.md#content-not-captured):
+    a predicate that fails only because of what was not captured could not be evaluated.
+    The verdict is ``fail`` when some predicate fails on what was recorded alone (the tool
+    names), else ``error``, saying what was not captured."""
+    contents = [kind for kind in NOT_CAPTURED_KINDS if kind in run.not_captured]
+    judged = _score(case.without(contents), run, view)
+    still_failing = {(p.kind, p.index) for p in judged.predicates if not p.passed}
+    reason = "; ".join(run.not_captured[kind] for kind in contents)
+    predicates = [
+        p
+        if p.passed or (p.kind, p.index) in still_failing
+        else replace(p, detail=f"{p.detail} ({reason})", error=reason, cause=_NOT_CAPTURED)
+        for p in report.predicates
+    ]
+    if still_failing:
+        return Report(case.key, run.trial, FAIL, predicates, report.error, run.notes)
+    return Report(case.key, run.trial, ERROR, predicates, reason, run.notes)
+
+
+_NOT_CAPTURED = Cause(NOT_CAPTURED)
 _RUN_OK = PredicateResult("run", RUN_LABEL, True)
 
 

@@ -4,7 +4,7 @@ the compiled form the scorer uses."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -98,6 +98,25 @@ class Case:
     @property
     def forbids_extra_calls(self) -> bool:
         return self.extra_calls == "forbid"
+
+    def without(self, contents: Iterable[str]) -> Case:
+        """This case as far as a run whose ``contents`` (``arguments``, ``final_text``) were
+        not recorded can be judged on (docs/matcher.md#content-not-captured): expected calls
+        and ``called_tool_with`` take any arguments, and expectations on the final text are
+        left out. Predicates keep their kind and index."""
+        expected_calls, expectations = self.expected_calls, self.expectations
+        for content in contents:
+            if content == "arguments":
+                expected_calls = tuple(
+                    replace(e, arguments=_ANY_ARGUMENTS, exact_args=False) for e in expected_calls
+                )
+            expectations = tuple(
+                kept for e in expectations if (kept := e.without(content)) is not None
+            )
+        return replace(self, expected_calls=expected_calls, expectations=expectations)
+
+
+_ANY_ARGUMENTS = ArgumentsPattern({}, DEFAULT, contains=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,113 @@
+"""Runs whose recording left content out (docs/matcher.md#content-not-captured): what the
+tool names decide still stands, the rest is ``error``, never the agent's ``fail``."""
+
+import pytest
+
+from scoring.matcher import ERROR, FAIL, PASS, InvalidInput, load_run, load_suite, score
+
+ARGUMENTS = "tool arguments were not captured: set CAPTURE=on"
+TEXT = "the final text was not captured: set CAPTURE=on"
+
+
+def case(**fields):
+    suite = load_suite(
+        {
+            "schema": "casebook.suite/1",
+            "name": "s",
+            "cases": [
+                {
+                    "key": "weather",
+                    "prompt": "Weather in Paris?",
+                    "expected_calls": [{"name": "get_weather", "required_args": {"city": "Paris"}}],
+                    **fields,
+                }
+            ],
+        }
+    )
+    return suite.cases[0]
+
+
+def run(calls, final_text=None, not_captured=None, error=None):
+    data = {
+        "case": "weather",
+        "batches": [[{"name": name, "arguments": None} for name in calls]] if calls else [],
+        "final_text": final_text,
+        "error": error,
+    }
+    if not_captured is not None:
+        data["not_captured"] = not_captured
+    return load_run(data)
+
+
+def test_arguments_not_captured_is_an_error_naming_the_setting():
+    report = score(case(), run(["get_weather"], not_captured={"arguments": ARGUMENTS}))
+    assert report.verdict == ERROR
+    assert report.error == ARGUMENTS
+    [call] = [p for p in report.predicates if p.kind == "expected_call"]
+    assert (call.passed, call.error, call.cause.kind) == (False, ARGUMENTS, "not_captured")
+
+
+def test_the_same_run_recorded_without_saying_so_fails():
+    assert score(case(), run(["get_weather"])).verdict == FAIL
+
+
+def test_a_tool_never_called_still_fails():
+    report = score(case(), run(["get_time"], not_captured={"arguments": ARGUMENTS}))
+    assert report.verdict == FAIL
+    [call] = [p for p in report.predicates if p.kind == "expected_call"]
+    assert call.error is None and call.cause.kind != "not_captured"
+
+
+def test_names_decide_one_predicate_the_other_is_marked_not_captured():
+    checks = [{"type": "called_tool", "tool": "book"}]
+    report = score(
+        case(expectations=checks), run(["get_weather"], not_captured={"arguments": ARGUMENTS})
+    )
+    assert report.verdict == FAIL
+    causes = {p.kind: p.cause.kind for p in report.predicates if not p.passed}
+    assert causes == {"expected_call": "not_captured", "expectation": "no_call"}
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        {"type": "final_text_contains", "text": "18"},
+        {"type": "final_number_equals", "value": 18},
+        {"type": "final_text_matches", "regex": "[0-9]+"},
+    ],
+)
+def test_final_text_not_captured(check):
+    captured = {"arguments": ARGUMENTS, "final_text": TEXT}
+    report = score(case(expectations=[check]), run(["get_weather"], not_captured=captured))
+    assert report.verdict == ERROR
+    assert report.error == f"{ARGUMENTS}; {TEXT}"
+
+
+def test_a_run_error_still_fails():
+    report = score(
+        case(), run(["get_weather"], not_captured={"arguments": ARGUMENTS}, error="cut off")
+    )
+    assert report.verdict == FAIL
+
+
+def test_a_passing_run_passes():
+    data = {
+        "case": "weather",
+        "batches": [[{"name": "get_weather", "arguments": {"city": "Paris"}}]],
+        "not_captured": {"final_text": TEXT},
+    }
+    assert score(case(), load_run(data)).verdict == PASS
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ([], "not_captured"),
+        ({"result": "x"}, "not_captured.result"),
+        ({"arguments": ""}, "not_captured.arguments"),
+    ],
+)
+def test_not_captured_is_checked(value, path):
+    with pytest.raises(InvalidInput) as caught:
+        load_run({"case": "c", "batches": [], "not_captured": value})
+    assert caught.value.problems[0].path == path
