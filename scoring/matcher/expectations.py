@@ -185,8 +185,15 @@ class Expectation:
 
     def without(self, content: str) -> Expectation | None:
         """What is left of this expectation for a run whose ``content`` was not recorded:
-        itself when it does not read it, else nothing."""
-        return self if self.reads != content else None
+        itself when it does not read it, else nothing. Without the calls, nothing about
+        them is left."""
+        return None if _reads(self, content) else self
+
+
+def _reads(expectation: Expectation, content: str) -> bool:
+    if content == "calls":
+        return expectation.reads in ("calls", "arguments")
+    return expectation.reads == content
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +213,7 @@ class _AboutOneTool(Expectation):
 class CalledTool(_AboutOneTool):
     type: ClassVar[str] = "called_tool"
     cause_kind: ClassVar[str] = NO_CALL
+    reads: ClassVar[str] = "calls"
 
     def describe(self) -> str:
         return f"called {self.tool}"
@@ -218,6 +226,7 @@ class CalledTool(_AboutOneTool):
 class DidNotCallTool(_AboutOneTool):
     type: ClassVar[str] = "did_not_call_tool"
     cause_kind: ClassVar[str] = FORBIDDEN_CALL
+    reads: ClassVar[str] = "calls"
 
     def describe(self) -> str:
         return f"did not call {self.tool}"
@@ -267,9 +276,9 @@ class CalledToolWith(Expectation):
 
     def without(self, content: str) -> Expectation | None:
         """Without recorded arguments, what is left is that the tool was called."""
-        if content != self.reads:
-            return self
-        return replace(self, pattern=ArgumentsPattern({}, DEFAULT, contains=True))
+        if content == "arguments":
+            return replace(self, pattern=ArgumentsPattern({}, DEFAULT, contains=True))
+        return None if _reads(self, content) else self
 
     def describe(self) -> str:
         if not self.args:
@@ -302,6 +311,7 @@ class CalledToolWith(Expectation):
 class ToolCallCount(Expectation):
     type: ClassVar[str] = "tool_call_count"
     cause_kind: ClassVar[str] = COUNT
+    reads: ClassVar[str] = "calls"
     tool: str | None
     key: str | None
     min: int | None
@@ -347,6 +357,7 @@ class ToolCallCount(Expectation):
 class CalledToolsInOrder(Expectation):
     type: ClassVar[str] = "called_tools_in_order"
     cause_kind: ClassVar[str] = ORDER
+    reads: ClassVar[str] = "calls"
     tools: tuple[str, ...]
     keys: tuple[str, ...]
 
@@ -403,6 +414,7 @@ class CalledToolsInOrder(Expectation):
 class NoToolCalls(Expectation):
     type: ClassVar[str] = "no_tool_calls"
     cause_kind: ClassVar[str] = FORBIDDEN_CALL
+    reads: ClassVar[str] = "calls"
 
     def describe(self) -> str:
         return "made no tool calls"

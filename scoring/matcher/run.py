@@ -71,7 +71,7 @@ class Run:
     meta: Mapping = field(default_factory=dict)
     transcript: tuple[Mapping, ...] = ()
     notes: tuple[str, ...] = ()
-    # What the recording left out, by kind (``arguments``, ``final_text``): why, in words.
+    # What the recording left out, by kind (``NOT_CAPTURED_KINDS``): why, in words.
     not_captured: Mapping[str, str] = field(default_factory=dict)
     calls: tuple[Call, ...] = field(init=False, repr=False, compare=False)
     by_name: dict[str, list[int]] = field(init=False, repr=False, compare=False)
@@ -229,11 +229,13 @@ def _notes(raw: Any, problems: Problems) -> tuple[str, ...]:
     return tuple(raw)
 
 
-NOT_CAPTURED_KINDS = ("arguments", "final_text")
+# What a recording can leave out: the calls themselves (a model turn asked for calls no
+# span names), their arguments, the final text.
+NOT_CAPTURED_KINDS = ("calls", "arguments", "final_text")
 
 
 def _not_captured(raw: Any, problems: Problems) -> Mapping[str, str]:
-    """The optional ``not_captured``: ``{"arguments" | "final_text": why, in words}``."""
+    """The optional ``not_captured``: ``{kind: why, in words}``, kinds as above."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):

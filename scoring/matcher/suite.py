@@ -100,20 +100,26 @@ class Case:
         return self.extra_calls == "forbid"
 
     def without(self, contents: Iterable[str]) -> Case:
-        """This case as far as a run whose ``contents`` (``arguments``, ``final_text``) were
-        not recorded can be judged on (docs/matcher.md#content-not-captured): expected calls
-        and ``called_tool_with`` take any arguments, and expectations on the final text are
-        left out. Predicates keep their kind and index."""
+        """This case as far as a run whose ``contents`` were not recorded can be judged on
+        (docs/matcher.md#content-not-captured): without ``arguments``, expected calls and
+        ``called_tool_with`` take any arguments; without ``final_text``, expectations on it
+        are left out; without ``calls``, everything about calls is. Predicates keep their
+        kind and index."""
         expected_calls, expectations = self.expected_calls, self.expectations
+        extra_calls = self.extra_calls
         for content in contents:
-            if content == "arguments":
+            if content == "calls":
+                expected_calls, extra_calls = (), "allow"
+            elif content == "arguments":
                 expected_calls = tuple(
                     replace(e, arguments=_ANY_ARGUMENTS, exact_args=False) for e in expected_calls
                 )
             expectations = tuple(
                 kept for e in expectations if (kept := e.without(content)) is not None
             )
-        return replace(self, expected_calls=expected_calls, expectations=expectations)
+        return replace(
+            self, expected_calls=expected_calls, expectations=expectations, extra_calls=extra_calls
+        )
 
 
 _ANY_ARGUMENTS = ArgumentsPattern({}, DEFAULT, contains=True)

@@ -56,7 +56,8 @@ def test_a_line_of_no_known_format_lists_the_keys_each_format_is_known_by():
         to_canonical({"case": "a", "steps": []})
     assert caught.value.problems[0].message == (
         "unrecognised run format: expected one of the keys batches, samples, messages, "
-        "choices, output or responses, contents or candidates, resourceSpans or spans, result, traj"
+        "choices, output or responses, contents or candidates, resourceSpans, resourceLogs or "
+        "spans, result, traj"
     )
 
 

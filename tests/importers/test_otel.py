@@ -8,6 +8,7 @@ import pytest
 
 from scoring.importers import detect_format, otel, to_canonical
 from scoring.matcher import InvalidInput, load_run
+from tests.support.producers import GENERIC_SETTING
 
 from .examples import ANSWER, LINES, otlp_attributes, otlp_export, otlp_span
 from .examples import otel as example
@@ -146,10 +147,11 @@ def test_arguments_not_captured_are_absent_and_the_notes_say_how_to_capture_them
     run = imported(line)
     assert [c["arguments"] for c in run["batches"][0]] == [None, None]
     assert run["meta"] == {"model": "gpt-4o"}
-    assert run["notes"] == [
-        "tool arguments were not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-        "=true"
-    ]
+    assert run["not_captured"] == {
+        "arguments": f"tool arguments were not captured: {GENERIC_SETTING}",
+        "final_text": f"the final text was not captured: {GENERIC_SETTING}",
+    }
+    assert run["notes"] == list(run["not_captured"].values())
     assert all(set(call) == {"id", "name", "arguments"} for call in run["batches"][0])
 
 
@@ -455,7 +457,11 @@ def test_notes_already_on_the_line_are_kept_before_the_importers():
         "notes": ["replayed from a cache"],
         **otlp_export(agent(), chat("c1", 100, 200), tool("t1", AGENT, 210, "get_weather")),
     }
-    assert imported(line)["notes"] == ["replayed from a cache", otel.ARGUMENTS_NOT_CAPTURED]
+    notes = imported(line)["notes"]
+    assert notes[:2] == [
+        "replayed from a cache",
+        f"tool arguments were not captured: {GENERIC_SETTING}",
+    ]
 
 
 def test_the_transcript_is_the_last_chat_spans_messages():

@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from scoring.runfiles.reader import read_run_lines
 from tests.fixtures.producers.fake_server import CALLS, FINAL_TEXT, QUESTION
-from tests.support.producers import FIXTURES, NO_CAPTURE, SUITE
+from tests.support.producers import FIXTURES, GENERIC_SETTING, OPENAI_V2_SETTING, SUITE
 
 # What each file's runs must read as: (case, verdict) in file order.
 VERDICTS = {
@@ -44,8 +44,9 @@ VERDICTS = {
     # The OTel run made a third call whose arguments broke: two expected calls still pass.
     "otel/sdk_spans.jsonl": [("weather", "pass")],
     "otel/otlp.jsonl": [("weather", "pass")],
-    "otel/sdk_spans_no_content.jsonl": [("weather-no-content", "fail")],
-    "otel/otlp_no_content.jsonl": [("weather-no-content", "fail")],
+    # Not the agent's fault: the arguments and the final text were not captured.
+    "otel/sdk_spans_no_content.jsonl": [("weather-no-content", "error")],
+    "otel/otlp_no_content.jsonl": [("weather-no-content", "error")],
 }
 
 
@@ -125,8 +126,16 @@ def test_a_call_whose_tool_never_ran_stays_beside_those_whose_tools_did(name):
     assert "notes" not in run
 
 
-@pytest.mark.parametrize("name", ["otel/sdk_spans_no_content.jsonl", "otel/otlp_no_content.jsonl"])
-def test_without_content_capture_arguments_are_unknown_and_the_report_says_why(suite_file, name):
+@pytest.mark.parametrize(
+    ("name", "setting"),
+    [
+        ("otel/sdk_spans_no_content.jsonl", GENERIC_SETTING),
+        ("otel/otlp_no_content.jsonl", OPENAI_V2_SETTING),
+    ],
+)
+def test_without_content_capture_arguments_are_unknown_and_the_report_says_why(
+    suite_file, name, setting
+):
     (run,) = runs_of(name)
     assert [(c["name"], c["arguments"]) for batch in run["batches"] for c in batch] == [
         ("get_weather", None),
@@ -134,8 +143,16 @@ def test_without_content_capture_arguments_are_unknown_and_the_report_says_why(s
     ]
     assert "transcript" not in run
     (report,) = score_json(suite_file, FIXTURES / name)
-    assert report["notes"] == [NO_CAPTURE]
+    assert report["notes"] == [
+        f"tool arguments were not captured: {setting}",
+        f"the final text was not captured: {setting}",
+    ]
+    assert report["verdict"] == "error"
     assert [p["passed"] for p in report["predicates"]] == [True, False, False]
+    assert [p.get("cause", {}).get("kind") for p in report["predicates"][1:]] == [
+        "not_captured",
+        "not_captured",
+    ]
 
 
 @pytest.mark.parametrize(

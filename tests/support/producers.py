@@ -9,8 +9,15 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PARIS_AND_TOKYO = [
     {"name": name, "required_args": arguments, "ordered": True} for _, name, arguments in CALLS
 ]
-NO_CAPTURE = (
-    "tool arguments were not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"
+# What openai-v2 needs to record content (its spans name their scope in OTLP/JSON; the
+# SDK's own JSON leaves the scope out, so the notes fall back to the generic advice).
+OPENAI_V2_SETTING = (
+    "set OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental and "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY"
+)
+GENERIC_SETTING = (
+    "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, or what your "
+    "instrumentation needs to record message content (docs/live-traces.md#content)"
 )
 SUITE = {
     "schema": "casebook.suite/1",

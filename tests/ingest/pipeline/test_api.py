@@ -148,7 +148,7 @@ def test_the_reports_are_paged_in_file_order_each_with_its_review_page(api, tau_
 def test_the_reports_carry_the_runs_notes_as_the_otel_sdk_wrote_the_file(api, team, user):
     """The OpenTelemetry SDK's spans, content capture off (tests/fixtures/otel): the report
     says why the arguments are unknown."""
-    from tests.support.producers import FIXTURES, NO_CAPTURE, SUITE
+    from tests.support.producers import FIXTURES, GENERIC_SETTING, SUITE
 
     suite = services.create_suite(team, SUITE, user)
     body = (FIXTURES / "otel/sdk_spans_no_content.jsonl").read_bytes()
@@ -156,7 +156,14 @@ def test_the_reports_carry_the_runs_notes_as_the_otel_sdk_wrote_the_file(api, te
     submission = accepted(post_run_file(api, suite, body))
     reports = api.get(f"/api/submissions/{submission.pk}/results/").json()["results"]
     assert [(r["case"], r["verdict"], r["notes"]) for r in reports] == [
-        ("weather-no-content", "fail", [NO_CAPTURE]),
+        (
+            "weather-no-content",
+            "error",
+            [
+                f"tool arguments were not captured: {GENERIC_SETTING}",
+                f"the final text was not captured: {GENERIC_SETTING}",
+            ],
+        ),
         ("weather", "pass", []),
         ("weather-pair", "pass", []),
         ("weather-truncated", "fail", []),
