@@ -186,7 +186,7 @@ def accept(user, export) -> Outcome:
                 root = not any(span.parent_span_id)
                 rows.append(
                     (suite_id, label, trace_id, span_id, root, span.start_time_unix_nano, case,
-                     value, span.SerializeToString())
+                     value, stored(span, scope.scope.name))
                 )  # fmt: skip
     if rows:
         over_cap = _store(rows, user)
@@ -194,6 +194,15 @@ def accept(user, export) -> Outcome:
         outcome.accepted = len(rows) - sum(over_cap.values())
         outcome.rejected.update({(INVALID, reason): count for reason, count in over_cap.items()})
     return outcome
+
+
+def stored(span, scope_name: str) -> bytes:
+    """The span as it is kept: with the name of its instrumentation scope, which the
+    importer reads to name the setting of the library that wrote it
+    (docs/live-traces.md#content)."""
+    if scope_name and otel.SCOPE_ATTRIBUTE not in attributes(span.attributes):
+        span.attributes.add(key=otel.SCOPE_ATTRIBUTE).value.string_value = scope_name
+    return span.SerializeToString()
 
 
 def _invalid(span, max_depth: int) -> tuple[int, str] | None:

@@ -50,6 +50,7 @@ from scoring.matcher import (
     parse_json,
 )
 from scoring.runfiles.casefield import root_field, with_case_from
+from scoring.runfiles.otlp_files import is_collector_line, regrouped
 
 logger = logging.getLogger(__name__)
 
@@ -334,7 +335,7 @@ def line_batches(
     bounded = bounded_lines(stream, max_line_bytes)
     blank, head = _head(bounded)
     first = _stripped(head)
-    if first.startswith((_ZIP, b"[")) or first == b"{":
+    if first.startswith((_ZIP, b"[")) or first == b"{" or _is_collector_line(first):
         stream.seek(at)
         return None
     return _batched(chain([head], bounded), batch_lines, batch_bytes, start=blank + 1)
@@ -354,6 +355,17 @@ def _batched(
             batch, size = [], 0
     if batch:
         yield start, batch
+
+
+def _is_collector_line(line: bytes) -> bool:
+    """A line of the Collector's file exporter, whose traces may run over any lines: read
+    in one process, to be regrouped (``otlp_files``)."""
+    if b'"resource' not in line:
+        return False
+    try:
+        return is_collector_line(parse_json(line))
+    except InvalidInput:
+        return False
 
 
 def _head(bounded: Iterator[bytes | SkippedLine]) -> tuple[int, bytes | SkippedLine]:
@@ -414,6 +426,8 @@ class RecordReader:
         return run
 
     def runs(self, records: Iterable[tuple[int, Any]], unit: str) -> Iterator[RunLine]:
+        if unit == LINE:
+            records = regrouped(records)
         for number, value in records:
             if unit == LINE and inspect_ai.is_log(value):  # a whole log, compact, on a line
                 yield from self.samples(inspect_ai.log_samples(value))

@@ -359,7 +359,12 @@ def test_spans_over_a_traces_span_cap_are_rejected_naming_it_and_the_rest_kept(
 
 
 def test_spans_over_a_traces_byte_cap_are_rejected_naming_it(sender, suite, settings):
-    sizes = [len(span.SerializeToString()) for span in spans_of(export(suite.pk))]
+    sizes = [
+        len(traces.stored(span, scope.scope.name))
+        for resource in export(suite.pk).resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
     settings.CASEBOOK_TRACE_MAX_BYTES = sum(sizes[:2])
     response = post(sender, export(suite.pk))
     partial = answer_of(response).partial_success

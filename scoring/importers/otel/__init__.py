@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..common import envelope_fields, with_error, with_note, with_transcript
-from . import genai, openinference
+from . import genai, openinference, openllmetry, vercel
 from .assembly import Trace, read_turns
 from .spans import SCOPE_ATTRIBUTE, any_value, read_attributes, read_spans
 
@@ -23,6 +23,8 @@ SIGNATURE = "resourceSpans, resourceLogs or spans"
 # In order: a span is read by the first convention that recognises it.
 CONVENTIONS = (
     (openinference.model_turn, openinference.tool_run),
+    (vercel.model_turn, vercel.tool_run),
+    (openllmetry.model_turn, openllmetry.tool_run),
     (genai.model_turn, genai.tool_run),
 )
 
@@ -53,7 +55,7 @@ def convert(line: Mapping) -> dict:
     run["final_text"] = final.text if final is not None else None
     with_error(run, trace.run_error())
     with_error(run, trace.cut_off(final))
-    not_captured = trace.not_captured(batches, final)
+    not_captured = trace.not_captured(batches)
     if not_captured:
         run["not_captured"] = not_captured
         for why in not_captured.values():

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import chain
 
 from ..common import cut_off, is_cut_off, truncation_error, turn
 from .capture import setting_for
@@ -109,7 +110,10 @@ class Trace:
         claimed: set[int] = set()
         for run in self.runs:
             key = self._model_turn_of(run.span)
-            same = named.get(run.call["id"]) or _unclaimed(turn_calls.get(key, ()), run, claimed)
+            # its turn's calls first, then the latest turn's (a library's own span around the
+            # same model call may stand between)
+            candidates = [*turn_calls.get(key, ()), *chain(*reversed(turn_calls.values()))]
+            same = named.get(run.call["id"]) or _unclaimed(candidates, run, claimed)
             if same is not None:
                 claimed.add(id(same))
                 complete(same, run.call)
@@ -191,10 +195,13 @@ class Trace:
 
     # --- what was not recorded ----------------------------------------------------------------
 
-    def not_captured(self, batches: list[list[dict]], final: ModelTurn | None) -> dict:
+    def not_captured(self, batches: list[list[dict]]) -> dict:
         """``{"arguments" | "final_text" | "calls": why}`` for what the spans left out."""
         setting = setting_for(span.scope for span in self.spans)
         found = {}
+        turns = [*self.inner, *self.wrappers]
+        # read before the calls' marks are taken off
+        text_missing = bool(turns) and not any(t.captured for t in turns)
         uncaptured = [made.pop(UNCAPTURED, False) for batch in batches for made in batch]
         if any(uncaptured):
             found["arguments"] = f"tool arguments were not captured: {setting}"
@@ -204,8 +211,7 @@ class Trace:
                 f"{_count(len(asked), 'model turn')} asked for tool calls that were not "
                 f"captured (no span names them): {setting}"
             )
-        turns = [*self.inner, *self.wrappers]
-        if turns and (final is None or not final.captured) and not any(t.captured for t in turns):
+        if text_missing:
             found["final_text"] = f"the final text was not captured: {setting}"
         return found
 

@@ -51,7 +51,8 @@ INSTRUMENTATIONS = (
     Instrumentation(
         "strands",
         ("strands",),
-        "strands records content by default: check that nothing filters its span events",
+        "remove gen_ai_unredacted_attributes from OTEL_SEMCONV_STABILITY_OPT_IN (strands "
+        "records content unless told to redact it)",
     ),
     Instrumentation(
         "google-adk",

@@ -30,7 +30,7 @@ from typing import Any
 from scoring.matcher import InvalidInput
 
 from ..common import list_at, object_at
-from .spans import Event, Span, must_be_text, parsed
+from .spans import REDACTED, Event, Span, must_be_text, parsed
 from .turns import Message, ModelTurn, ToolRun, call, text_of
 
 NAME = "gen_ai"
@@ -52,10 +52,16 @@ _MESSAGE_EVENTS = {
     "gen_ai.tool.message": "tool",
 }
 CHOICE_EVENT = "gen_ai.choice"
+# google-adk: a span summing up a turn's tool calls, which are spans of their own too; and
+# its first telemetry schema's tool attributes, "{}" or "N/A" when content is not captured.
+ADK_MERGED = "(merged tools)"
+ADK_ARGUMENTS, ADK_RESULT = "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"
+ADK_NOT_CAPTURED = frozenset({"{}", "N/A"})
 
 
 def model_turn(span: Span) -> ModelTurn | None:
-    details = next((e for e in span.events if e.name == DETAILS_EVENT), None)
+    # One event with every attribute, or (strands) an event per attribute.
+    details = [e for e in span.events if e.name == DETAILS_EVENT]
     message_events = [e for e in span.events if e.name in _MESSAGE_EVENTS or e.name == CHOICE_EVENT]
     has_messages = INPUT in span.attributes or OUTPUT in span.attributes
     if not (has_messages or details or message_events or span.operation in MODEL_OPERATIONS):
@@ -63,8 +69,11 @@ def model_turn(span: Span) -> ModelTurn | None:
     turn = ModelTurn(span, finish_reasons=_finish_reasons(span.attributes.get(FINISH_REASONS)))
     if has_messages:
         _read_messages(turn, lambda key: (span.attributes.get(key), span.path(key)))
-    elif details is not None:
-        _read_messages(turn, lambda key: (details.attributes.get(key), f"{details.where}.{key}"))
+    elif details:
+        located = {
+            key: (e.attributes[key], f"{e.where}.{key}") for e in details for key in e.attributes
+        }
+        _read_messages(turn, lambda key: located.get(key, (None, "")))
     elif message_events:
         for event in message_events:
             _read_event(turn, event)
@@ -86,16 +95,21 @@ def tool_run(span: Span) -> ToolRun | None:
             f"{span.where}.attributes", "required: gen_ai.tool.name (the tool's name)"
         )
     name = must_be_text(name, span.path("gen_ai.tool.name"))
-    captured = "gen_ai.tool.call.arguments" in attributes
+    if name == ADK_MERGED:
+        return None
+    arguments = attributes.get("gen_ai.tool.call.arguments", attributes.get(ADK_ARGUMENTS))
     made = call(
         attributes.get("gen_ai.tool.call.id") or attributes.get("mcp.request.id"),
         name,
-        attributes.get("gen_ai.tool.call.arguments"),
-        captured=captured,
+        arguments,
+        captured=arguments is not None and arguments not in ADK_NOT_CAPTURED,
     )
     failed = span.failed or "error.type" in attributes
-    if "gen_ai.tool.call.result" in attributes:
-        made["result"] = attributes["gen_ai.tool.call.result"]
+    result = attributes.get("gen_ai.tool.call.result", attributes.get(ADK_RESULT))
+    if result is not None and not (
+        isinstance(result, str) and result in ADK_NOT_CAPTURED | REDACTED
+    ):
+        made["result"] = result
     elif failed:
         made["result"] = span.status_message or attributes.get("error.type")
     if failed:
@@ -113,6 +127,8 @@ def _read_messages(turn: ModelTurn, read) -> None:
         if value is None:
             continue
         value = parsed(value, where)
+        if value is None:  # redacted
+            continue
         if key == SYSTEM:
             text = text_of(value) if isinstance(value, list) else value
             into.append(Message("system", text if isinstance(text, str) else None))
@@ -157,8 +173,9 @@ def _message(turn: ModelTurn, message: Mapping, where: str, key: str) -> Message
 
 def _read_event(turn: ModelTurn, event: Event) -> None:
     if event.name == CHOICE_EVENT:
-        message = event.value("message")
-        message = parsed(message, f"{event.where}.message")
+        message = parsed_content(event.value("message"), f"{event.where}.message")
+        if isinstance(message, str | list):  # strands: the text itself, or content blocks
+            message = {"content": message}
         reason = event.value("finish_reason")
         if isinstance(reason, str) and reason not in turn.finish_reasons:
             turn.finish_reasons.append(reason)
@@ -173,6 +190,8 @@ def _event_message(turn: ModelTurn, event: Event, body: Any, role: str, *, outpu
     body = body if isinstance(body, Mapping) else {}
     content = parsed_content(body.get("content"), f"{event.where}.content")
     read = Message(role, text_of(content))
+    if isinstance(content, Mapping):  # google-genai's Content: {role, parts}
+        _read_gemini_parts(turn, read, content.get("parts"), output)
     for tool_call in body.get("tool_calls") or ():
         if isinstance(tool_call, Mapping):
             function = tool_call.get("function")
@@ -195,20 +214,39 @@ def _event_message(turn: ModelTurn, event: Event, body: Any, role: str, *, outpu
         elif isinstance(answer := block.get("toolResult"), Mapping):
             read.answers.append((answer.get("toolUseId"), answer.get("content")))
     if role == "tool":
-        read.answers.append((body.get("id", body.get("tool_call_id")), body.get("content")))
+        read.answers.append((body.get("id", body.get("tool_call_id")), content))
         read.text = None
     return read
 
 
 def parsed_content(content: Any, where: str) -> Any:
-    """Content that is a list of blocks written as JSON text is read as the list; text
-    that is not JSON is the message's text."""
-    if isinstance(content, str) and content.startswith("[{"):
+    """Content that is a list of blocks or an object written as JSON text is read as such;
+    text that is not JSON is the message's text."""
+    if isinstance(content, str) and (content in REDACTED or content.startswith(("[{", "{"))):
         try:
             return parsed(content, where)
         except InvalidInput:
             return content
     return content
+
+
+def _read_gemini_parts(turn: ModelTurn, read: Message, parts: Any, output: bool) -> None:
+    texts = []
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        function = part.get("function_call")
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            _keep(
+                turn, read, call(function.get("id"), function["name"], function.get("args")), output
+            )
+        answer = part.get("function_response")
+        if isinstance(answer, Mapping):
+            read.answers.append((answer.get("id"), answer.get("response")))
+    if texts:
+        read.text = "".join(texts)
 
 
 def _keep(turn: ModelTurn, message: Message, made: dict, output: bool) -> None:

@@ -1,4 +1,4 @@
-"""OpenInference, Arize Phoenix's conventions (docs/formats.md#openinference), as its
+"""OpenInference, Arize Phoenix's conventions (docs/formats.md#opentelemetry-genai-spans), as its
 instrumentations write them (openai, anthropic, openai-agents, ...).
 
 A span says what it is in ``openinference.span.kind``:
@@ -23,11 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .spans import Span, must_be_text
+from .spans import REDACTED, Span, must_be_text
 from .turns import Message, ModelTurn, ToolRun, call
 
 KIND = "openinference.span.kind"
-REDACTED = "__REDACTED__"
 _MESSAGE_KEY = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
 _CALL_KEY = re.compile(
     r"(?:tool_calls|contents)\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)"
@@ -101,11 +100,11 @@ def tool_run(span: Span) -> ToolRun | None:
         return None
     name = must_be_text(span.attributes.get("tool.name", span.name), span.path("tool.name"))
     arguments = span.attributes.get("input.value")
-    made = call(None, name, arguments, captured=arguments not in (None, REDACTED))
+    made = call(None, name, arguments, captured=arguments is not None)
     result = span.attributes.get("output.value")
     if span.failed:
         made["is_error"] = True
-        made["result"] = span.status_message or (None if result == REDACTED else result)
-    elif result is not None and result != REDACTED:
+        made["result"] = span.status_message or (None if result in REDACTED else result)
+    elif isinstance(result, str) and result not in REDACTED:
         made["result"] = result
     return ToolRun(span, made)

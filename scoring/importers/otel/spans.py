@@ -83,11 +83,18 @@ class Span:
         return parsed(self.attributes.get(key), self.path(key))
 
 
+# What instrumentations write in place of content they do not record (OpenInference,
+# strands' redaction, google-adk's first schema).
+REDACTED = frozenset({"__REDACTED__", "[REDACTED]", "<elided>"})
+
+
 def parsed(value: Any, where: str) -> Any:
-    """``value`` parsed when it is JSON text, as it is otherwise; InvalidInput naming
-    ``where`` when the text is not JSON."""
+    """``value`` parsed when it is JSON text, as it is otherwise (None when it stands for
+    content not recorded); InvalidInput naming ``where`` when the text is not JSON."""
     if not isinstance(value, str):
         return value
+    if value in REDACTED:
+        return None
     try:
         return parse_json(value)
     except InvalidInput as exc:

@@ -13,7 +13,7 @@ from typing import Any
 from scoring.matcher import InvalidInput, parse_json
 
 from ..common import arguments_fields, is_join_key
-from .spans import Span
+from .spans import REDACTED, Span
 
 # Marks a call whose arguments the instrumentation did not record, until the run notes it.
 UNCAPTURED = "_arguments_not_captured"
@@ -88,7 +88,7 @@ def call(call_id: Any, name: str, arguments: Any, *, captured: bool = True) -> d
     JSON string: double-encoded arguments are read through). Not ``captured``: no arguments,
     marked so that the run says why."""
     made: dict[str, Any] = {"id": call_id if is_join_key(call_id) else None, "name": name}
-    if not captured:
+    if not captured or (isinstance(arguments, str) and arguments in REDACTED):
         made.update({"arguments": None, UNCAPTURED: True})
         return made
     made.update(arguments_fields(arguments))
@@ -114,7 +114,7 @@ def text_of(content: Any) -> str | None:
     """Message content as text: a string, or the text of its text parts (``{"type":
     "text", "text" | "content"}``, or ``{"text"}`` alone as Bedrock writes them)."""
     if content is None or isinstance(content, str):
-        return content
+        return None if content in REDACTED else content
     if isinstance(content, list):
         texts = []
         for part in content:
