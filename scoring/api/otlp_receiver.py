@@ -20,7 +20,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.views import APIView
 
-from cases.throttling import ThrottledTokenAuthentication
+from cases.throttling import OtlpTokenAuthentication
 from scoring.live import otlp_codec, traces
 
 # The gRPC code that goes with each HTTP status, for the Status message of an error.
@@ -34,7 +34,7 @@ TOKEN_WANTED = (
 
 
 class TraceExportView(APIView):
-    authentication_classes = [ThrottledTokenAuthentication]
+    authentication_classes = [OtlpTokenAuthentication]
     parser_classes = []  # the body is read as it is, by ``scoring.live.otlp_codec``
 
     @extend_schema(
@@ -80,7 +80,7 @@ class TraceExportView(APIView):
             return _error(413, str(exc), as_json)
         except otlp_codec.BadExport as exc:
             return _error(400, str(exc), as_json)
-        outcome = traces.accept(request.user, export)
+        outcome = traces.accept(request.user, export, request.auth)
         if outcome.refusal is not None:
             return _error(outcome.refusal, outcome.message, as_json)
         body, content_type = otlp_codec.response(
