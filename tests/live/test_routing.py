@@ -63,9 +63,7 @@ def test_a_reference_neither_an_id_nor_slugs_is_refused_400_naming_it(sender, su
     )
 
 
-def test_the_router_looks_each_suite_up_once_per_export(
-    suite, editor, django_assert_num_queries
-):
+def test_the_router_looks_each_suite_up_once_per_export(suite, editor, django_assert_num_queries):
     router = Router(editor)
     by_id, by_slugs = {"casebook.suite": suite.pk}, {"casebook.suite": slugs(suite)}
     with django_assert_num_queries(6):  # a reference: its suite, may the sender see, edit it
@@ -158,4 +156,3 @@ def test_a_suite_token_stops_working_when_its_user_stops_editing_the_suite(
     membership.delete()
     assert post(client, export(None)).status_code == 404
     assert not TraceSpan.objects.exists()
-
