@@ -27,6 +27,8 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.utils.translation import gettext as _
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, PermissionDenied, Throttled
 
@@ -167,3 +169,15 @@ class OtlpTokenAuthentication(ThrottledTokenAuthentication):
     """The OTLP receivers' token authentication: suite tokens are accepted too."""
 
     otlp = True
+
+
+class OtlpTokenScheme(OpenApiAuthenticationExtension):
+    """The OpenAPI schema's own name for it: another class under the name of DRF's token
+    scheme would be a conflict."""
+
+    target_class = OtlpTokenAuthentication
+    name = "otlpTokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        scheme = build_bearer_security_scheme_object("Authorization", self.target.keyword)
+        return scheme | {"description": "Any API token, suite tokens included."}
