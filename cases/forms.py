@@ -13,6 +13,7 @@ from scoring.matcher import InvalidInput, Problem
 
 from .models import (
     RESERVED_LABEL_KEYS,
+    ApiToken,
     LabelColour,
     Membership,
     ReviewLabel,
@@ -284,3 +285,18 @@ class TokenNameForm(forms.Form):
     name = forms.CharField(
         max_length=100, help_text="What uses it, e.g. the CI job: one token per use."
     )
+
+
+class SuiteTokenForm(TokenNameForm):
+    """A suite token's name and label (docs/api.md#authentication)."""
+
+    label = forms.CharField(
+        max_length=ApiToken._meta.get_field("label").max_length,
+        required=False,
+        help_text="The live submission its traces go to (a model's name, say). Empty: the "
+        "casebook.label the agent sends, if any.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["name"].help_text = "What sends with it (an agent, a deployment)."

@@ -42,7 +42,11 @@ class User(AbstractUser):
 
 class ApiToken(models.Model):
     """A named API key of a user (one per CI job, say). Only a hash of the key is kept: the
-    key is shown once, when made, and a copy of the table gives no one access."""
+    key is shown once, when made, and a copy of the table gives no one access.
+
+    A suite token (``suite`` set) sends live telemetry to that suite only, under its
+    ``label`` when it has one, and is accepted by the OTLP receivers alone
+    (docs/api.md#authentication)."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -51,11 +55,24 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)  # SHA-256, hex
     created = models.DateTimeField(auto_now_add=True)
     last_used = models.DateTimeField(null=True, blank=True)
+    suite = models.ForeignKey(
+        "Suite", on_delete=models.CASCADE, null=True, blank=True, related_name="api_tokens"
+    )
+    label = models.CharField(max_length=200, blank=True)  # a live submission's label
 
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.UniqueConstraint(fields=["user", "name"], name="api_token_name_unique_per_user")
+            models.UniqueConstraint(
+                fields=["user", "name"],
+                condition=models.Q(suite__isnull=True),
+                name="api_token_name_unique_per_user",
+            ),
+            models.UniqueConstraint(
+                fields=["user", "suite", "name"],
+                condition=models.Q(suite__isnull=False),
+                name="suite_token_name_unique_per_user_and_suite",
+            ),
         ]
 
     def __str__(self):

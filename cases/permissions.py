@@ -12,6 +12,9 @@
 - Cases drafted from a suite's runs are saved into the suite by its editors, or as a new
   suite by anyone who may see the runs into a team where they are an editor
   (``draft_targets``).
+- A suite's tokens (suite tokens, which send it live traces) are made by its editors; on
+  its page, each editor sees and revokes their own, and its team's admins all of them
+  (``suite_tokens``).
 - Something a user may not see is answered with 404, never its content; something they
   may see but not change, with 403.
 """
@@ -22,7 +25,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from .models import Membership, Role, Suite, Team, User
+from .models import ApiToken, Membership, Role, Suite, Team, User
 
 _RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.ADMIN: 3}
 
@@ -58,6 +61,16 @@ def can_view_suite(user, suite: Suite) -> bool:
 
 def can_edit_suite(user, suite: Suite) -> bool:
     return has_role(user, suite.team_id, Role.EDITOR)
+
+
+def suite_tokens(user, suite: Suite) -> QuerySet[ApiToken]:
+    """The suite's tokens the user sees and may revoke on its page: their own while they
+    edit it, every one for its team's admins; none for anyone else."""
+    tokens = ApiToken.objects.filter(suite=suite).select_related("user").order_by("name", "pk")
+    role = role_in(user, suite.team_id)
+    if role == Role.ADMIN:
+        return tokens
+    return tokens.filter(user=user) if role == Role.EDITOR else tokens.none()
 
 
 def reviewers(suite: Suite) -> QuerySet[User]:

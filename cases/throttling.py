@@ -27,8 +27,10 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.utils.translation import gettext as _
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from rest_framework.authentication import TokenAuthentication, get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed, Throttled
+from rest_framework.exceptions import AuthenticationFailed, PermissionDenied, Throttled
 
 from . import tokens
 
@@ -130,7 +132,12 @@ class ThrottledTokenAuthentication(TokenAuthentication):
     after too many unknown tokens.
 
     DRF's own throttles run after authentication and permissions, so a request with a bad
-    token is refused with 401 before any throttle sees it: the count has to be kept here."""
+    token is refused with 401 before any throttle sees it: the count has to be kept here.
+
+    A suite token is refused with 403 (``tokens.accepted``), and not counted as unknown;
+    ``OtlpTokenAuthentication`` accepts it."""
+
+    otlp = False
 
     def authenticate(self, request):
         words = get_authorization_header(request).split()
@@ -153,4 +160,24 @@ class ThrottledTokenAuthentication(TokenAuthentication):
         found = tokens.user_of(key)
         if found is None:
             raise AuthenticationFailed(_("Invalid token."))
+        if not tokens.accepted(found[1], otlp=self.otlp):
+            raise PermissionDenied(tokens.ONLY_OTLP)
         return found
+
+
+class OtlpTokenAuthentication(ThrottledTokenAuthentication):
+    """The OTLP receivers' token authentication: suite tokens are accepted too."""
+
+    otlp = True
+
+
+class OtlpTokenScheme(OpenApiAuthenticationExtension):
+    """The OpenAPI schema's own name for it: another class under the name of DRF's token
+    scheme would be a conflict."""
+
+    target_class = OtlpTokenAuthentication
+    name = "otlpTokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        scheme = build_bearer_security_scheme_object("Authorization", self.target.keyword)
+        return scheme | {"description": "Any API token, suite tokens included."}

@@ -53,6 +53,12 @@ urlpatterns = [
     path("suites/<int:pk>/flaky/", compare.flaky_cases, name="suite_flaky"),
     path("suites/<int:pk>/problems/", suite.known_failures, name="suite_known_failures"),
     path("suites/<int:pk>/unassigned/", suite.unassigned_runs, name="suite_unassigned"),
+    path("suites/<int:pk>/tokens/", suite.token_new, name="suite_token_new"),
+    path(
+        "suites/<int:pk>/tokens/<int:token_id>/revoke/",
+        suite.token_revoke,
+        name="suite_token_revoke",
+    ),
     path("submissions/<int:pk>/queues/", review_queues.queue_list, name="queues"),
     path("submissions/<int:pk>/queues/new/", review_queues.queue_new, name="queue_new"),
     path("queues/<int:pk>/", review_queues.queue_detail, name="queue"),

@@ -149,6 +149,16 @@ PAGES = [
     ("submission_apply_decisions", "post", {"pk": "submission"}, {}, EDIT_POST),
     ("suite_known_failures", "get", {"pk": "suite"}, None, READ),
     ("suite_unassigned", "get", {"pk": "suite"}, None, READ),
+    # Suite tokens (docs/api.md#authentication): made by its editors, shown once on the page;
+    # revoked by their maker (the editor's here) or the team's admins, unseen by anyone else.
+    ("suite_token_new", "post", {"pk": "suite"}, {"name": "my agent"}, (302, 404, 403, 200, 200)),
+    (
+        "suite_token_revoke",
+        "post",
+        {"pk": "suite", "token_id": "suite_token"},
+        {},
+        (302, 404, 404, 302, 302),
+    ),
     ("submission_tools", "get", {"pk": "submission"}, None, EDIT_PAGE),
     # Needs an editor: of the suite, or of a team to make a new suite in (the viewer is none).
     ("submission_case_drafts", "get", {"pk": "submission"}, None, EDIT_PAGE),

@@ -1,5 +1,6 @@
-"""The user's settings: named API tokens (docs/api.md#authentication: ``Authorization: Token KEY``),
-and the sign-in page's and password reset's dependence on mail being configured."""
+"""The user's settings: named API tokens (docs/api.md#authentication: ``Authorization: Token KEY``)
+and suite tokens, which are made on a suite's page, and the sign-in page's and password reset's
+dependence on mail being configured."""
 
 from functools import wraps
 
@@ -14,6 +15,7 @@ from rest_framework.authtoken.models import Token
 from .. import tokens
 from ..forms import TokenNameForm
 from ..models import ApiToken
+from ..permissions import visible_suites
 
 
 @login_required
@@ -45,8 +47,15 @@ def account(request):
                     form = TokenNameForm()
                 except tokens.NameTaken as exc:
                     form.add_error("name", str(exc))
+    mine = ApiToken.objects.filter(user=request.user).select_related("suite")
     context = {
-        "tokens": ApiToken.objects.filter(user=request.user),
+        "tokens": mine,
+        # A suite token's suite is named only while its user may see it.
+        "seen_suites": set(
+            visible_suites(request.user)
+            .filter(pk__in=mine.values("suite"))
+            .values_list("pk", flat=True)
+        ),
         "command_token": Token.objects.filter(user=request.user).first(),
         "form": form,
         "new": new,

@@ -20,7 +20,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.views import APIView
 
-from cases.throttling import ThrottledTokenAuthentication
+from cases.throttling import OtlpTokenAuthentication
 from scoring.live import otlp_codec, traces
 
 # The gRPC code that goes with each HTTP status, for the Status message of an error.
@@ -34,7 +34,7 @@ TOKEN_WANTED = (
 
 
 class TraceExportView(APIView):
-    authentication_classes = [ThrottledTokenAuthentication]
+    authentication_classes = [OtlpTokenAuthentication]
     parser_classes = []  # the body is read as it is, by ``scoring.live.otlp_codec``
 
     @extend_schema(
@@ -42,9 +42,10 @@ class TraceExportView(APIView):
         description=(
             "An `ExportTraceServiceRequest`, as protobuf (`application/x-protobuf`) or "
             "OTLP/JSON (`application/json`), gzip- or deflate-compressed or not. The resource "
-            "attribute `casebook.suite` (a suite's id) routes spans, `casebook.label` names "
-            "the live submission and `casebook.case` (on a span or the resource) the case; "
-            "each trace becomes a run of the suite's live submission of the day."
+            "attribute `casebook.suite` (a suite's id or `team-slug/suite-slug`) routes spans, "
+            "or the token when it is a suite token; `casebook.label` (or the suite token's "
+            "label) names the live submission and `casebook.case` (on a span or the resource) "
+            "the case; each trace becomes a run of the suite's live submission of the day."
         ),
         request={
             otlp_codec.PROTOBUF: OpenApiTypes.BINARY,
@@ -56,7 +57,10 @@ class TraceExportView(APIView):
             ),
             400: OpenApiResponse(description="the body cannot be read, or names no suite"),
             401: OpenApiResponse(description="no valid token (a session is not accepted)"),
-            403: OpenApiResponse(description="the suites' viewer, not an editor"),
+            403: OpenApiResponse(
+                description="the suites' viewer, not an editor; or another suite than the "
+                "suite token's"
+            ),
             404: OpenApiResponse(description="no such suite, or not one the sender may see"),
             413: OpenApiResponse(description="over CASEBOOK_OTLP_MAX_BYTES"),
         },
@@ -80,7 +84,7 @@ class TraceExportView(APIView):
             return _error(413, str(exc), as_json)
         except otlp_codec.BadExport as exc:
             return _error(400, str(exc), as_json)
-        outcome = traces.accept(request.user, export)
+        outcome = traces.accept(request.user, export, request.auth)
         if outcome.refusal is not None:
             return _error(outcome.refusal, outcome.message, as_json)
         body, content_type = otlp_codec.response(

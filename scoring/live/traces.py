@@ -1,8 +1,9 @@
 """Live traces (``/otlp/v1/traces``, docs/live-traces.md): OpenTelemetry spans kept as they
 arrive, and each trace made into a run of its suite's live submission once it is complete.
 
-- Routing: the resource attribute ``casebook.suite`` (the suite's id) names the suite; the
-  sender must be one of its editors. ``casebook.label`` (on the resource) names the
+- Routing (``scoring.live.routing``): the resource attribute ``casebook.suite`` (the suite's
+  id or slugs), or the sender's suite token, names the suite; the sender must be one of its
+  editors. ``casebook.label`` (on the resource, or the token's) names the
   submission, ``casebook.case`` (on any span, else on the resource) the case, or else the
   span attribute the suite's settings name (``Suite.trace_case_attribute``, such as
   ``gen_ai.conversation.id``): its value names the case the suite's map gives it
@@ -58,7 +59,6 @@ from django.db.models.functions import Length
 from django.utils import timezone
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from cases import permissions
 from cases.models import Suite
 from scoring.importers import otel, to_canonical
 from scoring.ingest.bulk import insert_rows
@@ -72,6 +72,7 @@ from scoring.ingest.pipeline import (
 )
 from scoring.ingest.reading import describe, tools_text
 from scoring.live.otlp_codec import attributes, hex_id, span_document, span_nested_deeper_than
+from scoring.live.routing import CASE, INVALID, Address, Router, SuiteReference
 from scoring.matcher import InvalidInput, load_run
 from scoring.models import (
     InvalidLine,
@@ -88,10 +89,6 @@ from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
 
 log = logging.getLogger(__name__)
 
-SUITE = "casebook.suite"
-LABEL = "casebook.label"
-CASE = "casebook.case"
-LABEL_LIMIT = Trace._meta.get_field("label").max_length
 ASSEMBLE_TASK = "scoring.tasks.assemble_traces"  # scoring/tasks.py, by name
 SWEEP_LIMIT = 1000  # traces assembled per sweep; the next sweep takes the rest
 READ_BATCH = 500  # spans read at a time when a trace is assembled
@@ -104,9 +101,6 @@ SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "case_value", "data"
 CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
 # A span's start is kept in a signed 64-bit column (nanoseconds: until the year 2262).
 START_LIMIT = (1 << 63) - 1
-
-# Why spans were rejected, by kind: the answer's status when every span was rejected alike.
-NOT_FOUND, FORBIDDEN, INVALID = 404, 403, 400
 
 
 @dataclass
@@ -137,10 +131,11 @@ class Outcome:
         return kinds.pop() if len(kinds) == 1 else INVALID
 
 
-def accept(user, export) -> Outcome:
-    """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user``. The work is
-    bounded by the export's size: each span is looked at once, and only the spans of its
-    first ``CASEBOOK_OTLP_MAX_TRACES`` traces further (their suites looked up, and stored)."""
+def accept(user, export, token=None) -> Outcome:
+    """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user`` with ``token``
+    (``scoring.live.routing``). The work is bounded by the export's size: each span is
+    looked at once, and only the spans of its first ``CASEBOOK_OTLP_MAX_TRACES`` traces
+    further (their suites looked up, and stored)."""
     max_traces, max_depth = settings.CASEBOOK_OTLP_MAX_TRACES, settings.CASEBOOK_MAX_JSON_DEPTH
     over_export_cap = (
         INVALID,
@@ -148,16 +143,16 @@ def accept(user, export) -> Outcome:
         f"CASEBOOK_OTLP_MAX_TRACES = {max_traces:,}",
     )
     outcome = Outcome()
-    suites: dict[int, tuple[Suite | None, tuple[int, str] | None]] = {}
-    kept_traces: set[tuple[int, str]] = set()
+    router = Router(user, token)
+    kept_traces: set[tuple[SuiteReference, str]] = set()
     # (suite id, label, trace id, span id, is root, start, case key, case value, span's bytes)
     rows = []
     for resource_spans in export.resource_spans:
         resource = attributes(resource_spans.resource.attributes)
-        suite_id, label, refusal = _route(resource)
-        if refusal is not None:
+        address = router.address(resource)
+        if not isinstance(address, Address):
             spans = sum(len(scope.spans) for scope in resource_spans.scope_spans)
-            outcome.rejected[refusal] += spans
+            outcome.rejected[address] += spans
             continue
         resource_case = _text(resource.get(CASE))
         for scope in resource_spans.scope_spans:
@@ -166,27 +161,25 @@ def accept(user, export) -> Outcome:
                 refusal = None
                 if trace_id is None or span_id is None:
                     refusal = INVALID, "a span without a valid traceId and spanId"
-                elif (suite_id, trace_id) not in kept_traces:
+                elif (address.suite, trace_id) not in kept_traces:
                     if len(kept_traces) < max_traces:
-                        kept_traces.add((suite_id, trace_id))
+                        kept_traces.add((address.suite, trace_id))
                     else:
                         refusal = over_export_cap
                 if refusal is None:  # only the spans of the traces kept cost more than this
-                    if suite_id not in suites:
-                        suites[suite_id] = _suite(user, suite_id)
-                    suite, refusal = suites[suite_id]
-                    refusal = refusal or _invalid(span, max_depth)
+                    route = router.resolve(address)
+                    refusal = route if isinstance(route, tuple) else _invalid(span, max_depth)
                 if refusal is not None:
                     outcome.rejected[refusal] += 1
                     continue
                 named = attributes(span.attributes)
                 case = _text(named.get(CASE)) or resource_case
-                attribute = suite.trace_case_attribute
+                attribute = route.suite.trace_case_attribute
                 value = "" if case or not attribute else _text(named.get(attribute))
                 root = not any(span.parent_span_id)
                 rows.append(
-                    (suite_id, label, trace_id, span_id, root, span.start_time_unix_nano, case,
-                     value, stored(span, scope.scope.name))
+                    (route.suite.pk, route.label, trace_id, span_id, root,
+                     span.start_time_unix_nano, case, value, stored(span, scope.scope.name))
                 )  # fmt: skip
     if rows:
         over_cap = _store(rows, user)
@@ -215,48 +208,6 @@ def _invalid(span, max_depth: int) -> tuple[int, str] | None:
             f"CASEBOOK_MAX_JSON_DEPTH = {max_depth}"
         )
     return None
-
-
-def _route(resource: dict) -> tuple[int | None, str, tuple[int, str] | None]:
-    """The suite id and the label a resource's attributes give its spans; else why its
-    spans are rejected."""
-    reference = resource.get(SUITE)
-    if reference is None:
-        return None, "", (INVALID, f"no {SUITE} resource attribute (the id of the suite)")
-    suite_id = _suite_id(reference)
-    if suite_id is None:
-        return None, "", (INVALID, f"{SUITE} must be a suite's id, not {str(reference)[:100]!r}")
-    label = str(resource.get(LABEL, ""))
-    if "\0" in label:  # no text column of PostgreSQL holds it; the label is not guessed at
-        return None, "", (INVALID, f"{LABEL} holds a NUL character")
-    return suite_id, label[:LABEL_LIMIT], None
-
-
-def _suite_id(reference) -> int | None:
-    """The id ``casebook.suite`` gives: an integer, or a string of one (a double that is a
-    whole number is one too); None for anything else. Ids past the database's integers
-    name no suite: they are left to the lookup."""
-    if isinstance(reference, bool):
-        return None
-    if isinstance(reference, float):
-        return int(reference) if reference.is_integer() else None  # not inf, nor NaN
-    if isinstance(reference, str):
-        digits = reference.strip()
-        return int(digits) if digits.isascii() and digits.isdigit() and len(digits) < 20 else None
-    return reference
-
-
-def _suite(user, suite_id: int) -> tuple[Suite | None, tuple[int, str] | None]:
-    """The suite of the id, if the user may send it runs; else why not."""
-    suite = Suite.objects.select_related("team").filter(pk=suite_id).first()
-    if suite is None or not permissions.can_view_suite(user, suite):
-        return None, (NOT_FOUND, f"{SUITE} {suite_id}: no such suite")
-    if not permissions.can_edit_suite(user, suite):
-        return None, (
-            FORBIDDEN,
-            f"{SUITE} {suite_id}: only the suite's editors and admins send runs",
-        )
-    return suite, None
 
 
 def _text(value) -> str:

@@ -1,19 +1,31 @@
 """The suite page: the suite's cases and history (``cases``' part of the page) with its
-submissions and their pass-rate trend. Served here because it shows scoring's results:
-``cases`` never imports ``scoring``."""
+submissions and their pass-rate trend, and for its editors the "Send live traces" panel
+(docs/live-traces.md#the-suite-pages-panel): the exporter's settings for this server, the
+instrumentations' content-capture settings, and the suite tokens they make (the key shown
+once, in the settings) and revoke. Served here because it shows scoring's results: ``cases``
+never imports ``scoring``."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from cases.permissions import can_edit_suite, suite_for
+from cases import tokens
+from cases.forms import SuiteTokenForm
+from cases.permissions import can_edit_suite, suite_for, suite_tokens
 from cases.views.suites import suite_page_context
+from scoring.live.instrumentations import INSTRUMENTATIONS
+from scoring.live.routing import CASE, LABEL
 from scoring.models import Run, Status
 from scoring.results.known_failures import KNOWN_FAILURE_SUBMISSIONS, open_known_failures
 from scoring.results.trends import suite_trend
 
 SUBMISSIONS_SHOWN = 20
 UNASSIGNED_PER_PAGE = 50
+KEY_PLACEHOLDER = "<token>"  # the panel's key, before a token is made
+PANEL = "cases/suite_detail.html#live"
 
 
 def unassigned(suite):
@@ -26,6 +38,10 @@ def unassigned(suite):
 @login_required
 def suite_detail(request, pk):
     suite = suite_for(request.user, pk)
+    return _suite_page(request, suite, _panel_context(request, suite))
+
+
+def _suite_page(request, suite, panel: dict, status: int = 200):
     context = suite_page_context(request, suite) | {
         "submissions": suite.submissions.select_related("version", "uploader").defer(
             "version__document"
@@ -33,7 +49,67 @@ def suite_detail(request, pk):
         "trend": suite_trend(suite),
         "unassigned": unassigned(suite).count(),
     }
-    return render(request, "cases/suite_detail.html", context)
+    return render(request, "cases/suite_detail.html", context | panel, status=status)
+
+
+def _panel_context(request, suite, *, form=None, new=None, new_key=None) -> dict:
+    """What the live-traces panel shows; nothing for those who do not edit the suite."""
+    if not can_edit_suite(request.user, suite):
+        return {"live": None}
+    endpoint = request.build_absolute_uri(reverse("otlp_traces").removesuffix("/v1/traces"))
+    key = new_key or KEY_PLACEHOLDER
+    environment = [
+        f"OTEL_EXPORTER_OTLP_ENDPOINT={endpoint}",
+        f"OTEL_EXPORTER_OTLP_HEADERS=Authorization=Token {key}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
+    ]
+    live = {
+        "environment": "\n".join(environment),
+        "attributes": {"case": CASE, "label": LABEL},
+        "instrumentations": [
+            (each, "\n".join(each.settings_for(endpoint, key))) for each in INSTRUMENTATIONS
+        ],
+        "tokens": suite_tokens(request.user, suite),
+        "form": form or SuiteTokenForm(),
+        "new": new,
+        "new_key": new_key,
+    }
+    return {"live": live}
+
+
+@login_required
+@require_POST
+def token_new(request, pk):
+    """Make a suite token: the panel again, its key in the settings, shown this once."""
+    suite = suite_for(request.user, pk, edit=True)
+    form, new, new_key = SuiteTokenForm(request.POST), None, None
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            new, new_key = tokens.create(
+                request.user, data["name"], suite=suite, label=data["label"]
+            )
+            form = None
+        except tokens.NameTaken as exc:
+            form.add_error("name", str(exc))
+    panel = _panel_context(request, suite, form=form, new=new, new_key=new_key)
+    if request.htmx:
+        return render(request, PANEL, {"suite": suite} | panel)
+    # Without htmx, the whole page: a redirect would lose the key.
+    return _suite_page(request, suite, panel, status=422 if form and form.errors else 200)
+
+
+@login_required
+@require_POST
+def token_revoke(request, pk, token_id):
+    """Revoke one of the suite's tokens (``suite_tokens``: one's own, or any for an admin)."""
+    suite = suite_for(request.user, pk)
+    token = get_object_or_404(suite_tokens(request.user, suite), pk=token_id)
+    token.delete()
+    if request.htmx:
+        return render(request, PANEL, {"suite": suite} | _panel_context(request, suite))
+    messages.success(request, f"Token “{token.name}” revoked: its exports are now refused.")
+    return redirect(f"{suite.get_absolute_url()}#live")
 
 
 @login_required

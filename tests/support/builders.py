@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.test import TestCase
 
-from cases import services
+from cases import services, tokens
 from cases.models import Membership, ReviewLabel, Role, Team, User
 from scoring.ingest.pipeline import create_submission
 from scoring.review.queues import build_queue
@@ -56,6 +56,7 @@ class World:
         self.blind_queue = build_queue(
             self.submission, "blind", admin, reviewers=reviewers, double_blind=True
         )
+        self.suite_token, _ = tokens.create(self.users["editor"], "agent", suite=self.suite)
 
     def ids(self):
         return {
@@ -70,4 +71,5 @@ class World:
             "label": self.label.pk,
             "blind_queue": self.blind_queue.pk,
             "blind_item": self.blind_queue.items.get().pk,
+            "suite_token": self.suite_token.pk,
         }
