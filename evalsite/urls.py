@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from cases.throttling import AdminSignInForm, SignInForm
 from cases.views.account import SignInView, mail_required
-from scoring.api.otlp_receiver import TraceExportView
+from scoring.api.otlp_receiver import LogExportView, TraceExportView
 
 from . import csp, health
 
@@ -55,6 +55,7 @@ urlpatterns = [
     # OTLP/HTTP's own path, where OpenTelemetry exporters send traces
     # (docs/live-traces.md#the-receiver).
     path("otlp/v1/traces", TraceExportView.as_view(), name="otlp_traces"),
+    path("otlp/v1/logs", LogExportView.as_view(), name="otlp_logs"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp.api_docs, name="swagger-ui"),
 ]

@@ -203,6 +203,7 @@ PAGES = [
 API = [
     # Spans for the suite: accepted from its editors (docs/live-traces.md#the-receiver).
     ("otlp_traces", "post", {}, "otlp-export", (401, 404, 403, 200, 200)),
+    ("otlp_logs", "post", {}, "otlp-logs-export", (401, 404, 403, 200, 200)),
     ("api:team-list", "get", {}, None, API_SIGNED_IN),
     ("api:team-list", "post", {}, {"name": "New team"}, (401, 201, 201, 201, 201)),
     ("api:team-detail", "get", {"slug": "team"}, None, API_READ),
@@ -346,6 +347,8 @@ def _request(client, world, route, method, kwargs, body, api):
         body = _case_document(world)
     elif body == "otlp-export":
         body = _otlp_export(ids["suite"])
+    elif body == "otlp-logs-export":
+        body = _otlp_logs_export(ids["suite"])
     elif isinstance(body, dict) and body.get("team") == "team-id":
         body = {"team": world.team.pk}
     if body == "run-file":
@@ -366,6 +369,15 @@ def _otlp_export(suite_id) -> str:
     resource = {"attributes": [{"key": "casebook.suite", "value": {"stringValue": str(suite_id)}}]}
     return json.dumps(
         {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [span]}]}]}
+    )
+
+
+def _otlp_logs_export(suite_id) -> str:
+    """An OTLP/JSON export of one log record, for the suite."""
+    record = {"traceId": "01" * 16, "spanId": "02" * 8, "eventName": "gen_ai.choice"}
+    resource = {"attributes": [{"key": "casebook.suite", "value": {"stringValue": str(suite_id)}}]}
+    return json.dumps(
+        {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": [record]}]}]}
     )
 
 

@@ -1,6 +1,6 @@
-"""``POST /otlp/v1/traces`` (docs/live-traces.md#the-receiver): OpenTelemetry's OTLP/HTTP
-trace export, so that an agent's own exporter sends its runs here
-(``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` and
+"""``POST /otlp/v1/traces`` and ``/otlp/v1/logs`` (docs/live-traces.md#the-receiver):
+OpenTelemetry's OTLP/HTTP trace and logs exports, so that an agent's own exporter sends its
+runs here (``OTEL_EXPORTER_OTLP_ENDPOINT`` and
 ``OTEL_EXPORTER_OTLP_HEADERS="Authorization=Token …"``). An API token is the only way in: an
 exporter has no session, and a session's CSRF check would read the body as a form.
 
@@ -14,6 +14,7 @@ to the spans is ``scoring.live.traces``'."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -26,6 +27,16 @@ from scoring.live import otlp_codec, traces
 # The gRPC code that goes with each HTTP status, for the Status message of an error.
 _GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8}
 _UNKNOWN = 2
+_UNCAPPED = 1 << 62
+REFUSALS = {
+    400: OpenApiResponse(description="the body cannot be read, or names no suite"),
+    401: OpenApiResponse(description="no valid token (a session is not accepted)"),
+    403: OpenApiResponse(
+        description="the suites' viewer, not an editor; or another suite than the suite token's"
+    ),
+    404: OpenApiResponse(description="no such suite, or not one the sender may see"),
+    413: OpenApiResponse(description="over CASEBOOK_OTLP_MAX_BYTES"),
+}
 TOKEN_WANTED = (
     "An API token of one of the suite's editors is wanted, as the header "
     '"Authorization: Token KEY" (OTEL_EXPORTER_OTLP_HEADERS="Authorization=Token KEY"); '
@@ -34,8 +45,11 @@ TOKEN_WANTED = (
 
 
 class TraceExportView(APIView):
+    """``POST /otlp/v1/traces``; ``LogExportView`` is the same for ``/otlp/v1/logs``."""
+
     authentication_classes = [OtlpTokenAuthentication]
     parser_classes = []  # the body is read as it is, by ``scoring.live.otlp_codec``
+    signal = otlp_codec.TRACES
 
     @extend_schema(
         summary="Receive OpenTelemetry spans (OTLP/HTTP trace export)",
@@ -55,14 +69,7 @@ class TraceExportView(APIView):
             (200, otlp_codec.PROTOBUF): OpenApiResponse(
                 OpenApiTypes.BINARY, description="ExportTraceServiceResponse"
             ),
-            400: OpenApiResponse(description="the body cannot be read, or names no suite"),
-            401: OpenApiResponse(description="no valid token (a session is not accepted)"),
-            403: OpenApiResponse(
-                description="the suites' viewer, not an editor; or another suite than the "
-                "suite token's"
-            ),
-            404: OpenApiResponse(description="no such suite, or not one the sender may see"),
-            413: OpenApiResponse(description="over CASEBOOK_OTLP_MAX_BYTES"),
+            **REFUSALS,
         },
     )
     def post(self, request):
@@ -70,25 +77,24 @@ class TraceExportView(APIView):
         limit = settings.CASEBOOK_OTLP_MAX_BYTES
         if _declared_length(request) > limit:
             return _error(413, f"the body is over {limit:,} bytes, the limit", as_json)
-        # Read past Django's in-memory limit for form data: this one is the export's.
-        body = request._request.read(limit + 1)
         try:
             export = otlp_codec.decode(
-                body,
+                _body(request, limit),
                 content_type=request.content_type,
                 encoding=request.META.get("HTTP_CONTENT_ENCODING", ""),
                 max_bytes=limit,
                 max_depth=settings.CASEBOOK_MAX_JSON_DEPTH,
+                signal=self.signal,
             )
         except otlp_codec.ExportTooLarge as exc:
             return _error(413, str(exc), as_json)
         except otlp_codec.BadExport as exc:
             return _error(400, str(exc), as_json)
-        outcome = traces.accept(request.user, export, request.auth)
+        outcome = traces.accept(request.user, export, request.auth, self.signal)
         if outcome.refusal is not None:
             return _error(outcome.refusal, outcome.message, as_json)
         body, content_type = otlp_codec.response(
-            outcome.rejected_spans, outcome.message, as_json=as_json
+            outcome.rejected_items, outcome.message, as_json=as_json, signal=self.signal
         )
         return HttpResponse(body, content_type=content_type)
 
@@ -108,6 +114,51 @@ class TraceExportView(APIView):
             if header.lower() not in ("content-type", "content-length"):
                 error[header] = value
         return error
+
+
+class LogExportView(TraceExportView):
+    signal = otlp_codec.LOGS
+
+    @extend_schema(
+        summary="Receive OpenTelemetry log records (OTLP/HTTP logs export)",
+        description=(
+            "An `ExportLogsServiceRequest`, encoded and routed as trace exports are. Each "
+            "log record (a GenAI event: message content some instrumentations send as logs) "
+            "joins the trace of its `traceId`, as an event of the span of its `spanId`, "
+            "whichever of the two arrives first."
+        ),
+        request={
+            otlp_codec.PROTOBUF: OpenApiTypes.BINARY,
+            otlp_codec.JSON: OpenApiTypes.OBJECT,
+        },
+        responses={
+            (200, otlp_codec.PROTOBUF): OpenApiResponse(
+                OpenApiTypes.BINARY, description="ExportLogsServiceResponse"
+            ),
+            **REFUSALS,
+        },
+    )
+    def post(self, request):
+        return super().post(request)
+
+
+def _body(request, limit: int) -> bytes:
+    """The body, at most ``limit`` + 1 bytes (past Django's in-memory limit for form data:
+    this one is the export's). Sent chunked, with no Content-Length (Node's OTLP
+    exporters), it is read from the server's input: de-chunked by the server when it says
+    so (gunicorn: ``wsgi.input_terminated``), else here."""
+    meta = request.META
+    chunked = "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower()
+    if not chunked or meta.get("CONTENT_LENGTH"):
+        return request._request.read(limit + 1)
+    stream = meta["wsgi.input"]
+    if meta.get("wsgi.input_terminated"):
+        return stream.read(limit + 1)
+    if isinstance(stream, LimitedStream):
+        # Django's development server caps the input at Content-Length, of which a chunked
+        # request has none; the framing read here bounds what is read instead.
+        stream.limit = _UNCAPPED
+    return otlp_codec.dechunked(stream, limit)
 
 
 def _declared_length(request) -> int:

@@ -9,8 +9,9 @@ and enums may be numbers. Unknown fields are ignored, as the specification asks.
 
 Nesting is bounded before anything walks it recursively (``json_format`` does, and so do the
 importer and the matcher once the spans are a run): an OTLP/JSON body nested deeper than the
-limit is refused whole, and ``span_nested_deeper_than`` measures a span of a decoded export as
-OTLP/JSON would nest it, so that a protobuf body is held to the same limit, span by span
+limit is refused whole, and ``item_nested_deeper_than`` measures a span (or log record) of
+a decoded export as OTLP/JSON would nest it, so that a protobuf body is held to the same
+limit, item by item
 (docs/live-traces.md#limits).
 """
 
@@ -20,15 +21,21 @@ import binascii
 import contextlib
 import zlib
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from scoring.matcher import InvalidInput, nested_deeper_than, parse_json
 
@@ -45,6 +52,8 @@ _EVENT_ATTRIBUTE_DEPTH = _SPAN_DEPTH + 5
 # and {"kvlistValue": {"values": [{"key": ..., "value": VALUE}]}}.
 _NESTED_IN = {"array_value": 3, "kvlist_value": 4}
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+_CHUNK_LINE = 1024  # a chunk's size line, or a trailer, is read no longer than this
+_TRAILERS = 100
 
 
 class BadExport(Exception):
@@ -59,20 +68,54 @@ def is_json(content_type: str) -> bool:
     return content_type.split(";")[0].strip().lower() == JSON
 
 
-def decode(body: bytes, *, content_type: str, encoding: str, max_bytes: int, max_depth: int) -> Any:
-    """The ``ExportTraceServiceRequest`` of a body as sent (``encoding``: the
+@dataclass(frozen=True)
+class Signal:
+    """What an OTLP/HTTP path receives: its request and response messages, and what its
+    items are called."""
+
+    name: str  # "trace", "logs"
+    request: type
+    response: type
+    items: str  # how the partial success counts them: "spans", "log records"
+    rejected_field: str  # its field in the partial success
+
+
+TRACES = Signal(
+    "trace", ExportTraceServiceRequest, ExportTraceServiceResponse, "spans", "rejected_spans"
+)
+LOGS = Signal(
+    "logs",
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+    "log records",
+    "rejected_log_records",
+)
+
+
+def decode(
+    body: bytes,
+    *,
+    content_type: str,
+    encoding: str,
+    max_bytes: int,
+    max_depth: int,
+    signal: Signal = TRACES,
+) -> Any:
+    """The export request of ``signal`` of a body as sent (``encoding``: the
     Content-Encoding); raises ``BadExport`` (for OTLP/JSON nested more than ``max_depth``
     levels too), or ``ExportTooLarge`` past ``max_bytes``. Protobuf is read no deeper than
-    its own parser's limit (100 messages); ``span_nested_deeper_than`` tells the spans
+    its own parser's limit (100 messages); ``item_nested_deeper_than`` tells the items
     within that but past ``max_depth``."""
     data = _decompressed(body, encoding.strip().lower(), max_bytes)
     media = content_type.split(";")[0].strip().lower()
-    request = ExportTraceServiceRequest()
+    request = signal.request()
     if media == PROTOBUF:
         try:
             request.ParseFromString(data)
         except DecodeError as exc:
-            raise BadExport(f"the body is not an OTLP protobuf trace export: {exc}") from None
+            raise BadExport(
+                f"the body is not an OTLP protobuf {signal.name} export: {exc}"
+            ) from None
     elif media == JSON:
         # Before parsing: the parser's own limit would call a deep document "not JSON".
         if nested_deeper_than(data, max_depth):
@@ -85,12 +128,14 @@ def decode(body: bytes, *, content_type: str, encoding: str, max_bytes: int, max
         except InvalidInput as exc:
             raise BadExport(f"the body is not JSON: {exc}") from None
         if not isinstance(document, Mapping):
-            raise BadExport("the body is not an OTLP/JSON trace export: it is not a JSON object")
+            raise BadExport(
+                f"the body is not an OTLP/JSON {signal.name} export: it is not a JSON object"
+            )
         _hex_ids_as_base64(document)
         try:
             json_format.ParseDict(document, request, ignore_unknown_fields=True)
         except (json_format.ParseError, TypeError, ValueError) as exc:
-            raise BadExport(f"the body is not an OTLP/JSON trace export: {exc}") from None
+            raise BadExport(f"the body is not an OTLP/JSON {signal.name} export: {exc}") from None
     else:
         raise BadExport(f"Content-Type must be {PROTOBUF} or {JSON}, not {media or 'missing'}")
     return request
@@ -117,13 +162,17 @@ def _decompressed(body: bytes, encoding: str, max_bytes: int) -> bytes:
 
 def _hex_ids_as_base64(document: Mapping) -> None:
     """Rewrite, in place, OTLP/JSON's hex ids as protobuf's JSON mapping has bytes (base64):
-    those of the spans and of their links, the only ids of an export."""
+    those of the spans, of their links and of log records, the only ids of an export."""
     for resource_spans in _items(document, "resourceSpans"):
         for scope_spans in _items(resource_spans, "scopeSpans"):
             for span in _items(scope_spans, "spans"):
                 _ids_as_base64(span)
                 for link in _items(span, "links"):
                     _ids_as_base64(link)
+    for resource_logs in _items(document, "resourceLogs"):
+        for scope_logs in _items(resource_logs, "scopeLogs"):
+            for record in _items(scope_logs, "logRecords"):
+                _ids_as_base64(record)
 
 
 def _ids_as_base64(holder: dict) -> None:
@@ -154,12 +203,16 @@ def attributes(key_values) -> dict[str, Any]:
     return values
 
 
-def span_nested_deeper_than(span, limit: int) -> bool:
+def item_nested_deeper_than(item, limit: int) -> bool:
     """Whether the export, as OTLP/JSON, nests more than ``limit`` levels deep at this span
-    (the limit an OTLP/JSON body is held to), measured without recursion."""
-    values = [(item.value, _ATTRIBUTE_DEPTH) for item in span.attributes]
-    for holder in (*span.events, *span.links):
-        values.extend((item.value, _EVENT_ATTRIBUTE_DEPTH) for item in holder.attributes)
+    or log record (the limit an OTLP/JSON body is held to), measured without recursion. A
+    log record's body is as deep as an attribute's value."""
+    values = [(attribute.value, _ATTRIBUTE_DEPTH) for attribute in item.attributes]
+    if isinstance(item, LogRecord):
+        values.append((item.body, _ATTRIBUTE_DEPTH - 2))
+    else:
+        for holder in (*item.events, *item.links):
+            values.extend((kv.value, _EVENT_ATTRIBUTE_DEPTH) for kv in holder.attributes)
     while values:
         value, depth = values.pop()
         kind = value.WhichOneof("value")
@@ -178,6 +231,35 @@ def span_document(span) -> dict:
     return json_format.MessageToDict(span)
 
 
+def log_record_document(record) -> dict:
+    """A log record as OTLP/JSON (its ids base64, as ``span_document`` writes a span's)."""
+    return json_format.MessageToDict(record)
+
+
+def dechunked(stream, max_bytes: int) -> bytes:
+    """A body sent with ``Transfer-Encoding: chunked`` (Node's OTLP exporters send no
+    Content-Length), read from the server's raw input: at most ``max_bytes`` + 1 bytes, so
+    that a caller sees it is over; ``BadExport`` when the framing is broken."""
+    body = bytearray()
+    while len(body) <= max_bytes:
+        size_line = stream.readline(_CHUNK_LINE)
+        try:
+            size = int(size_line.split(b";")[0].strip(), 16)
+        except ValueError:
+            raise BadExport("the chunked body's framing is broken") from None
+        if size == 0:
+            for _ in range(_TRAILERS):  # the trailer section, up to its blank line
+                if stream.readline(_CHUNK_LINE) in (b"\r\n", b"\n", b""):
+                    break
+            return bytes(body)
+        chunk = stream.read(min(size, max_bytes + 1 - len(body)))
+        body += chunk
+        if len(chunk) < size:
+            break  # over the limit, or the body ended too soon: the caller says which
+        stream.readline(_CHUNK_LINE)  # the CRLF after the chunk
+    return bytes(body)
+
+
 def hex_id(value: bytes, size: int) -> str | None:
     """A trace or span id as hex; None when it is not ``size`` bytes, or all zeros (invalid
     in OpenTelemetry)."""
@@ -186,12 +268,14 @@ def hex_id(value: bytes, size: int) -> str | None:
     return binascii.hexlify(value).decode()
 
 
-def response(rejected: int, message: str, *, as_json: bool) -> tuple[bytes, str]:
-    """The body of a 200 answer, and its content type: partial success when spans were
+def response(
+    rejected: int, message: str, *, as_json: bool, signal: Signal = TRACES
+) -> tuple[bytes, str]:
+    """The body of a 200 answer, and its content type: partial success when items were
     rejected."""
-    answer = ExportTraceServiceResponse()
+    answer = signal.response()
     if rejected:
-        answer.partial_success.rejected_spans = rejected
+        setattr(answer.partial_success, signal.rejected_field, rejected)
         answer.partial_success.error_message = message
     return encode(answer, as_json=as_json)
 

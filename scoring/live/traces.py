@@ -43,6 +43,7 @@ assembly or makes the trace pending again after it.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import operator
 import threading
@@ -57,6 +58,7 @@ from django.db import IntegrityError, connection, connections, transaction
 from django.db.models import Count, Min, Q, Sum
 from django.db.models.functions import Length
 from django.utils import timezone
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from cases.models import Suite
@@ -71,7 +73,16 @@ from scoring.ingest.pipeline import (
     update_counts,
 )
 from scoring.ingest.reading import describe, tools_text
-from scoring.live.otlp_codec import attributes, hex_id, span_document, span_nested_deeper_than
+from scoring.live.otlp_codec import (
+    LOGS,
+    TRACES,
+    Signal,
+    attributes,
+    hex_id,
+    item_nested_deeper_than,
+    log_record_document,
+    span_document,
+)
 from scoring.live.routing import CASE, INVALID, Address, Router, SuiteReference
 from scoring.matcher import InvalidInput, load_run
 from scoring.models import (
@@ -97,7 +108,7 @@ READ_BATCH = 500  # spans read at a time when a trace is assembled
 LOOKUP_BATCH = 400
 COUNTS_BATCH = 300
 REASONS_KEPT = 5  # reasons in a partial-success message
-SPAN_FIELDS = ("trace_id", "span_hex", "start", "case_key", "case_value", "data")
+SPAN_FIELDS = ("trace_id", "kind", "span_hex", "start", "case_key", "case_value", "data")
 CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
 # A span's start is kept in a signed 64-bit column (nanoseconds: until the year 2262).
 START_LIMIT = (1 << 63) - 1
@@ -105,19 +116,22 @@ START_LIMIT = (1 << 63) - 1
 
 @dataclass
 class Outcome:
-    """What became of an export's spans."""
+    """What became of an export's items (spans, or log records)."""
 
+    items: str = "spans"
     accepted: int = 0
-    routed: int = 0  # spans sent to a suite the sender may send runs to
-    rejected: Counter = field(default_factory=Counter)  # (kind, reason) → spans
+    routed: int = 0  # items sent to a suite the sender may send runs to
+    rejected: Counter = field(default_factory=Counter)  # (kind, reason) → items
 
     @property
-    def rejected_spans(self) -> int:
+    def rejected_items(self) -> int:
         return sum(self.rejected.values())
 
     @property
     def message(self) -> str:
-        reasons = [f"{reason} ({count} spans)" for (_, reason), count in self.rejected.items()]
+        reasons = [
+            f"{reason} ({count} {self.items})" for (_, reason), count in self.rejected.items()
+        ]
         return "; ".join(reasons[:REASONS_KEPT])
 
     @property
@@ -131,55 +145,64 @@ class Outcome:
         return kinds.pop() if len(kinds) == 1 else INVALID
 
 
-def accept(user, export, token=None) -> Outcome:
-    """Keep the spans of an ``ExportTraceServiceRequest`` sent by ``user`` with ``token``
-    (``scoring.live.routing``). The work is bounded by the export's size: each span is
-    looked at once, and only the spans of its first ``CASEBOOK_OTLP_MAX_TRACES`` traces
-    further (their suites looked up, and stored)."""
+def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
+    """Keep the spans (or, for ``LOGS``, the log records) of an export sent by ``user`` with
+    ``token`` (``scoring.live.routing``). The work is bounded by the export's size: each
+    item is looked at once, and only the items of its first ``CASEBOOK_OTLP_MAX_TRACES``
+    traces further (their suites looked up, and stored)."""
     max_traces, max_depth = settings.CASEBOOK_OTLP_MAX_TRACES, settings.CASEBOOK_MAX_JSON_DEPTH
     over_export_cap = (
         INVALID,
-        f"spans of traces past the export's first {max_traces:,}: over the cap, "
+        f"{signal.items} of traces past the export's first {max_traces:,}: over the cap, "
         f"CASEBOOK_OTLP_MAX_TRACES = {max_traces:,}",
     )
-    outcome = Outcome()
+    outcome = Outcome(items=signal.items)
     router = Router(user, token)
     kept_traces: set[tuple[SuiteReference, str]] = set()
-    # (suite id, label, trace id, span id, is root, start, case key, case value, span's bytes)
+    # (suite id, label, trace id, item id, is root, start, case key, case value, bytes, kind)
     rows = []
-    for resource_spans in export.resource_spans:
-        resource = attributes(resource_spans.resource.attributes)
+    for resource, scopes in _resources(export, signal):
+        resource = attributes(resource.attributes)
         address = router.address(resource)
         if not isinstance(address, Address):
-            spans = sum(len(scope.spans) for scope in resource_spans.scope_spans)
-            outcome.rejected[address] += spans
+            outcome.rejected[address] += sum(len(items) for _, items in scopes)
             continue
         resource_case = _text(resource.get(CASE))
-        for scope in resource_spans.scope_spans:
-            for span in scope.spans:
-                trace_id, span_id = hex_id(span.trace_id, 16), hex_id(span.span_id, 8)
-                refusal = None
-                if trace_id is None or span_id is None:
-                    refusal = INVALID, "a span without a valid traceId and spanId"
-                elif (address.suite, trace_id) not in kept_traces:
+        for scope_name, items in scopes:
+            for item in items:
+                trace_id, item_id, refusal = _identity(item, signal)
+                if refusal is None and (address.suite, trace_id) not in kept_traces:
                     if len(kept_traces) < max_traces:
                         kept_traces.add((address.suite, trace_id))
                     else:
                         refusal = over_export_cap
-                if refusal is None:  # only the spans of the traces kept cost more than this
+                if refusal is None:  # only the items of the traces kept cost more than this
                     route = router.resolve(address)
-                    refusal = route if isinstance(route, tuple) else _invalid(span, max_depth)
+                    refusal = (
+                        route if isinstance(route, tuple) else _invalid(item, signal, max_depth)
+                    )
                 if refusal is not None:
                     outcome.rejected[refusal] += 1
                     continue
-                named = attributes(span.attributes)
+                named = attributes(item.attributes)
                 case = _text(named.get(CASE)) or resource_case
                 attribute = route.suite.trace_case_attribute
                 value = "" if case or not attribute else _text(named.get(attribute))
-                root = not any(span.parent_span_id)
+                if signal is TRACES:
+                    kind, root, start = (
+                        TraceSpan.Kind.SPAN,
+                        not any(item.parent_span_id),
+                        item.start_time_unix_nano,
+                    )
+                else:
+                    kind, root, start = (
+                        TraceSpan.Kind.LOG,
+                        False,
+                        item.time_unix_nano or item.observed_time_unix_nano,
+                    )
                 rows.append(
-                    (route.suite.pk, route.label, trace_id, span_id, root,
-                     span.start_time_unix_nano, case, value, stored(span, scope.scope.name))
+                    (route.suite.pk, route.label, trace_id, item_id, root, start, case, value,
+                     stored(item, scope_name), kind)
                 )  # fmt: skip
     if rows:
         over_cap = _store(rows, user)
@@ -189,22 +212,51 @@ def accept(user, export, token=None) -> Outcome:
     return outcome
 
 
-def stored(span, scope_name: str) -> bytes:
-    """The span as it is kept: with the name of its instrumentation scope, which the
-    importer reads to name the setting of the library that wrote it
+def _resources(export, signal: Signal):
+    """(resource, [(scope name, items)]) for each resource of the export."""
+    if signal is TRACES:
+        for resource_spans in export.resource_spans:
+            scopes = [(scope.scope.name, scope.spans) for scope in resource_spans.scope_spans]
+            yield resource_spans.resource, scopes
+    else:
+        for resource_logs in export.resource_logs:
+            scopes = [(scope.scope.name, scope.log_records) for scope in resource_logs.scope_logs]
+            yield resource_logs.resource, scopes
+
+
+def _identity(item, signal: Signal) -> tuple[str | None, str | None, tuple[int, str] | None]:
+    """The trace id and the item's own id (a span's id; a log record's digest, so that a
+    record sent again is kept once), or why the item cannot be kept."""
+    trace_id = hex_id(item.trace_id, 16)
+    if signal is TRACES:
+        span_id = hex_id(item.span_id, 8)
+        if trace_id is None or span_id is None:
+            return None, None, (INVALID, "a span without a valid traceId and spanId")
+        return trace_id, span_id, None
+    if trace_id is None:
+        return None, None, (INVALID, "a log record without a valid traceId: it joins no trace")
+    return trace_id, hashlib.sha256(item.SerializeToString()).hexdigest()[:16], None
+
+
+def stored(item, scope_name: str) -> bytes:
+    """A span or log record as it is kept: with the name of its instrumentation scope, which
+    the importer reads to name the setting of the library that wrote it
     (docs/live-traces.md#content)."""
-    if scope_name and otel.SCOPE_ATTRIBUTE not in attributes(span.attributes):
-        span.attributes.add(key=otel.SCOPE_ATTRIBUTE).value.string_value = scope_name
-    return span.SerializeToString()
+    if scope_name and otel.SCOPE_ATTRIBUTE not in attributes(item.attributes):
+        item.attributes.add(key=otel.SCOPE_ATTRIBUTE).value.string_value = scope_name
+    return item.SerializeToString()
 
 
-def _invalid(span, max_depth: int) -> tuple[int, str] | None:
-    """Why the span itself cannot be kept (kind 400), whatever its suite; None when it can."""
-    if span.start_time_unix_nano > START_LIMIT:
+def _invalid(item, signal: Signal, max_depth: int) -> tuple[int, str] | None:
+    """Why the item itself cannot be kept (kind 400), whatever its suite; None when it can."""
+    noun = signal.items[:-1]  # a span, a log record
+    if signal is TRACES and item.start_time_unix_nano > START_LIMIT:
         return INVALID, f"a span whose startTimeUnixNano is past {START_LIMIT:,} (the year 2262)"
-    if span_nested_deeper_than(span, max_depth):
+    if signal is LOGS and max(item.time_unix_nano, item.observed_time_unix_nano) > START_LIMIT:
+        return INVALID, f"a log record whose time is past {START_LIMIT:,} (the year 2262)"
+    if item_nested_deeper_than(item, max_depth):
         return INVALID, (
-            f"a span nested more than {max_depth} levels deep as OTLP/JSON: over the limit, "
+            f"a {noun} nested more than {max_depth} levels deep as OTLP/JSON: over the limit, "
             f"CASEBOOK_MAX_JSON_DEPTH = {max_depth}"
         )
     return None
@@ -285,7 +337,7 @@ def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]
     existing = stored_spans({(trace.pk, span_id) for trace, span_id in sent if trace.span_count})
     new: dict[tuple[int, str], tuple] = {}
     over_cap = Counter()
-    for suite_id, _, trace_id, span_id, _, start, case, value, data in rows:
+    for suite_id, _, trace_id, span_id, _, start, case, value, data, kind in rows:
         trace = traces[suite_id, trace_id]
         key = (trace.pk, span_id)
         if key in existing or key in new:
@@ -299,7 +351,7 @@ def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]
                 f"trace {trace_id}: over the cap, CASEBOOK_TRACE_MAX_BYTES = {max_bytes:,}"
             ] += 1
         else:
-            new[key] = (trace.pk, span_id, start, case, value, data)
+            new[key] = (trace.pk, kind, span_id, start, case, value, data)
             trace.span_count += 1
             trace.span_bytes += len(data)
     return list(new.values()), over_cap
@@ -451,30 +503,37 @@ def assemble(trace_pk: int) -> bool:
         if submission is None:
             trace.problem = "the suite has no version to score against"
         else:
-            named_case, case_value, documents = _read_spans(trace)
+            named_case, case_value, documents, records = _read_spans(trace)
             case_key = named_case or _case_of_value(trace, case_value, submission)
-            trace.problem = _place(trace, submission, case_key, case_value, documents)
+            line = {"spans": documents}
+            if records:
+                line["resourceLogs"] = [{"scopeLogs": [{"logRecords": records}]}]
+            trace.problem = _place(trace, submission, case_key, case_value, line)
         trace.pending = False
         trace.save(update_fields=["pending", "problem", "run"])
     return trace.problem == ""
 
 
-def _read_spans(trace: Trace) -> tuple[str, str, list[dict]]:
+def _read_spans(trace: Trace) -> tuple[str, str, list[dict], list[dict]]:
     """The case key the trace's spans name and the value of the suite's case attribute
-    they hold (each the first, in start order), and the spans as OTLP/JSON, in start order:
+    they hold (each the first, in start order), and the spans and the log records as
+    OTLP/JSON, in start order:
     no more than the caps let a trace hold, whatever is stored (spans kept before a cap was
     lowered are left out), read a batch at a time."""
     max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
     spans = trace.spans.order_by("start", "span_hex")
-    case_key, case_value, documents, size = "", "", [], 0
-    rows = spans.values_list("case_key", "case_value", "data")[:max_spans]
-    for key, value, data in rows.iterator(chunk_size=READ_BATCH):
+    case_key, case_value, documents, records, size = "", "", [], [], 0
+    rows = spans.values_list("kind", "case_key", "case_value", "data")[:max_spans]
+    for kind, key, value, data in rows.iterator(chunk_size=READ_BATCH):
         size += len(data)
         if size > max_bytes:
             break
         case_key, case_value = case_key or key, case_value or value
-        documents.append(span_document(Span.FromString(bytes(data))))
-    return case_key, case_value, documents
+        if kind == TraceSpan.Kind.LOG:
+            records.append(log_record_document(LogRecord.FromString(bytes(data))))
+        else:
+            documents.append(span_document(Span.FromString(bytes(data))))
+    return case_key, case_value, documents, records
 
 
 def _case_of_value(trace: Trace, value: str, submission: Submission) -> str:
@@ -524,16 +583,17 @@ def _live_submission(trace: Trace) -> Submission | None:
 
 
 def _place(
-    trace: Trace, submission: Submission, case_key: str, case_value: str, documents: list
+    trace: Trace, submission: Submission, case_key: str, case_value: str, telemetry: dict
 ) -> str:
-    """Put the run of the trace's spans into the (locked) submission, and have it scored;
-    returns why the spans make no run, or "" when they do."""
+    """Put the run of the trace's spans and log records (``telemetry``: a line's ``spans``
+    and ``resourceLogs``) into the (locked) submission, and have it scored; returns why they
+    make no run, or "" when they do."""
     # A trace with no case gets one for the importer, which wants it; the run keeps none.
     line = {
         "case": case_key or f"trace {trace.trace_id}",
         "meta": {"trace_id": trace.trace_id}
         | ({CASE_VALUE_META: case_value} if case_value else {}),
-        "spans": documents,
+        **telemetry,
     }
     try:
         canonical = to_canonical(line, otel.NAME)

@@ -49,12 +49,19 @@ class Trace(models.Model):
 
 
 class TraceSpan(models.Model):
-    """One span of a trace, as it was sent: the OTLP ``Span`` message (protobuf). It is
-    written as OTLP/JSON, which ``scoring.importers.otel`` reads, only when its trace is
-    assembled: accepting an export stays cheap."""
+    """One span of a trace, or one of its log records, as it was sent: the OTLP ``Span`` or
+    ``LogRecord`` message (protobuf). It is written as OTLP/JSON, which
+    ``scoring.importers.otel`` reads, only when its trace is assembled: accepting an export
+    stays cheap. A log record is kept under an id of its own (its bytes' digest), so that
+    a record sent again is kept once, as a span is (docs/live-traces.md#log-records)."""
+
+    class Kind(models.TextChoices):
+        SPAN = "span", "span"
+        LOG = "log", "log record"
 
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="spans", db_index=False)
-    span_hex = models.CharField(max_length=16, help_text="its spanId, hex")
+    kind = models.CharField(max_length=4, choices=Kind.choices, default=Kind.SPAN)
+    span_hex = models.CharField(max_length=16, help_text="its spanId, hex (a log record's digest)")
     start = models.BigIntegerField(help_text="startTimeUnixNano")
     case_key = models.TextField(blank=True, help_text="casebook.case, on the span or resource")
     case_value = models.TextField(

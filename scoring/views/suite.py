@@ -16,7 +16,7 @@ from cases import tokens
 from cases.forms import SuiteTokenForm
 from cases.permissions import can_edit_suite, suite_for, suite_tokens
 from cases.views.suites import suite_page_context
-from scoring.live.instrumentations import INSTRUMENTATIONS
+from scoring.importers.otel import INSTRUMENTATIONS
 from scoring.live.routing import CASE, LABEL
 from scoring.models import Run, Status
 from scoring.results.known_failures import KNOWN_FAILURE_SUBMISSIONS, open_known_failures

@@ -2,7 +2,7 @@
 each variant's captured exports (tests/fixtures/otlp/), written as the Collector's file
 exporter writes them, give the run the producer was told to make, once, with its calls,
 arguments and final text; without content, the run says what was not captured and which
-setting records it."""
+setting records it. The same bytes sent live: tests/live/test_producers.py."""
 
 import io
 import json
@@ -11,67 +11,56 @@ import pytest
 
 from scoring.matcher import load_suite, score
 from scoring.runfiles.reader import read_run_lines
-from tests.support.otlp_fixtures import VARIANTS, collector_lines, expected
-
-# The weather case as every producer was told to run it.
-SUITE = load_suite(
-    {
-        "schema": "casebook.suite/1",
-        "name": "weather",
-        "cases": [
-            {
-                "key": "weather",
-                "prompt": "Weather in Paris and Tokyo?",
-                "expected_calls": [
-                    {"name": "get_weather", "required_args": {"city": "Paris"}},
-                    {"name": "get_weather", "required_args": {"city": "Tokyo"}},
-                ],
-                "expectations": [{"type": "final_text_contains", "text": "Paris is 18°C"}],
-            }
-        ],
-    }
+from tests.support.otlp_fixtures import (
+    WEATHER_SUITE,
+    check_run,
+    collector_lines,
+    expected,
+    variant_params,
 )
 
-
-def runs_of(variant):
-    body = b"".join(json.dumps(line).encode() + b"\n" for line in collector_lines(variant))
-    return list(read_run_lines(io.BytesIO(body)))
+CASE = load_suite(WEATHER_SUITE).case("weather")
 
 
-def calls(run):
-    return [[(c.name, c.arguments) for c in batch] for batch in run.batches]
-
-
-# Read, but not whole: google-adk's first telemetry schema (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1)
-# keeps its final text where it is not read yet.
-NOT_YET = {"google-adk-v1": "the final text of google-adk's first telemetry schema"}
-
-
-@pytest.mark.parametrize(
-    "variant",
-    [
-        pytest.param(v, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[v]))
-        if v in NOT_YET
-        else v
-        for v in VARIANTS
-    ],
-)
+@pytest.mark.parametrize("variant", variant_params())
 def test_each_variant_gives_its_runs_once_as_the_producer_made_them(variant):
     told = expected(variant)
-    lines = runs_of(variant)
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in collector_lines(variant))
+    lines = list(read_run_lines(io.BytesIO(body)))
     assert [line.problems for line in lines] == [() for _ in told["runs"]]
     for line, run in zip(lines, told["runs"], strict=True):
-        want = [[(c["name"], c["arguments"]) for c in batch] for batch in run["batches"]]
-        if told["content_captured"]:
-            assert calls(line.run) == want
-            assert line.run.final_text.strip() == run["final_text"]
-            assert not line.run.not_captured
-            assert score(SUITE.case("weather"), line.run).verdict == "pass"
-        else:
-            names = [[(name, None) for name, _ in batch] for batch in want]
-            recorded = [[(c.name, None) for c in batch] for batch in line.run.batches]
-            assert recorded in (names, [])
-            report = score(SUITE.case("weather"), line.run)
-            assert report.verdict == "error", report.to_dict()
-            assert line.run.not_captured
-            assert line.run.final_text in (None, "")
+        check_run(run | {"content_captured": told["content_captured"]}, line.run,
+                  score(CASE, line.run).verdict)  # fmt: skip
+
+
+def test_a_collector_line_with_no_case_says_so():
+    (line,) = collector_lines("openai-v2-latest")
+    line["resourceSpans"][0]["resource"]["attributes"] = []
+    (run,) = read_run_lines(io.BytesIO(json.dumps(line).encode()))
+    assert [p.message for p in run.problems] == [
+        f"trace {line['resourceSpans'][0]['scopeSpans'][0]['spans'][0]['traceId']}: no span "
+        "nor resource names its case (casebook.case)"
+    ]
+
+
+def test_spans_of_two_traces_on_one_line_and_a_trace_over_two_lines_regroup_by_trace():
+    a, b = (collector_lines(v)[0] for v in ("openai-v2-latest", "pydantic-ai"))
+    resource_a = a["resourceSpans"][0]["resource"]
+    spans_a = [
+        {"scope": scope.get("scope"), "spans": [span]}
+        for scope in a["resourceSpans"][0]["scopeSpans"]
+        for span in scope["spans"]
+    ]
+    half = len(spans_a) // 2
+    first = {"resourceSpans": [{"resource": resource_a, "scopeSpans": spans_a[:half]}]}
+    first["resourceSpans"] += b["resourceSpans"]
+    second = {"resourceSpans": [{"resource": resource_a, "scopeSpans": spans_a[half:]}]}
+    body = b"\n".join(json.dumps(line).encode() for line in (first, second))
+    runs = list(read_run_lines(io.BytesIO(body)))
+    assert [r.problems for r in runs] == [(), ()]
+    trace_of = {line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] for line in (a, b)}
+    assert {r.run.meta["trace_id"] for r in runs} == trace_of
+    assert [r.line for r in runs] == [1, 1]  # the line each trace was first seen on
+    for r in runs:
+        check_run(expected("pydantic-ai")["runs"][0] | {"content_captured": True}, r.run,
+                  score(CASE, r.run).verdict)  # fmt: skip

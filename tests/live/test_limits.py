@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from scoring.live.otlp_codec import span_nested_deeper_than
+from scoring.live.otlp_codec import item_nested_deeper_than
 from scoring.matcher import nested_deeper_than
 from scoring.models import Run, Trace, TraceSpan
 from tests.support.otlp_data import (
@@ -125,7 +125,7 @@ def test_a_spans_depth_is_the_depth_of_the_export_as_otlp_json(kind, on):
         holder.attributes.append(deep_attribute(levels, kind))
         text = MessageToJson(request).encode()
         for limit in range(10, 60):
-            assert span_nested_deeper_than(span, limit) == nested_deeper_than(text, limit), (
+            assert item_nested_deeper_than(span, limit) == nested_deeper_than(text, limit), (
                 levels,
                 limit,
             )

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from cases import tokens
 from cases.models import ApiToken
-from scoring.live.instrumentations import INSTRUMENTATIONS
+from scoring.importers.otel import INSTRUMENTATIONS
 from scoring.models import TraceSpan
 from tests.support.otlp_data import FIXTURE_SPANS, export, post, status_of
 from tests.support.pages import HX, ROOT, escaped, text

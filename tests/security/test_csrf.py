@@ -19,7 +19,7 @@ from cases.models import User
 
 # A value for every URL parameter; a pattern's regex picks the one it accepts.
 CANDIDATE_VALUES = ("1", "a", "a-b", "1.json", "cases")  # the last for admin:app_list
-TOKEN_ONLY = {"otlp_traces"}  # routes a session does not authenticate at all
+TOKEN_ONLY = {"otlp_traces", "otlp_logs"}  # routes a session does not authenticate at all
 
 
 def _patterns(patterns=None, namespace=None):

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from ..common import envelope_fields, with_error, with_note, with_transcript
 from . import genai, openinference, openllmetry, vercel
 from .assembly import Trace, read_turns
+from .capture import INSTRUMENTATIONS, Instrumentation
 from .spans import SCOPE_ATTRIBUTE, any_value, read_attributes, read_spans
 
 NAME = "otel"
@@ -29,9 +30,11 @@ CONVENTIONS = (
 )
 
 __all__ = [
+    "INSTRUMENTATIONS",
     "NAME",
     "SCOPE_ATTRIBUTE",
     "SIGNATURE",
+    "Instrumentation",
     "any_value",
     "convert",
     "detect",

@@ -103,7 +103,7 @@ def parsed(value: Any, where: str) -> Any:
 
 def read_spans(line: Mapping) -> list[Span]:
     """The spans of the line, their events and log records included, in line order."""
-    if "resourceSpans" in line or "resourceLogs" in line:
+    if "resourceSpans" in line or "spans" not in line:
         located = []
         for r, resource in enumerate(list_at(line.get("resourceSpans", []), "resourceSpans")):
             where = f"resourceSpans[{r}].scopeSpans"
@@ -201,6 +201,7 @@ def _join_log_records(line: Mapping, spans: list[Span]) -> None:
                 attributes = read_attributes(
                     record.get("attributes"), f"{record_where}.attributes"
                 )[0]
+                scope_name = attributes.pop(SCOPE_ATTRIBUTE, None) or _scope(scope)
                 name = record.get("eventName") or attributes.pop("event.name", "")
                 event = Event(
                     record_where,
@@ -212,7 +213,7 @@ def _join_log_records(line: Mapping, spans: list[Span]) -> None:
                 span = by_id.get(span_id) if span_id else None
                 if span is None:
                     start = _nanoseconds(record.get("timeUnixNano"))
-                    span = Span(record_where, len(spans), span_id, "", "", start, _scope(scope),
+                    span = Span(record_where, len(spans), span_id, "", "", start, scope_name,
                                 {}, {}, failed=False, status_message="")  # fmt: skip
                     spans.append(span)
                     if span_id:
