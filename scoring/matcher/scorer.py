@@ -80,24 +80,42 @@ def _score(case: Case, run: Run, view: RunView) -> Report:
 
 def _judged_on_what_was_captured(case: Case, run: Run, view: RunView, report: Report) -> Report:
     """A failed run whose recording left content out (docs/matcher.md#content-not-captured):
-    a predicate that fails only because of what was not captured could not be evaluated.
-    The verdict is ``fail`` when some predicate fails on what was recorded alone (the tool
-    names), else ``error``, saying what was not captured."""
+    a predicate that fails only because of what was not captured could not be evaluated,
+    and says which of it. The verdict is ``fail`` when some predicate fails on what was
+    recorded alone (the tool names), else ``error``, saying what was not captured."""
     contents = [kind for kind in NOT_CAPTURED_KINDS if kind in run.not_captured]
     judged = _score(case.without(contents), run, view)
     still_failing = {(p.kind, p.index) for p in judged.predicates if not p.passed}
-    reason = "; ".join(run.not_captured[kind] for kind in contents)
-    predicates = [
-        p
-        if p.passed or (p.kind, p.index) in still_failing
-        else replace(p, detail=f"{p.detail} ({reason})", error=reason, cause=_NOT_CAPTURED)
-        for p in report.predicates
-    ]
+    reads = {e.index: e.reads for e in case.expectations}
+    predicates = []
+    for p in report.predicates:
+        if p.passed or (p.kind, p.index) in still_failing:
+            predicates.append(p)
+            continue
+        read = reads.get(p.index) if p.kind == "expectation" else "arguments"
+        reason = _not_captured_for(run, read, contents)
+        predicates.append(
+            replace(p, detail=f"not judged: {reason}", error=reason, cause=_NOT_CAPTURED)
+        )
     if still_failing:
         return Report(case.key, run.trial, FAIL, predicates, report.error, run.notes)
+    reason = "; ".join(run.not_captured[kind] for kind in contents)
     return Report(case.key, run.trial, ERROR, predicates, reason, run.notes)
 
 
+def _not_captured_for(run: Run, read: str | None, contents: list[str]) -> str:
+    """What was not captured of what a predicate reads (``read``: an expectation's
+    ``reads``; an expected call reads arguments), in words."""
+    kinds = [kind for kind in _DEPENDS_ON.get(read, ()) if kind in run.not_captured]
+    return "; ".join(run.not_captured[kind] for kind in kinds or contents)
+
+
+# What a predicate reading each content needs recorded: a call's arguments need the call.
+_DEPENDS_ON = {
+    "calls": ("calls",),
+    "arguments": ("calls", "arguments"),
+    "final_text": ("final_text",),
+}
 _NOT_CAPTURED = Cause(NOT_CAPTURED)
 _RUN_OK = PredicateResult("run", RUN_LABEL, True)
 

@@ -87,7 +87,7 @@ NOT_PAGES = {
     "editor_validate", "submission_rescore", "submission_retry", "submission_delete",
     "submission_review", "submission_apply_decisions", "run_review", "run_rescore",
     "queue_assign", "queue_hand_on", "queue_delete", "queue_decide", "queue_resolve", "logout",
-    "otlp_traces", "suite_token_new", "suite_token_revoke",
+    "otlp_traces", "otlp_logs", "suite_token_new", "suite_token_revoke",
     # files to download
     "suite_export", "submission_csv", "submission_junit", "schema",
     # fragments that the pages above load after themselves

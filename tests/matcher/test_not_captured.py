@@ -112,3 +112,25 @@ def test_not_captured_is_checked(value, path):
     with pytest.raises(InvalidInput) as caught:
         load_run({"case": "c", "batches": [], "not_captured": value})
     assert caught.value.problems[0].path == path
+
+
+def test_each_predicate_names_what_it_lacked():
+    captured = {"arguments": ARGUMENTS, "final_text": TEXT}
+    checks = [{"type": "final_text_contains", "text": "18"}]
+    report = score(case(expectations=checks), run(["get_weather"], not_captured=captured))
+    details = {p.kind: p.detail for p in report.predicates if not p.passed}
+    assert details == {
+        "expected_call": f"not judged: {ARGUMENTS}",
+        "expectation": f"not judged: {TEXT}",
+    }
+
+
+def test_calls_not_captured_leave_nothing_about_calls_to_judge():
+    calls = "1 model turn asked for tool calls that were not captured: set CAPTURE=on"
+    checks = [{"type": "tool_call_count", "tool": "get_weather", "min": 1}]
+    report = score(
+        case(expectations=checks, extra_calls="forbid"), run([], not_captured={"calls": calls})
+    )
+    assert report.verdict == ERROR
+    assert {p.cause.kind for p in report.predicates if not p.passed} == {"not_captured"}
+    assert report.error == calls
