@@ -20,10 +20,11 @@ template ``scoring/_timeline.html`` renders a ``Timeline`` and needs nothing els
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scoring.matcher import (
+    NOT_CAPTURED,
     ArgumentRow,
     Call,
     ExpectedCall,
@@ -132,6 +133,8 @@ class Timeline:
     case: MatcherCase | None = None
     # The run's transcript with the batches woven in; empty when the run has none.
     conversation: tuple[Turn, ...] = ()
+    # What the run's recording left out (docs/matcher.md#content-not-captured), by kind.
+    not_captured: Mapping = field(default_factory=dict)
 
     def promotable(self, url: str) -> Timeline:
         """This timeline with a "make this an expectation" action on each recorded call."""
@@ -202,6 +205,7 @@ def build_timeline(
         forbids_extra_calls=forbids,
         case=case,
         conversation=_conversation(run, batches),
+        not_captured=run.not_captured,
     )
 
 
@@ -264,7 +268,9 @@ def _expected_step(
         return ExpectedStep(**common, state=MATCHED)
     nearest = _at(verdict.get("nearest"))
     diff: tuple[ArgumentRow, ...] = ()
-    if nearest in calls:
+    # Arguments that were not captured are not compared: there is nothing to set beside them.
+    judged = (verdict.get("cause") or {}).get("kind") != NOT_CAPTURED
+    if nearest in calls and judged:
         rows = compare_arguments(expected.arguments, calls[nearest].arguments)
         if not all(row.holds for row in rows):
             diff = rows
