@@ -12,17 +12,17 @@ import pytest
 from scoring.matcher import load_suite, score
 from scoring.runfiles.reader import read_run_lines
 from tests.support.otlp_fixtures import (
+    VARIANTS,
     WEATHER_SUITE,
     check_run,
     collector_lines,
     expected,
-    variant_params,
 )
 
 CASE = load_suite(WEATHER_SUITE).case("weather")
 
 
-@pytest.mark.parametrize("variant", variant_params())
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_each_variant_gives_its_runs_once_as_the_producer_made_them(variant):
     told = expected(variant)
     body = b"".join(json.dumps(line).encode() + b"\n" for line in collector_lines(variant))

@@ -17,11 +17,11 @@ from scoring.live import traces
 from scoring.matcher import load_run
 from scoring.models import Result, Run
 from tests.support.otlp_fixtures import (
+    VARIANTS,
     WEATHER_SUITE,
     check_run,
     expected,
     requests,
-    variant_params,
 )
 
 # A real HTTP server: a pipeline test.
@@ -52,7 +52,7 @@ def send(url: str, key: str, signal: str, body: bytes, content_type: str, gzippe
     return answer.status, text
 
 
-@pytest.mark.parametrize("variant", variant_params())
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_each_instrumentation_sent_as_it_sends_gives_its_runs(
     variant, live_server, suite_key, assembled_when_told
 ):

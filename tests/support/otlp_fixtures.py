@@ -8,7 +8,6 @@ import gzip
 import json
 from pathlib import Path
 
-import pytest
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -30,21 +29,8 @@ WEATHER_SUITE = {
         }
     ],
 }
-# Read, but not whole: google-adk's first telemetry schema (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1)
-# keeps its final text where it is not read yet.
-NOT_YET = {"google-adk-v1": "the final text of google-adk's first telemetry schema"}
+
 VARIANTS = sorted(path.name for path in OTLP.iterdir() if (path / "expected.json").exists())
-
-
-def variant_params():
-    """Each variant, those not read whole yet expected to fail (and to be told when they
-    no longer do)."""
-    return [
-        pytest.param(v, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[v]))
-        if v in NOT_YET
-        else v
-        for v in VARIANTS
-    ]
 
 
 def check_run(told: dict, run, verdict: str) -> None:

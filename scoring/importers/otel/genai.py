@@ -176,6 +176,8 @@ def _read_event(turn: ModelTurn, event: Event) -> None:
         message = parsed_content(event.value("message"), f"{event.where}.message")
         if isinstance(message, str | list):  # strands: the text itself, or content blocks
             message = {"content": message}
+        elif message is None:  # google-adk's first schema: {content: Content, finish_reason}
+            message = {"content": event.value("content")}
         reason = event.value("finish_reason")
         if isinstance(reason, str) and reason not in turn.finish_reasons:
             turn.finish_reasons.append(reason)
