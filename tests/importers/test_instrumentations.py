@@ -8,6 +8,7 @@ import io
 import json
 
 import pytest
+from django.core.management import call_command
 
 from scoring.matcher import load_suite, score
 from scoring.runfiles.reader import read_run_lines
@@ -64,3 +65,23 @@ def test_spans_of_two_traces_on_one_line_and_a_trace_over_two_lines_regroup_by_t
     for r in runs:
         check_run(expected("pydantic-ai")["runs"][0] | {"content_captured": True}, r.run,
                   score(CASE, r.run).verdict)  # fmt: skip
+
+
+def test_manage_py_score_reads_collector_files_with_their_case_from_the_spans(tmp_path):
+    """The Collector's file exporter, as ``manage.py score`` takes it: the case comes from
+    ``casebook.case`` (here on the resource, as the producers set it), the verdicts are the
+    live ones."""
+    suite_file = tmp_path / "suite.json"
+    suite_file.write_text(json.dumps(WEATHER_SUITE))
+    run_file = tmp_path / "otel.jsonl"
+    lines = [*collector_lines("google-adk"), *collector_lines("vercel-ai-no-content")]
+    run_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("score", str(suite_file), str(run_file), "--json", stdout=out, stderr=err)
+    assert err.getvalue() == ""
+    reports = json.loads(out.getvalue())
+    assert [(r["case"], r["verdict"]) for r in reports] == [
+        ("weather", "pass"),
+        ("weather", "error"),
+    ]

@@ -120,3 +120,16 @@ def test_chunked_bodies_are_read_with_their_framing_bounded(
         f'{{"code": {3 if status == 400 else 8}, "message": "{message}"}}',
     )
     connection.close()
+
+
+@pytest.mark.django_db(transaction=True)  # scored on commit
+def test_the_run_page_says_what_was_not_captured(client, suite_key, editor):
+    (spans,) = sent("openai-v2-events", "traces")
+    post(client, suite_key, "traces", spans)
+    traces.assemble_due()
+    client.force_login(editor)
+    page = client.get(Run.objects.get().get_absolute_url()).content.decode()
+    assert page.count("arguments not captured by the instrumentation") == 2
+    assert "could not be parsed" not in page
+    assert "not judged: tool arguments were not captured: set" in page
+    assert "The final text was not captured: set" in page

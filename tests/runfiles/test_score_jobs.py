@@ -13,6 +13,7 @@ from scoring.runfiles.parallel import WorkerSettings, score_batches
 from scoring.runfiles.reader import line_batches
 from tests.support import tau_bench
 from tests.support.commands import FAILING, PASSING, SUITE, run_score
+from tests.support.otlp_fixtures import collector_lines
 
 BATCHES = 3 * parallel.BATCH_LINES  # enough lines for several batches per worker
 
@@ -162,3 +163,13 @@ def test_a_named_pipe_is_read_in_one_process(files, tmp_path):
     assert piped.returncode == from_file.returncode == 2
     assert piped.stdout == from_file.stdout
     assert piped.stderr.replace(str(pipe), str(runs)) == from_file.stderr
+
+
+def test_a_collector_file_is_read_in_one_process_to_regroup_its_traces(tmp_path):
+    """Its traces may run over any lines: no batch of lines holds a trace for sure
+    (docs/formats.md#collector-files)."""
+    path = tmp_path / "otel.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in collector_lines("strands")))
+    with open(path, "rb") as stream:
+        assert line_batches(stream, max_line_bytes=None, batch_lines=8, batch_bytes=1 << 20) is None
+        assert stream.tell() == 0
