@@ -24,18 +24,19 @@ from scoring.matcher import InvalidInput
 from .spans import Span, must_be_text, parsed
 from .turns import Message, ModelTurn, ToolRun, call
 
+REQUEST_TYPE = "llm.request.type"
 _MESSAGE_KEY = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 _CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(id|name|arguments)")
 
 
 def model_turn(span: Span) -> ModelTurn | None:
+    if REQUEST_TYPE not in span.attributes:  # on every model span it writes
+        return None
     messages: dict[tuple[str, int], dict[str, Any]] = {}
     for key, value in span.attributes.items():
         if matched := _MESSAGE_KEY.fullmatch(key):
             side, n, rest = matched.groups()
             messages.setdefault((side, int(n)), {})[rest] = value
-    if not messages and span.attributes.get("llm.request.type") is None:
-        return None
     turn = ModelTurn(span, finish_field="gen_ai.completion.N.finish_reason")
     for (side, _), fields in sorted(
         messages.items(), key=lambda item: (item[0][0] != "prompt", item[0][1])
