@@ -25,7 +25,7 @@ from itertools import chain
 from ..common import cut_off, is_cut_off, truncation_error, turn
 from .capture import setting_for
 from .spans import Span
-from .turns import UNCAPTURED, Message, ModelTurn, ToolRun
+from .turns import UNCAPTURED, ModelTurn, ToolRun
 
 Reader = tuple[Callable[[Span], ModelTurn | None], Callable[[Span], ToolRun | None]]
 
@@ -255,6 +255,3 @@ def _batch_of(call_id, batch_of: dict) -> int | None:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-__all__ = ["Message", "Trace", "complete", "read_turns"]
