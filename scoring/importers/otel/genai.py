@@ -35,9 +35,7 @@ from .turns import Message, ModelTurn, ToolRun, call, text_of
 
 NAME = "gen_ai"
 TOOL_OPERATION = "execute_tool"
-MODEL_OPERATIONS = frozenset(
-    {"chat", "text_completion", "generate_content", "invoke_agent", "create_agent"}
-)
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
 INPUT, OUTPUT, SYSTEM = (
     "gen_ai.input.messages",
     "gen_ai.output.messages",
