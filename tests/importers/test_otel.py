@@ -506,3 +506,14 @@ def test_the_transcript_is_the_last_chat_spans_messages():
         {"role": "tool", "text": '{"t":18}', "batch": 0},
         {"role": "assistant", "text": "18°C."},
     ]
+
+
+def test_a_trace_of_no_span_casebook_reads_says_so_and_blames_no_one():
+    line = {"case": "weather", "spans": [{"name": "GET /", "attributes": {"http.method": "GET"}}]}
+    run = imported(line)
+    why = (
+        "no span of the trace is a model call or a tool call in a convention Casebook reads "
+        "(docs/formats.md#opentelemetry-genai-spans)"
+    )
+    assert run["not_captured"] == {"calls": why, "final_text": why}
+    assert run["notes"] == [why]

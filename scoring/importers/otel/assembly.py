@@ -196,7 +196,8 @@ class Trace:
     # --- what was not recorded ----------------------------------------------------------------
 
     def not_captured(self, batches: list[list[dict]]) -> dict:
-        """``{"arguments" | "final_text" | "calls": why}`` for what the spans left out."""
+        """``{"arguments" | "final_text" | "calls": why}`` for what the spans left out; a
+        trace with no span read as a model turn or a tool run holds none of it."""
         setting = setting_for(span.scope for span in self.spans)
         found = {}
         turns = [*self.inner, *self.wrappers]
@@ -213,6 +214,11 @@ class Trace:
             )
         if text_missing:
             found["final_text"] = f"the final text was not captured: {setting}"
+        if not turns and not self.runs:
+            found["calls"] = found["final_text"] = (
+                "no span of the trace is a model call or a tool call in a convention Casebook "
+                "reads (docs/formats.md#opentelemetry-genai-spans)"
+            )
         return found
 
     def _calls_of(self, model_turn: ModelTurn, batches: list[list[dict]]) -> bool:
