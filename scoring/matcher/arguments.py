@@ -8,7 +8,7 @@ from operator import itemgetter
 from typing import Any
 
 from .errors import Problems, field_path
-from .jsonvalue import MISSING
+from .jsonvalue import MISSING, NOT_RECORDED
 from .matchers import CONTAINS, EQUAL, PatternCompiler
 from .options import MatchOptions
 from .patterns import MISSING_ARGUMENT, UNEXPECTED, Difference, Equal, ValuePattern
@@ -158,3 +158,20 @@ class ArgumentsPattern:
 
     def describe(self) -> str:
         return ", ".join(f"{name}={pattern.describe()}" for name, _, pattern in self.items)
+
+
+class AnyWhenNotRecorded:
+    """``pattern``, which a call whose arguments were not recorded (``NOT_RECORDED``)
+    satisfies too: how a run that lacks some arguments is judged on what it recorded
+    (docs/matcher.md#content-not-captured)."""
+
+    __slots__ = ("pattern",)
+
+    def __init__(self, pattern: ArgumentsPattern):
+        self.pattern = pattern
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pattern, name)
+
+    def matches(self, arguments: Mapping | None) -> bool:
+        return arguments is NOT_RECORDED or self.pattern.matches(arguments)

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from .arguments import ArgumentsPattern
+from .arguments import AnyWhenNotRecorded, ArgumentsPattern
 from .fields import FieldReader
 from .jsonvalue import render, shorten, to_decimal
 from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits, last_number
-from .options import DEFAULT, MatchOptions
+from .options import MatchOptions
 from .regex import Pattern, PatternError, compile_pattern
 from .report import (
     COUNT,
@@ -275,9 +275,9 @@ class CalledToolWith(Expectation):
         return self.pattern.error
 
     def without(self, content: str) -> Expectation | None:
-        """Without recorded arguments, what is left is that the tool was called."""
+        """Without some recorded arguments, a call that lacks them matches."""
         if content == "arguments":
-            return replace(self, pattern=ArgumentsPattern({}, DEFAULT, contains=True))
+            return replace(self, pattern=AnyWhenNotRecorded(self.pattern))
         return None if _reads(self, content) else self
 
     def describe(self) -> str:

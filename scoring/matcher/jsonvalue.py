@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -43,6 +44,9 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+# The arguments of a call whose recording left them out, as the scorer's second look at a
+# run sees them (docs/matcher.md#content-not-captured): no arguments, and not ``None``.
+NOT_RECORDED: Mapping = MappingProxyType({})
 
 
 def _reject_constant(name: str) -> Any:

@@ -23,7 +23,9 @@ class Call(msgspec.Struct, gc=False):
     """One recorded tool call, at ``position`` within batch ``batch``.
 
     ``arguments`` is None when the agent's arguments could not be parsed as an object;
-    ``arguments_raw`` then holds the text as the agent produced it.
+    ``arguments_raw`` then holds the text as the agent produced it. They are None too when
+    the recording left them out: ``arguments_captured`` is then False
+    (docs/matcher.md#content-not-captured).
     """
 
     name: str
@@ -34,6 +36,7 @@ class Call(msgspec.Struct, gc=False):
     result: Any = None
     is_error: bool = False
     arguments_raw: str | None = None
+    arguments_captured: bool = True
 
     @property
     def at(self) -> tuple[int, int]:
@@ -266,19 +269,21 @@ def _good_batches(raw_batches: list) -> list[tuple[Call, ...]] | None:
             arguments_raw = raw.get("arguments_raw")
             call_id = raw.get("id")
             is_error = raw.get("is_error")
+            captured = raw.get("arguments_captured")
             if not (
                 type(name) is str
                 and (arguments is None or arguments is MISSING or type(arguments) is dict)
                 and (arguments_raw is None or type(arguments_raw) is str)
                 and (call_id is None or type(call_id) is str or type(call_id) is int)
                 and (is_error is None or type(is_error) is bool)
+                and (captured is None or type(captured) is bool)
             ):
                 return None
             if arguments is MISSING:
                 arguments = {}
             calls.append(Call(
                 name, arguments, batch, position, call_id, raw.get("result"), is_error is True,
-                arguments_raw,
+                arguments_raw, captured is not False,
             ))  # fmt: skip
         batches.append(tuple(calls))
     return batches
@@ -308,8 +313,21 @@ def _check_call(raw: Any, batch: int, position: int, problems: Problems) -> Call
     is_error = raw.get("is_error")
     if is_error is not None and not isinstance(is_error, bool):
         problems.add(f"{where}.is_error", _expected("true or false", raw, "is_error"))
+    captured = raw.get("arguments_captured")
+    if captured is not None and not isinstance(captured, bool):
+        problems.add(
+            f"{where}.arguments_captured", _expected("true or false", raw, "arguments_captured")
+        )
     return Call(
-        name, arguments, batch, position, call_id, raw.get("result"), bool(is_error), arguments_raw
+        name,
+        arguments,
+        batch,
+        position,
+        call_id,
+        raw.get("result"),
+        bool(is_error),
+        arguments_raw,
+        captured is not False,
     )
 
 

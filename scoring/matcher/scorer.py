@@ -6,8 +6,11 @@ import math
 import time
 from dataclasses import replace
 
+import msgspec
+
 from .calls import assess_expected_calls
 from .expectations import PASSED, OutOfTime, RunView
+from .jsonvalue import NOT_RECORDED
 from .report import (
     ERROR,
     FAIL,
@@ -84,7 +87,8 @@ def _judged_on_what_was_captured(case: Case, run: Run, view: RunView, report: Re
     and says which of it. The verdict is ``fail`` when some predicate fails on what was
     recorded alone (the tool names), else ``error``, saying what was not captured."""
     contents = [kind for kind in NOT_CAPTURED_KINDS if kind in run.not_captured]
-    judged = _score(case.without(contents), run, view)
+    recorded = _as_recorded(run)
+    judged = _score(case.without(contents), recorded, RunView(recorded, case.match, view.deadline))
     still_failing = {(p.kind, p.index) for p in judged.predicates if not p.passed}
     reads = {e.index: e.reads for e in case.expectations}
     predicates = []
@@ -101,6 +105,22 @@ def _judged_on_what_was_captured(case: Case, run: Run, view: RunView, report: Re
         return Report(case.key, run.trial, FAIL, predicates, report.error, run.notes)
     reason = "; ".join(run.not_captured[kind] for kind in contents)
     return Report(case.key, run.trial, ERROR, predicates, reason, run.notes)
+
+
+def _as_recorded(run: Run) -> Run:
+    """The run, each call whose arguments were not recorded holding ``NOT_RECORDED``."""
+    if all(call.arguments_captured for call in run.calls):
+        return run
+    batches = tuple(
+        tuple(
+            call
+            if call.arguments_captured
+            else msgspec.structs.replace(call, arguments=NOT_RECORDED)
+            for call in batch
+        )
+        for batch in run.batches
+    )
+    return replace(run, batches=batches)
 
 
 def _not_captured_for(run: Run, read: str | None, contents: list[str]) -> str:

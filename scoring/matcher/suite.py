@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .arguments import ArgumentsPattern
+from .arguments import AnyWhenNotRecorded, ArgumentsPattern
 from .assignment import Slot
 from .errors import InvalidInput, Problems, field_path
 from .expectations import EXPECTATION_TYPES, Expectation
@@ -101,8 +101,9 @@ class Case:
 
     def without(self, contents: Iterable[str]) -> Case:
         """This case as far as a run whose ``contents`` were not recorded can be judged on
-        (docs/matcher.md#content-not-captured): without ``arguments``, expected calls and
-        ``called_tool_with`` take any arguments; without ``final_text``, expectations on it
+        (docs/matcher.md#content-not-captured): without ``arguments``, a call whose
+        arguments were not recorded matches every expected call and ``called_tool_with`` of
+        its tool (the scorer gives it ``NOT_RECORDED``); without ``final_text``, expectations on it
         are left out; without ``calls``, everything about calls is. Predicates keep their
         kind and index."""
         expected_calls, expectations = self.expected_calls, self.expectations
@@ -112,7 +113,7 @@ class Case:
                 expected_calls, extra_calls = (), "allow"
             elif content == "arguments":
                 expected_calls = tuple(
-                    replace(e, arguments=_ANY_ARGUMENTS, exact_args=False) for e in expected_calls
+                    replace(e, arguments=AnyWhenNotRecorded(e.arguments)) for e in expected_calls
                 )
             expectations = tuple(
                 kept for e in expectations if (kept := e.without(content)) is not None
@@ -120,9 +121,6 @@ class Case:
         return replace(
             self, expected_calls=expected_calls, expectations=expectations, extra_calls=extra_calls
         )
-
-
-_ANY_ARGUMENTS = ArgumentsPattern({}, DEFAULT, contains=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,7 +152,10 @@ def test_arguments_not_captured_are_absent_and_the_notes_say_how_to_capture_them
         "final_text": f"the final text was not captured: {GENERIC_SETTING}",
     }
     assert run["notes"] == list(run["not_captured"].values())
-    assert all(set(call) == {"id", "name", "arguments"} for call in run["batches"][0])
+    assert all(
+        set(call) == {"id", "name", "arguments", "arguments_captured"} for call in run["batches"][0]
+    )
+    assert [call["arguments_captured"] for call in run["batches"][0]] == [False, False]
 
 
 def test_malformed_arguments_are_kept_raw_and_the_tool_name_may_come_from_the_span_name():

@@ -30,7 +30,11 @@ def case(**fields):
 def run(calls, final_text=None, not_captured=None, error=None):
     data = {
         "case": "weather",
-        "batches": [[{"name": name, "arguments": None} for name in calls]] if calls else [],
+        "batches": [
+            [{"name": name, "arguments": None, "arguments_captured": False} for name in calls]
+        ]
+        if calls
+        else [],
         "final_text": final_text,
         "error": error,
     }
@@ -49,6 +53,42 @@ def test_arguments_not_captured_is_an_error_naming_the_setting():
 
 def test_the_same_run_recorded_without_saying_so_fails():
     assert score(case(), run(["get_weather"])).verdict == FAIL
+
+
+def test_recorded_arguments_are_judged_beside_unrecorded_ones():
+    """Only the call whose arguments were not recorded is given the benefit of the doubt:
+    it may be either expected call, but the recorded Lyon is neither, and that is the
+    agent's failure."""
+    two = load_suite(
+        {
+            "schema": "casebook.suite/1",
+            "name": "s",
+            "cases": [
+                {
+                    "key": "weather",
+                    "prompt": "p",
+                    "expected_calls": [
+                        {"name": "get_weather", "required_args": {"city": "Paris"}},
+                        {"name": "get_weather", "required_args": {"city": "Tokyo"}},
+                    ],
+                }
+            ],
+        }
+    ).cases[0]
+    data = {
+        "case": "weather",
+        "batches": [
+            [
+                {"name": "get_weather", "arguments": {"city": "Lyon"}},
+                {"name": "get_weather", "arguments": None, "arguments_captured": False},
+            ]
+        ],
+        "not_captured": {"arguments": ARGUMENTS},
+    }
+    report = score(two, load_run(data))
+    assert report.verdict == FAIL
+    causes = sorted(p.cause.kind for p in report.predicates if not p.passed)
+    assert causes == ["argument_value", "not_captured"]
 
 
 def test_a_tool_never_called_still_fails():

@@ -25,7 +25,7 @@ from itertools import chain
 from ..common import cut_off, is_cut_off, truncation_error, turn
 from .capture import setting_for
 from .spans import Span
-from .turns import UNCAPTURED, ModelTurn, ToolRun
+from .turns import CAPTURED, ModelTurn, ToolRun
 
 Reader = tuple[Callable[[Span], ModelTurn | None], Callable[[Span], ToolRun | None]]
 
@@ -201,10 +201,8 @@ class Trace:
         setting = setting_for(span.scope for span in self.spans)
         found = {}
         turns = [*self.inner, *self.wrappers]
-        # read before the calls' marks are taken off
         text_missing = bool(turns) and not any(t.captured for t in turns)
-        uncaptured = [made.pop(UNCAPTURED, False) for batch in batches for made in batch]
-        if any(uncaptured):
+        if any(made.get(CAPTURED) is False for batch in batches for made in batch):
             found["arguments"] = f"tool arguments were not captured: {setting}"
         asked = [t for t in self.inner if t.asked_for_calls and not self._calls_of(t, batches)]
         if asked:
@@ -231,8 +229,8 @@ class Trace:
 def complete(made: dict, from_run: dict) -> None:
     """Give a message's call what its tool run knows: the result, whether it failed, and
     the arguments when the message did not carry them."""
-    if made.get(UNCAPTURED) and not from_run.get(UNCAPTURED):
-        del made[UNCAPTURED]
+    if made.get(CAPTURED) is False and from_run.get(CAPTURED) is not False:
+        del made[CAPTURED]
         made.pop("arguments_raw", None)
         made.update((k, from_run[k]) for k in ("arguments", "arguments_raw") if k in from_run)
     if "result" in from_run:

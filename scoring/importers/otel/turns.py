@@ -15,8 +15,8 @@ from scoring.matcher import InvalidInput, parse_json
 from ..common import arguments_fields, is_join_key
 from .spans import REDACTED, Span
 
-# Marks a call whose arguments the instrumentation did not record, until the run notes it.
-UNCAPTURED = "_arguments_not_captured"
+# A canonical call's mark that the instrumentation did not record its arguments.
+CAPTURED = "arguments_captured"
 # Finish reasons that say the model asked for tool calls, as each provider spells them.
 CALLS_ASKED = frozenset({"tool_calls", "tool_call", "tool_use", "function_call", "tool-calls"})
 
@@ -57,7 +57,7 @@ class ModelTurn:
         return (
             any(m.text is not None for m in messages)
             or any(result is not None for m in messages for _, result in m.answers)
-            or any(not c.get(UNCAPTURED) for c in self.calls)
+            or any(c.get(CAPTURED) is not False for c in self.calls)
         )
 
     @property
@@ -86,10 +86,10 @@ class ToolRun:
 def call(call_id: Any, name: str, arguments: Any, *, captured: bool = True) -> dict:
     """A canonical call; ``arguments`` as sent (a JSON string, an object, or a string of a
     JSON string: double-encoded arguments are read through). Not ``captured``: no arguments,
-    marked so that the run says why."""
+    and ``arguments_captured: false``."""
     made: dict[str, Any] = {"id": call_id if is_join_key(call_id) else None, "name": name}
     if not captured or (isinstance(arguments, str) and arguments in REDACTED):
-        made.update({"arguments": None, UNCAPTURED: True})
+        made.update({"arguments": None, CAPTURED: False})
         return made
     made.update(arguments_fields(arguments))
     if made["arguments"] is None and isinstance(arguments, str):
