@@ -157,11 +157,12 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
         f"CASEBOOK_OTLP_MAX_TRACES = {max_traces:,}",
     )
     outcome = Outcome(items=signal.items)
+    reader = _READERS[signal]
     router = Router(user, token)
     kept_traces: set[tuple[SuiteReference, str]] = set()
     # (suite id, label, trace id, item id, is root, start, case key, case value, bytes, kind)
     rows = []
-    for resource, scopes in _resources(export, signal):
+    for resource, scopes in reader.resources(export):
         resource = attributes(resource.attributes)
         address = router.address(resource)
         if not isinstance(address, Address):
@@ -170,7 +171,7 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
         resource_case = _text(resource.get(CASE))
         for scope_name, items in scopes:
             for item in items:
-                trace_id, item_id, refusal = _identity(item, signal)
+                trace_id, item_id, refusal = reader.identity(item)
                 if refusal is None and (address.suite, trace_id) not in kept_traces:
                     if len(kept_traces) < max_traces:
                         kept_traces.add((address.suite, trace_id))
@@ -179,7 +180,7 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
                 if refusal is None:  # only the items of the traces kept cost more than this
                     route = router.resolve(address)
                     refusal = (
-                        route if isinstance(route, tuple) else _invalid(item, signal, max_depth)
+                        route if isinstance(route, tuple) else _invalid(item, reader, max_depth)
                     )
                 if refusal is not None:
                     outcome.rejected[refusal] += 1
@@ -188,21 +189,10 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
                 case = _text(named.get(CASE)) or resource_case
                 attribute = route.suite.trace_case_attribute
                 value = "" if case or not attribute else _text(named.get(attribute))
-                if signal is TRACES:
-                    kind, root, start = (
-                        TraceSpan.Kind.SPAN,
-                        not any(item.parent_span_id),
-                        item.start_time_unix_nano,
-                    )
-                else:
-                    kind, root, start = (
-                        TraceSpan.Kind.LOG,
-                        False,
-                        item.time_unix_nano or item.observed_time_unix_nano,
-                    )
+                root, start = reader.root_and_start(item)
                 rows.append(
                     (route.suite.pk, route.label, trace_id, item_id, root, start, case, value,
-                     stored(item, scope_name), kind)
+                     stored(item, scope_name), reader.kind)
                 )  # fmt: skip
     if rows:
         over_cap = _store(rows, user)
@@ -212,30 +202,72 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
     return outcome
 
 
-def _resources(export, signal: Signal):
-    """(resource, [(scope name, items)]) for each resource of the export."""
-    if signal is TRACES:
+class _Spans:
+    """How a trace export's spans are read."""
+
+    kind = TraceSpan.Kind.SPAN
+    noun = "span"
+
+    @staticmethod
+    def resources(export):
+        """(resource, [(scope name, spans)]) for each resource of the export."""
         for resource_spans in export.resource_spans:
             scopes = [(scope.scope.name, scope.spans) for scope in resource_spans.scope_spans]
             yield resource_spans.resource, scopes
-    else:
+
+    @staticmethod
+    def identity(span) -> tuple[str | None, str | None, tuple[int, str] | None]:
+        """The trace id and the span's id, or why the span cannot be kept."""
+        trace_id, span_id = hex_id(span.trace_id, 16), hex_id(span.span_id, 8)
+        if trace_id is None or span_id is None:
+            return None, None, (INVALID, "a span without a valid traceId and spanId")
+        return trace_id, span_id, None
+
+    @staticmethod
+    def root_and_start(span) -> tuple[bool, int]:
+        return not any(span.parent_span_id), span.start_time_unix_nano
+
+    @staticmethod
+    def too_late(span) -> str | None:
+        if span.start_time_unix_nano > START_LIMIT:
+            return f"a span whose startTimeUnixNano is past {START_LIMIT:,} (the year 2262)"
+        return None
+
+
+class _LogRecords:
+    """How a logs export's records are read: a record is known by its bytes' digest, so
+    that a record sent again is kept once; none is a trace's root."""
+
+    kind = TraceSpan.Kind.LOG
+    noun = "log record"
+
+    @staticmethod
+    def resources(export):
+        """(resource, [(scope name, log records)]) for each resource of the export."""
         for resource_logs in export.resource_logs:
             scopes = [(scope.scope.name, scope.log_records) for scope in resource_logs.scope_logs]
             yield resource_logs.resource, scopes
 
+    @staticmethod
+    def identity(record) -> tuple[str | None, str | None, tuple[int, str] | None]:
+        """The trace id and the record's digest, or why the record cannot be kept."""
+        trace_id = hex_id(record.trace_id, 16)
+        if trace_id is None:
+            return None, None, (INVALID, "a log record without a valid traceId: it joins no trace")
+        return trace_id, hashlib.sha256(record.SerializeToString()).hexdigest()[:16], None
 
-def _identity(item, signal: Signal) -> tuple[str | None, str | None, tuple[int, str] | None]:
-    """The trace id and the item's own id (a span's id; a log record's digest, so that a
-    record sent again is kept once), or why the item cannot be kept."""
-    trace_id = hex_id(item.trace_id, 16)
-    if signal is TRACES:
-        span_id = hex_id(item.span_id, 8)
-        if trace_id is None or span_id is None:
-            return None, None, (INVALID, "a span without a valid traceId and spanId")
-        return trace_id, span_id, None
-    if trace_id is None:
-        return None, None, (INVALID, "a log record without a valid traceId: it joins no trace")
-    return trace_id, hashlib.sha256(item.SerializeToString()).hexdigest()[:16], None
+    @staticmethod
+    def root_and_start(record) -> tuple[bool, int]:
+        return False, record.time_unix_nano or record.observed_time_unix_nano
+
+    @staticmethod
+    def too_late(record) -> str | None:
+        if max(record.time_unix_nano, record.observed_time_unix_nano) > START_LIMIT:
+            return f"a log record whose time is past {START_LIMIT:,} (the year 2262)"
+        return None
+
+
+_READERS = {TRACES: _Spans, LOGS: _LogRecords}
 
 
 def stored(item, scope_name: str) -> bytes:
@@ -247,17 +279,14 @@ def stored(item, scope_name: str) -> bytes:
     return item.SerializeToString()
 
 
-def _invalid(item, signal: Signal, max_depth: int) -> tuple[int, str] | None:
+def _invalid(item, reader, max_depth: int) -> tuple[int, str] | None:
     """Why the item itself cannot be kept (kind 400), whatever its suite; None when it can."""
-    noun = signal.items[:-1]  # a span, a log record
-    if signal is TRACES and item.start_time_unix_nano > START_LIMIT:
-        return INVALID, f"a span whose startTimeUnixNano is past {START_LIMIT:,} (the year 2262)"
-    if signal is LOGS and max(item.time_unix_nano, item.observed_time_unix_nano) > START_LIMIT:
-        return INVALID, f"a log record whose time is past {START_LIMIT:,} (the year 2262)"
+    if (reason := reader.too_late(item)) is not None:
+        return INVALID, reason
     if item_nested_deeper_than(item, max_depth):
         return INVALID, (
-            f"a {noun} nested more than {max_depth} levels deep as OTLP/JSON: over the limit, "
-            f"CASEBOOK_MAX_JSON_DEPTH = {max_depth}"
+            f"a {reader.noun} nested more than {max_depth} levels deep as OTLP/JSON: over the "
+            f"limit, CASEBOOK_MAX_JSON_DEPTH = {max_depth}"
         )
     return None
 
