@@ -28,15 +28,29 @@ from scoring.live import otlp_codec, traces
 _GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8}
 _UNKNOWN = 2
 _UNCAPPED = 1 << 62
-REFUSALS = {
-    400: OpenApiResponse(description="the body cannot be read, or names no suite"),
-    401: OpenApiResponse(description="no valid token (a session is not accepted)"),
-    403: OpenApiResponse(
-        description="the suites' viewer, not an editor; or another suite than the suite token's"
-    ),
-    404: OpenApiResponse(description="no such suite, or not one the sender may see"),
-    413: OpenApiResponse(description="over CASEBOOK_OTLP_MAX_BYTES"),
-}
+
+
+def _export_schema(summary: str, description: str, answer: str) -> dict:
+    """What the OpenAPI schema says of an OTLP receiver: the request in either encoding,
+    the answer ``answer`` (a message name), and the refusals both receivers give."""
+    return {
+        "summary": summary,
+        "description": description,
+        "request": {otlp_codec.PROTOBUF: OpenApiTypes.BINARY, otlp_codec.JSON: OpenApiTypes.OBJECT},
+        "responses": {
+            (200, otlp_codec.PROTOBUF): OpenApiResponse(OpenApiTypes.BINARY, description=answer),
+            400: OpenApiResponse(description="the body cannot be read, or names no suite"),
+            401: OpenApiResponse(description="no valid token (a session is not accepted)"),
+            403: OpenApiResponse(
+                description="the suites' viewer, not an editor; or another suite than the "
+                "suite token's"
+            ),
+            404: OpenApiResponse(description="no such suite, or not one the sender may see"),
+            413: OpenApiResponse(description="over CASEBOOK_OTLP_MAX_BYTES"),
+        },
+    }
+
+
 TOKEN_WANTED = (
     "An API token of one of the suite's editors is wanted, as the header "
     '"Authorization: Token KEY" (OTEL_EXPORTER_OTLP_HEADERS="Authorization=Token KEY"); '
@@ -52,25 +66,16 @@ class TraceExportView(APIView):
     signal = otlp_codec.TRACES
 
     @extend_schema(
-        summary="Receive OpenTelemetry spans (OTLP/HTTP trace export)",
-        description=(
+        **_export_schema(
+            "Receive OpenTelemetry spans (OTLP/HTTP trace export)",
             "An `ExportTraceServiceRequest`, as protobuf (`application/x-protobuf`) or "
             "OTLP/JSON (`application/json`), gzip- or deflate-compressed or not. The resource "
             "attribute `casebook.suite` (a suite's id or `team-slug/suite-slug`) routes spans, "
             "or the token when it is a suite token; `casebook.label` (or the suite token's "
             "label) names the live submission and `casebook.case` (on a span or the resource) "
-            "the case; each trace becomes a run of the suite's live submission of the day."
-        ),
-        request={
-            otlp_codec.PROTOBUF: OpenApiTypes.BINARY,
-            otlp_codec.JSON: OpenApiTypes.OBJECT,
-        },
-        responses={
-            (200, otlp_codec.PROTOBUF): OpenApiResponse(
-                OpenApiTypes.BINARY, description="ExportTraceServiceResponse"
-            ),
-            **REFUSALS,
-        },
+            "the case; each trace becomes a run of the suite's live submission of the day.",
+            "ExportTraceServiceResponse",
+        )
     )
     def post(self, request):
         as_json = otlp_codec.is_json(request.content_type)
@@ -120,23 +125,14 @@ class LogExportView(TraceExportView):
     signal = otlp_codec.LOGS
 
     @extend_schema(
-        summary="Receive OpenTelemetry log records (OTLP/HTTP logs export)",
-        description=(
+        **_export_schema(
+            "Receive OpenTelemetry log records (OTLP/HTTP logs export)",
             "An `ExportLogsServiceRequest`, encoded and routed as trace exports are. Each "
             "log record (a GenAI event: message content some instrumentations send as logs) "
             "joins the trace of its `traceId`, as an event of the span of its `spanId`, "
-            "whichever of the two arrives first."
-        ),
-        request={
-            otlp_codec.PROTOBUF: OpenApiTypes.BINARY,
-            otlp_codec.JSON: OpenApiTypes.OBJECT,
-        },
-        responses={
-            (200, otlp_codec.PROTOBUF): OpenApiResponse(
-                OpenApiTypes.BINARY, description="ExportLogsServiceResponse"
-            ),
-            **REFUSALS,
-        },
+            "whichever of the two arrives first.",
+            "ExportLogsServiceResponse",
+        )
     )
     def post(self, request):
         return super().post(request)

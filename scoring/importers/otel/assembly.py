@@ -204,7 +204,7 @@ class Trace:
         text_missing = bool(turns) and not any(t.captured for t in turns)
         if any(made.get(CAPTURED) is False for batch in batches for made in batch):
             found["arguments"] = f"tool arguments were not captured: {setting}"
-        asked = [t for t in self.inner if t.asked_for_calls and not self._calls_of(t, batches)]
+        asked = [t for t in self.inner if t.asked_for_calls and not self._calls_of(t)]
         if asked:
             found["calls"] = (
                 f"{_count(len(asked), 'model turn')} asked for tool calls that were not "
@@ -219,7 +219,8 @@ class Trace:
             )
         return found
 
-    def _calls_of(self, model_turn: ModelTurn, batches: list[list[dict]]) -> bool:
+    def _calls_of(self, model_turn: ModelTurn) -> bool:
+        """Whether some call of the turn was recorded: by its messages, or a tool run."""
         if model_turn.calls:
             return True
         key = model_turn.span.key
