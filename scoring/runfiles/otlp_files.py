@@ -6,8 +6,8 @@ a span first, then on the resource.
 
 Reading stays streamed: a trace's spans and log records are held until it is complete (its
 root span came, and ``LINGER_LINES`` lines passed without more of it, for log records sent
-after their spans) or the file ends; and no more than ``MAX_HELD_SPANS`` spans are held in
-all, the oldest trace going first when more come.
+after their spans) or the file ends; and no more than ``MAX_HELD_ITEMS`` spans and log
+records are held in all, the oldest trace going first when more come.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from scoring.matcher import InvalidInput
 
 CASE = "casebook.case"
 LINGER_LINES = 64
-MAX_HELD_SPANS = 100_000
+MAX_HELD_ITEMS = 100_000
 _SIGNALS = (("resourceSpans", "scopeSpans", "spans"), ("resourceLogs", "scopeLogs", "logRecords"))
 
 
@@ -40,7 +40,7 @@ class _Held:
     case: str = ""
     resource_case: str = ""
     rooted: bool = False
-    spans: int = 0
+    items: int = 0  # spans and log records held
     document: dict = field(default_factory=lambda: {"resourceSpans": [], "resourceLogs": []})
 
     def run_line(self, trace_id: str) -> dict | InvalidInput:
@@ -56,7 +56,7 @@ def regrouped(records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
     """The records, Collector lines made into a line per trace (numbered by the line the
     trace was first seen on); others pass as they are."""
     held: dict[str, _Held] = {}
-    spans_held = 0
+    items_held = 0
     for number, value in records:
         if not is_collector_line(value):
             yield number, value
@@ -72,19 +72,19 @@ def regrouped(records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
             )
             resource_case = _attribute(resource.get("attributes"), CASE)
             trace.resource_case = trace.resource_case or resource_case
+            trace.items += len(items)
+            items_held += len(items)
             if key == "resourceSpans":
-                trace.spans += len(items)
-                spans_held += len(items)
                 trace.rooted |= any(not item.get("parentSpanId") for item in items)
                 trace.case = trace.case or next(
                     (c for item in items if (c := _attribute(item.get("attributes"), CASE))), ""
                 )
         for trace_id in [t for t, h in held.items() if h.rooted and number - h.last > LINGER_LINES]:
-            spans_held -= held[trace_id].spans
+            items_held -= held[trace_id].items
             yield _flushed(held, trace_id)
-        while spans_held > MAX_HELD_SPANS and held:
+        while items_held > MAX_HELD_ITEMS and held:
             oldest = next(iter(held))
-            spans_held -= held[oldest].spans
+            items_held -= held[oldest].items
             yield _flushed(held, oldest)
     for trace_id in list(held):
         yield _flushed(held, trace_id)

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from scoring.matcher import load_suite, score
+from scoring.runfiles import otlp_files
 from scoring.runfiles.reader import read_run_lines
 from tests.support.otlp_fixtures import (
     VARIANTS,
@@ -85,3 +86,31 @@ def test_manage_py_score_reads_collector_files_with_their_case_from_the_spans(tm
         ("weather", "pass"),
         ("weather", "error"),
     ]
+
+
+def test_log_records_count_towards_what_a_collector_file_may_hold(monkeypatch):
+    """A file of log records only (no root ever comes) is held no more than the cap: the
+    oldest trace is given up first, before the file ends."""
+    monkeypatch.setattr(otlp_files, "MAX_HELD_ITEMS", 3)
+    (logs,) = [line for line in collector_lines("openai-v2-events") if "resourceLogs" in line]
+    records = logs["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    lines = [
+        (
+            n,
+            {
+                "resourceLogs": [
+                    {"scopeLogs": [{"logRecords": [{**record, "traceId": f"{n:032x}"}]}]}
+                ]
+            },
+        )
+        for n, record in enumerate(records * 2, 1)
+    ]
+    read = []
+
+    def sent():
+        for line in lines:
+            read.append(line[0])
+            yield line
+
+    first, _ = next(otlp_files.regrouped(sent()))
+    assert (first, len(read)) == (1, 4)  # the fourth record's trace took the count past 3
