@@ -32,6 +32,7 @@ from bench.datagen import (  # noqa: E402
     realistic_stream,
     with_matchers,
 )
+from cases.tool_catalog import infer_tools  # noqa: E402
 from scoring.matcher import load_run, load_suite, score  # noqa: E402
 from scoring.runfiles import reader  # noqa: E402
 from scoring.runfiles.reader import json_lines  # noqa: E402
@@ -39,6 +40,7 @@ from scoring.runfiles.reader import json_lines  # noqa: E402
 ROUNDS = 15
 PLAIN = "score()"
 MATCHERS = "score(), a third of expected values matchers"
+CATALOG = "score(), every call checked against the catalog"
 
 
 class Workload:
@@ -100,11 +102,13 @@ def typical(n_runs: int, seconds: float) -> None:
     plain = Workload(suite_doc, run_docs)
     some_matchers = Workload(with_matchers(suite_doc), run_docs)
     all_matchers = Workload(with_matchers(suite_doc, share=1), run_docs)
+    checked = Workload(with_catalog_checks(suite_doc, run_docs), run_docs)
     print(f"typical: {plain.describe()}")
     found = rates(
         {
             PLAIN: plain.score_all,
             MATCHERS: some_matchers.score_all,
+            CATALOG: checked.score_all,
             "score(), every expected value a matcher (stress)": all_matchers.score_all,
             "load_run() + score()": plain.load_and_score_all,
             "json_lines() + load_run() (reading a run file)": plain.read_all,
@@ -123,6 +127,18 @@ def typical(n_runs: int, seconds: float) -> None:
         f"  argument matchers cost {1 - statistics.median(ratios):.0%} of the throughput "
         "(median over rounds; target: at most 20%)"
     )
+    ratios = [c / p for c, p in zip(found[CATALOG], found[PLAIN], strict=True)]
+    print(
+        f"  catalog checks (schema validation of every call) cost "
+        f"{1 - statistics.median(ratios):.0%} of the throughput (median over rounds)"
+    )
+
+
+def with_catalog_checks(suite: dict, runs: list[dict]) -> dict:
+    """The suite with a catalog drafted from the runs' own calls (so most calls are valid)
+    and ``catalog_checks`` on: every call's arguments validated against its tool's schema."""
+    calls = ((c["name"], c.get("arguments")) for run in runs for b in run["batches"] for c in b)
+    return {**suite, "tools": infer_tools(calls), "catalog_checks": True}
 
 
 def duplicate_key_cost(n_runs: int, seconds: float) -> None:

@@ -40,6 +40,17 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "final_text_matches": ("regex",),
     "final_number_equals": ("value", "tolerance"),
     "no_error": (),
+    "arguments_match_schema": ("tool",),
+    "only_catalog_tools": (),
+    "no_tool_errors": ("tool",),
+    "tool_error_count": ("tool", "min", "max"),
+}
+# The types whose ``tool`` may be left empty, and what empty means.
+OPTIONAL_TOOL = {
+    "tool_call_count": "Empty counts every call.",
+    "arguments_match_schema": "Empty checks the calls of every tool in the catalog.",
+    "no_tool_errors": "Empty checks every tool.",
+    "tool_error_count": "Empty counts every tool's errors.",
 }
 TYPE_LABELS = {
     "called_tool": "called a tool",
@@ -53,6 +64,10 @@ TYPE_LABELS = {
     "final_text_matches": "final text matches a regex",
     "final_number_equals": "final number equals",
     "no_error": "run ended without error",
+    "arguments_match_schema": "arguments match the tool's schema",
+    "only_catalog_tools": "called only catalog tools",
+    "no_tool_errors": "no tool errors",
+    "tool_error_count": "number of tool errors",
 }
 assert set(TYPE_FIELDS) == set(EXPECTATION_TYPES)
 
@@ -213,6 +228,11 @@ class ExpectationForm(forms.Form):
         value = self["type"].value()
         return value if value in TYPE_FIELDS else "called_tool"
 
+    @property
+    def optional_tool_help(self) -> str | None:
+        """What an empty ``tool`` means for this type, when it may be empty."""
+        return OPTIONAL_TOOL.get(self.kind)
+
     def shown_fields(self):
         return [self[name] for name in TYPE_FIELDS[self.kind]]
 
@@ -222,7 +242,7 @@ class ExpectationForm(forms.Form):
         data = self.cleaned_data
         kind = data.get("type") or "called_tool"
         optional = {"min", "max", "value", "tolerance"} | (
-            {"tool"} if kind == "tool_call_count" else set()
+            {"tool"} if kind in OPTIONAL_TOOL else set()
         )
         document: dict[str, Any] = {"type": kind}
         for name in TYPE_FIELDS[kind]:

@@ -26,7 +26,7 @@ nothing outside imports a submodule):
 from .argdiff import ArgumentRow, compare_arguments
 from .documents import parse_suite_document
 from .errors import InvalidInput, Problem, field_path
-from .expectations import EXPECTATION_TYPES
+from .expectation_types import EXPECTATION_TYPES
 from .jsonvalue import (
     dump_json,
     duplicate_key,

@@ -1,5 +1,6 @@
-"""The eleven expectation types, each validating its own fields
-(docs/formats.md#expectations-in-a-case) and checking a run (docs/matcher.md#expectations).
+"""Expectations (docs/matcher.md#expectations): the base class, the view of a run they read,
+and the types about calls, final text and the run's error, each validating its own fields
+(docs/formats.md#expectations-in-a-case). The catalog's are in ``tool_checks``.
 
 Expectations look at the flat call log (batches in order, calls in order within a batch)
 and the run's final text and error, through a ``RunView``.
@@ -32,6 +33,7 @@ from .report import (
 )
 from .run import Call, Run
 from .text import WHITE_SPACE
+from .tools import EMPTY_CATALOG, Catalog
 
 
 @dataclass(slots=True)  # made per evaluation: not frozen, for speed (see run.py)
@@ -60,13 +62,20 @@ class RunView:
     past it by at most one predicate's work on one call (each regex match is bounded by
     the pattern limits of regex.py)."""
 
-    __slots__ = ("_folded", "calls", "deadline", "options", "run")
+    __slots__ = ("_folded", "calls", "catalog", "deadline", "options", "run")
 
-    def __init__(self, run: Run, options: MatchOptions, deadline: float = math.inf):
+    def __init__(
+        self,
+        run: Run,
+        options: MatchOptions,
+        deadline: float = math.inf,
+        catalog: Catalog = EMPTY_CATALOG,
+    ):
         self.run = run
         self.calls = run.calls
         self.options = options
         self.deadline = deadline
+        self.catalog = catalog
         self._folded: dict[str, list[int]] | None = None
 
     def check_time(self) -> None:
@@ -150,6 +159,10 @@ class Expectation:
     cause_kind: ClassVar[str]  # why it fails, unless its outcome says otherwise
     # The recorded content it reads beyond tool names (docs/matcher.md#content-not-captured).
     reads: ClassVar[str | None] = None
+    # Whether it checks calls against the suite's tool catalog (so needs one).
+    reads_catalog: ClassVar[bool] = False
+    # Whether evaluating it can fail for reasons of its own, not the run's (``Outcome.error``).
+    may_not_evaluate: ClassVar[bool] = False
     index: int
     label: str
     # This expectation's result when it holds: the same for every run, so made once.
@@ -589,21 +602,3 @@ class NoError(Expectation):
         if error is None:
             return PASSED
         return Outcome(False, f"the run ended with an error: {_excerpt(error)}")
-
-
-EXPECTATION_TYPES: dict[str, type[Expectation]] = {
-    kind.type: kind
-    for kind in (
-        CalledTool,
-        DidNotCallTool,
-        CalledToolWith,
-        ToolCallCount,
-        CalledToolsInOrder,
-        NoToolCalls,
-        FinalTextContains,
-        FinalTextEquals,
-        FinalTextMatches,
-        FinalNumberEquals,
-        NoError,
-    )
-}

@@ -23,6 +23,9 @@ FINAL_TEXT = "final_text"
 FINAL_NUMBER = "final_number"
 RUN_ERROR = "run_error"
 NOT_CAPTURED = "not_captured"
+SCHEMA = "schema"
+UNKNOWN_TOOL = "unknown_tool"
+TOOL_ERROR = "tool_error"
 # Each cause kind in words, for pages and summaries.
 CAUSE_WORDS = {
     NO_CALL: "never called",
@@ -40,6 +43,9 @@ CAUSE_WORDS = {
     FINAL_NUMBER: "final number",
     RUN_ERROR: "run ended with an error",
     NOT_CAPTURED: "not captured by the instrumentation",
+    SCHEMA: "arguments the tool's schema rejects",
+    UNKNOWN_TOOL: "tool not in the catalog",
+    TOOL_ERROR: "tool returned an error",
 }
 CAUSE_KINDS = tuple(CAUSE_WORDS)
 

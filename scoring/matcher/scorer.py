@@ -37,7 +37,7 @@ def score(case: Case, run: Run, *, time_budget: float | None = None) -> Report:
     """
     deadline = math.inf if time_budget is None else time.monotonic() + time_budget
     try:
-        view = RunView(run, case.match, deadline)
+        view = RunView(run, case.match, deadline, case.catalog)
         report = _score(case, run, view)
         if report.verdict == FAIL and run.not_captured:
             return _judged_on_what_was_captured(case, run, view, report)
@@ -88,7 +88,9 @@ def _judged_on_what_was_captured(case: Case, run: Run, view: RunView, report: Re
     recorded alone (the tool names), else ``error``, saying what was not captured."""
     contents = [kind for kind in NOT_CAPTURED_KINDS if kind in run.not_captured]
     recorded = _as_recorded(run)
-    judged = _score(case.without(contents), recorded, RunView(recorded, case.match, view.deadline))
+    judged = _score(
+        case.without(contents), recorded, RunView(recorded, case.match, view.deadline, case.catalog)
+    )
     still_failing = {(p.kind, p.index) for p in judged.predicates if not p.passed}
     reads = {e.index: e.reads for e in case.expectations}
     predicates = []

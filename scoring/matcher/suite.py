@@ -11,13 +11,15 @@ from typing import Any
 from .arguments import AnyWhenNotRecorded, ArgumentsPattern
 from .assignment import Slot
 from .errors import InvalidInput, Problems, field_path
-from .expectations import EXPECTATION_TYPES, Expectation
+from .expectation_types import EXPECTATION_TYPES
+from .expectations import Expectation
 from .fields import FieldReader
 from .jsonvalue import json_type, lone_surrogate_path, render
 from .options import DEFAULT, MatchOptions, read_match_options
 from .report import PredicateResult
 from .run import Call
-from .tools import Tool, load_tools
+from .tool_checks import ArgumentsMatchSchema, OnlyCatalogTools
+from .tools import EMPTY_CATALOG, Catalog, Tool, load_tools
 
 SCHEMA = "casebook.suite/1"
 EXTRA_CALLS = ("allow", "forbid")
@@ -82,8 +84,11 @@ class Case:
     prompt: str = ""
     tags: tuple[str, ...] = ()
     data: Mapping = field(default_factory=dict, repr=False, compare=False)
+    # The suite's tool catalog, which the catalog expectations check calls against.
+    catalog: Catalog = field(default=EMPTY_CATALOG, repr=False, compare=False)
     slots: tuple[Slot, ...] = field(init=False, repr=False, compare=False)
-    # Whether some predicate holds a pattern RE2 refused (possible after a lenient load).
+    # Whether some predicate may be left unevaluated: one holds a pattern RE2 refused
+    # (possible after a lenient load), or checks calls against schemas that may not apply.
     unevaluable: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -91,7 +96,7 @@ class Case:
         slots = tuple(Slot(e.ordered, e.depends_on_result) for e in self.expected_calls)
         object.__setattr__(self, "slots", slots)
         unevaluable = any(e.arguments.error for e in self.expected_calls) or any(
-            e.unavailable for e in self.expectations
+            e.unavailable or e.may_not_evaluate for e in self.expectations
         )
         object.__setattr__(self, "unevaluable", unevaluable)
 
@@ -129,8 +134,11 @@ class Suite:
     cases: tuple[Case, ...]
     description: str = ""
     match: MatchOptions = DEFAULT
-    # The tool catalog (docs/formats.md#tool-catalog): authoring reads it, scoring never does.
+    # The tool catalog (docs/formats.md#tool-catalog): authoring reads it, and the catalog
+    # expectations score calls against it.
     tools: tuple[Tool, ...] = ()
+    # Whether every case checks its calls against the catalog (docs/matcher.md#tool-checks).
+    catalog_checks: bool = False
     data: Mapping = field(default_factory=dict, repr=False, compare=False)
     by_key: dict[str, Case] = field(init=False, repr=False, compare=False)
 
@@ -161,6 +169,10 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
     description = top.string("description", default="")
     match = read_match_options(data, "match", top, problems, DEFAULT)
     tools = load_tools(data, top, problems)
+    catalog = Catalog(tools)
+    catalog_checks = top.boolean("catalog_checks")
+    if catalog_checks and not tools:
+        problems.add("catalog_checks", "needs a tool catalog (tools) to check calls against")
     if "cases" not in data:
         problems.add("cases", "required: a list of cases")
     cases = []
@@ -174,7 +186,7 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
             )
         elif isinstance(key, str):
             first_seen[key] = index
-        case = _load_case(raw, path, match, problems, strict)
+        case = _load_case(raw, path, match, problems, strict, catalog, catalog_checks)
         if case is not None:
             cases.append(case)
     problems.raise_if_any()
@@ -184,12 +196,19 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
         description=description,
         match=match,
         tools=tools,
+        catalog_checks=catalog_checks,
         data=data,
     )
 
 
 def _load_case(
-    data: Mapping, path: str, suite_match: MatchOptions, problems: Problems, strict: bool
+    data: Mapping,
+    path: str,
+    suite_match: MatchOptions,
+    problems: Problems,
+    strict: bool,
+    catalog: Catalog,
+    catalog_checks: bool,
 ) -> Case | None:
     fields = FieldReader(data, path, problems)
     before = len(problems.items)
@@ -213,12 +232,15 @@ def _load_case(
             what = "required" if kind is None else f"unknown expectation type {kind!r}"
             problems.add(field_path(item_path, "type"), f"{what}; one of: {known}")
             continue
-        expectations.append(
-            cls.from_data(index, FieldReader(raw, item_path, problems), match, strict)
-        )
+        expectation = cls.from_data(index, FieldReader(raw, item_path, problems), match, strict)
+        if expectation is not None and expectation.reads_catalog:
+            _check_catalog_use(expectation, item_path, catalog, match, problems, strict)
+        expectations.append(expectation)
 
     if len(problems.items) > before:
         return None
+    if catalog_checks:
+        expectations += _catalog_checks(expectations)
     labels = _unique_labels(
         [(call.describe(), f"#{call.index}") for call in expected_calls]
         + [(item.describe(), f"expectation #{item.index}") for item in expectations]
@@ -241,7 +263,43 @@ def _load_case(
         prompt=prompt,
         tags=tags,
         data=data,
+        catalog=catalog,
     )
+
+
+def _check_catalog_use(
+    expectation: Expectation,
+    path: str,
+    catalog: Catalog,
+    match: MatchOptions,
+    problems: Problems,
+    strict: bool,
+) -> None:
+    """Problems of an expectation that checks calls against the catalog: there must be
+    one, holding the tool it names; and, loading strictly, the schemas it validates with
+    must be usable (a stored suite's unusable schema leaves the predicate unevaluated)."""
+    if not catalog:
+        problems.add(path, "the suite has no tool catalog (tools) to check calls against")
+        return
+    name = getattr(expectation, "tool", None)
+    named = name and catalog.find(name, match)
+    if name is not None and named is None:
+        problems.add(field_path(path, "tool"), f"{name!r} is not in the suite's tool catalog")
+        return
+    if not strict or not isinstance(expectation, ArgumentsMatchSchema):
+        return
+    for tool in (named,) if named else catalog.tools:
+        problem = catalog.schema(tool).problem
+        if problem is not None:
+            problems.add(tool.schema_path, f"cannot check calls against it: {problem}")
+
+
+def _catalog_checks(expectations: list[Expectation]) -> list[Expectation]:
+    """The catalog expectations the suite's ``catalog_checks`` adds to a case, unless the
+    case has them already, indexed after its own."""
+    has = {type(e) for e in expectations if getattr(e, "tool", None) is None}
+    added = [kind for kind in (ArgumentsMatchSchema, OnlyCatalogTools) if kind not in has]
+    return [kind(len(expectations) + n, "") for n, kind in enumerate(added)]
 
 
 def _load_expected_call(

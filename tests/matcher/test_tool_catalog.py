@@ -72,7 +72,7 @@ def test_the_catalog_is_kept_on_the_suite_and_does_not_change_verdicts():
 @pytest.mark.parametrize(
     ("tools", "path", "message"),
     [
-        ("nope", "tools", "must be a list, not string"),
+        ("nope", "tools", "must be a list of tools or an MCP tools/list result, not string"),
         ([3], "tools[0]", "must be a tool object, not number"),
         ([{"description": "x"}], "tools[0].name", "required"),
         ([{"name": ""}], "tools[0].name", "must not be empty"),

@@ -1,0 +1,40 @@
+"""Every expectation type by its ``type`` (docs/formats.md#expectations-in-a-case)."""
+
+from __future__ import annotations
+
+from .expectations import (
+    CalledTool,
+    CalledToolsInOrder,
+    CalledToolWith,
+    DidNotCallTool,
+    Expectation,
+    FinalNumberEquals,
+    FinalTextContains,
+    FinalTextEquals,
+    FinalTextMatches,
+    NoError,
+    NoToolCalls,
+    ToolCallCount,
+)
+from .tool_checks import ArgumentsMatchSchema, NoToolErrors, OnlyCatalogTools, ToolErrorCount
+
+EXPECTATION_TYPES: dict[str, type[Expectation]] = {
+    kind.type: kind
+    for kind in (
+        CalledTool,
+        DidNotCallTool,
+        CalledToolWith,
+        ToolCallCount,
+        CalledToolsInOrder,
+        NoToolCalls,
+        FinalTextContains,
+        FinalTextEquals,
+        FinalTextMatches,
+        FinalNumberEquals,
+        NoError,
+        ArgumentsMatchSchema,
+        OnlyCatalogTools,
+        NoToolErrors,
+        ToolErrorCount,
+    )
+}

@@ -1,0 +1,291 @@
+"""A tool's input schema, compiled to validate recorded arguments (docs/matcher.md#schema-checks).
+
+Validation is the ``jsonschema`` library's, in the dialect the schema's ``$schema`` names
+(Draft 2020-12 when it names none, as MCP specifies; OpenAI's tools and most MCP servers
+write 2020-12 or draft-07). Two things are bounded, as regexes are (regex.py):
+
+- the schema: at most ``MAX_SCHEMA_NODES`` values and ``MAX_SCHEMA_DEPTH`` levels, and
+  sound under its dialect's metaschema;
+- the work: ``pattern`` and ``patternProperties`` (and ``additionalProperties``, which reads
+  them) match with RE2, never Python's backtracking ``re``; every keyword checks a deadline,
+  so validating one run's calls stops after ``time_limit`` seconds.
+
+``format`` is an annotation, as Draft 2020-12 makes it by default: it is not checked.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import cache, lru_cache
+from itertools import islice
+from typing import Any
+
+from jsonschema import ValidationError, validators
+from jsonschema.exceptions import SchemaError, best_match
+from referencing.exceptions import Unresolvable
+
+from .errors import field_path
+from .jsonvalue import is_finite_number, shorten
+from .regex import Pattern, PatternError, compile_pattern
+
+MAX_SCHEMA_NODES = 20_000
+MAX_SCHEMA_DEPTH = 64
+# Errors read per call to choose the one to report (jsonschema's ``best_match``).
+ERRORS_READ = 20
+
+_DEADLINE: ContextVar[float] = ContextVar("schema_deadline", default=math.inf)
+
+
+class TooSlow(Exception):
+    """Validation went past its deadline."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaFailure:
+    """Why one call's arguments are not valid: the JSON path of the value at fault
+    (``""`` for the arguments object itself), the argument it names, and what the schema
+    wanted, in jsonschema's words."""
+
+    path: str
+    argument: str | None
+    message: str
+
+    def describe(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class ToolSchema:
+    """One input schema, checked and compiled on construction: ``problem`` says why it
+    cannot be used (too large, unsound, a pattern RE2 refuses), else ``failure`` checks
+    arguments against it."""
+
+    __slots__ = ("_validator", "problem")
+
+    def __init__(self, schema: Mapping):
+        self._validator = None
+        self.problem = _schema_problem(schema)
+        if self.problem is None:
+            self._validator = _validator_class(_dialect(schema))(schema)
+
+    def failure(self, arguments: Mapping) -> SchemaFailure | None:
+        """Why ``arguments`` are not valid against the schema, or None when they are.
+
+        Raises ``TooSlow`` past the deadline ``validating`` set, and ``SchemaUnusable``
+        when the schema turns out unusable on these arguments (a ``$ref`` it cannot
+        resolve, a value jsonschema cannot compare)."""
+        try:
+            errors = islice(self._validator.iter_errors(arguments), ERRORS_READ)
+            error = best_match(errors)
+        except (Unresolvable, RecursionError, TypeError, InvalidOperation) as exc:
+            raise SchemaUnusable(_unusable(exc)) from None
+        if error is None:
+            return None
+        path = ""
+        for part in error.absolute_path:
+            path = field_path(path, part)
+        return SchemaFailure(path, _argument(error, arguments), shorten(error.message, 200))
+
+
+def _argument(error: ValidationError, arguments: Mapping) -> str | None:
+    """The argument an error is about: the first step of its path, or for an error about
+    the arguments object itself, the argument missing or not allowed."""
+    if error.absolute_path:
+        return str(error.absolute_path[0])
+    if error.validator == "required":
+        return next((name for name in error.validator_value if name not in arguments), None)
+    if error.validator == "additionalProperties":
+        allowed = error.schema.get("properties", {})
+        return next((name for name in arguments if name not in allowed), None)
+    return None
+
+
+class SchemaUnusable(Exception):
+    """The schema could not be applied to some arguments; the message says why."""
+
+
+@contextmanager
+def validating(seconds: float, deadline: float = math.inf) -> Iterator[None]:
+    """``with validating(seconds):`` bounds every ``ToolSchema.failure`` within: past
+    ``seconds`` from now (or ``deadline``, a ``time.monotonic()`` value, if sooner) it
+    raises ``TooSlow``."""
+    token = _DEADLINE.set(min(time.monotonic() + seconds, deadline))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _unusable(exc: BaseException) -> str:
+    if isinstance(exc, Unresolvable):
+        return f"its $ref {exc.ref!r} cannot be resolved within the schema"
+    if isinstance(exc, RecursionError):
+        return "its $ref loops without end"
+    return f"jsonschema could not apply it: {shorten(str(exc), 120)}"
+
+
+def _dialect(schema: Mapping) -> type:
+    return validators.validator_for(schema, default=validators.Draft202012Validator)
+
+
+def _schema_problem(schema: Mapping) -> str | None:
+    size = _size_problem(schema)
+    if size is not None:
+        return size
+    if "$schema" in schema and validators.validator_for(schema, default=None) is None:
+        return (
+            f"its $schema {shorten(str(schema['$schema']), 80)!r} is not a dialect Casebook knows"
+        )
+    dialect = _dialect(schema)
+    try:
+        dialect.check_schema(schema)
+    except SchemaError as exc:
+        where = "".join(f"[{p!r}]" for p in exc.absolute_path) or "the schema"
+        return f"not a valid JSON Schema at {where}: {shorten(exc.message, 160)}"
+    for pattern in _patterns(schema, 0):
+        try:
+            _re2(pattern)
+        except PatternError as exc:
+            return f"pattern {shorten(pattern, 60)!r}: {exc}"
+    if _mixes_unevaluated_and_patterns(schema):
+        return (
+            "unevaluatedProperties beside patternProperties is not supported: jsonschema "
+            "would match those patterns without RE2's time bound"
+        )
+    return None
+
+
+def _size_problem(schema: Any) -> str | None:
+    nodes = 0
+    stack = [(schema, 0)]
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_SCHEMA_NODES:
+            return f"larger than {MAX_SCHEMA_NODES:,} values, the limit for a tool's schema"
+        if depth > MAX_SCHEMA_DEPTH:
+            return f"nested deeper than {MAX_SCHEMA_DEPTH} levels, the limit for a tool's schema"
+        if isinstance(value, Mapping):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+    return None
+
+
+def _patterns(schema: Any, depth: int) -> Iterator[str]:
+    """Every ``pattern`` and ``patternProperties`` key in the schema (a walk over all of
+    it: a value of a keyword that is not a schema can only add patterns that are never
+    used, which costs nothing but a check)."""
+    if isinstance(schema, Mapping):
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            yield pattern
+        properties = schema.get("patternProperties")
+        if isinstance(properties, Mapping):
+            yield from (key for key in properties if isinstance(key, str))
+        for value in schema.values():
+            yield from _patterns(value, depth + 1)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _patterns(value, depth + 1)
+
+
+def _mixes_unevaluated_and_patterns(schema: Mapping) -> bool:
+    found = {"unevaluatedProperties": False, "patternProperties": False}
+    stack: list[Any] = [schema]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            for key in found:
+                found[key] = found[key] or key in value
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return all(found.values())
+
+
+@lru_cache(maxsize=512)
+def _re2(pattern: str) -> Pattern:
+    return compile_pattern(pattern)
+
+
+def _bounded(keyword):
+    """``keyword``, checking the deadline each time it is applied."""
+
+    def check(validator, value, instance, schema):
+        if time.monotonic() > _DEADLINE.get():
+            raise TooSlow
+        return keyword(validator, value, instance, schema)
+
+    return check
+
+
+def _pattern(validator, pattern, instance, schema):
+    if validator.is_type(instance, "string") and not _re2(pattern).search(instance):
+        yield ValidationError(f"{shorten(instance, 60)!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator, patterns, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _re2(pattern).search(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator, additional, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = [_re2(p) for p in schema.get("patternProperties", {})]
+    extras = sorted(
+        (
+            key
+            for key in instance
+            if key not in properties and not any(p.search(key) for p in patterns)
+        ),
+        key=str,
+    )
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif additional is False and extras:
+        listed = ", ".join(repr(extra) for extra in extras)
+        verb = "was" if len(extras) == 1 else "were"
+        yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+
+def _is_integer(checker, instance) -> bool:
+    """Integers as JSON means them: ``5``, ``5.0`` and an exact ``Decimal('5E+3')``."""
+    if isinstance(instance, bool):
+        return False
+    if isinstance(instance, int):
+        return True
+    return (
+        isinstance(instance, float | Decimal)
+        and is_finite_number(instance)
+        and instance == int(instance)
+    )
+
+
+@cache
+def _validator_class(dialect: type) -> type:
+    keywords = {name: _bounded(check) for name, check in dialect.VALIDATORS.items()}
+    for name, check in (
+        ("pattern", _pattern),
+        ("patternProperties", _pattern_properties),
+        ("additionalProperties", _additional_properties),
+    ):
+        if name in keywords:
+            keywords[name] = _bounded(check)
+    return validators.extend(
+        dialect,
+        keywords,
+        type_checker=dialect.TYPE_CHECKER.redefine("integer", _is_integer),
+    )
