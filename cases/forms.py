@@ -144,6 +144,14 @@ class SuiteForm(MatchFormMixin):
 
 
 class SuiteSettingsForm(SuiteForm):
+    catalog_checks = forms.BooleanField(
+        required=False,
+        label="Check every call against the tool catalog",
+        help_text=(
+            "Adds to every case: each call's arguments match its tool's schema, and no call "
+            "is of a tool the catalog lacks."
+        ),
+    )
     trace_case_attribute = forms.CharField(
         max_length=200,
         required=False,

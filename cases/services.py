@@ -483,9 +483,9 @@ def _import(suite: Suite, document: Any, current: dict) -> None:
 
 @transaction.atomic
 def update_settings(suite: Suite, user, *, message: str = "", **fields) -> SuiteVersion:
-    """Change the suite's own fields (name, description, tags, visibility, match, and the
-    case attribute of live traces and its map of values to case keys); a new version only
-    when the suite file changed."""
+    """Change the suite's own fields (name, description, tags, visibility, match,
+    ``catalog_checks``, and the case attribute of live traces and its map of values to case
+    keys); a new version only when the suite file changed."""
     suite = _locked(suite)
     document = suite_document(suite)
     for key in ("name", "description", "tags", "match"):
@@ -493,6 +493,12 @@ def update_settings(suite: Suite, user, *, message: str = "", **fields) -> Suite
             document[key] = fields[key]
     if document.get("match") is None:
         document.pop("match", None)
+    if "catalog_checks" in fields:
+        # A field of the suite file that the suite keeps among those it does not model.
+        document.pop("catalog_checks", None)
+        if fields.pop("catalog_checks"):
+            document["catalog_checks"] = True
+        suite.extra = _unknown(document, SUITE_FIELDS)
     validate_suite(document)
     if "trace_case_map" in fields:
         problems = trace_case_map_problems(suite, fields["trace_case_map"])

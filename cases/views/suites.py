@@ -180,6 +180,7 @@ def suite_settings(request, pk):
         "visibility": suite.visibility,
         "trace_case_attribute": suite.trace_case_attribute,
         "trace_case_map": SuiteSettingsForm.map_text(suite.trace_case_map),
+        "catalog_checks": suite.extra.get("catalog_checks") is True,
         **SuiteSettingsForm.initial_for(suite.match),
     }
     form = SuiteSettingsForm(request.POST or None, initial=initial)
@@ -197,6 +198,7 @@ def suite_settings(request, pk):
                 visibility=data["visibility"],
                 trace_case_attribute=data["trace_case_attribute"],
                 trace_case_map=data["trace_case_map"],
+                catalog_checks=data["catalog_checks"],
             )
         except InvalidInput as exc:
             problems = exc.problems

@@ -4,6 +4,7 @@ versions, tags, diffs, and who may do which."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -454,6 +455,23 @@ def test_settings_without_a_name_are_refused_and_change_nothing(as_user, editor,
     assert response.status_code == 200
     assert "This field is required." in text(response)
     assert counts() == before
+
+
+def test_catalog_checks_are_a_setting_that_needs_a_catalog(as_user, editor, suite):
+    form = {"name": suite.name, "visibility": "team", "catalog_checks": "on"}
+    refused = as_user(editor).post(f"/suites/{suite.pk}/settings/", form)
+    assert "needs a tool catalog (tools) to check calls against" in text(refused)
+    weather = {"name": "get_weather", "inputSchema": {"type": "object"}}
+    services.replace_tools(suite, [weather], editor, "tools")
+    assert as_user(editor).post(f"/suites/{suite.pk}/settings/", form).status_code == 302
+    suite.refresh_from_db()
+    assert suite.latest_version.document["catalog_checks"] is True
+    html = text(as_user(editor).get(f"/suites/{suite.pk}/settings/"))
+    assert re.search(r'<input[^>]*name="catalog_checks"[^>]*checked', html)
+    del form["catalog_checks"]
+    as_user(editor).post(f"/suites/{suite.pk}/settings/", form)
+    suite.refresh_from_db()
+    assert "catalog_checks" not in suite.latest_version.document
 
 
 # --- versions -------------------------------------------------------------------------------
