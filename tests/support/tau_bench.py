@@ -9,6 +9,9 @@ import json
 from pathlib import Path
 
 RESULTS_FILE = Path(__file__).parents[1] / "fixtures/tau_bench/tau-bench-airline-gpt-4o.json"
+# The airline tools as τ-bench gives them to the agent (OpenAI function tools), written by
+# tests/fixtures/producers/tau_bench_tools.py from τ-bench's own tool modules.
+TOOLS_FILE = Path(__file__).parents[1] / "fixtures/tau_bench/airline-tools.json"
 RECORDS = json.loads(RESULTS_FILE.read_text())
 PASSED, FAILED = 76, 124
 
