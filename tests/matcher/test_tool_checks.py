@@ -5,11 +5,15 @@ import copy
 import json
 import time
 
+import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cases.tool_catalog import tools_from_any
 from scoring.importers import to_canonical
 from scoring.matcher import ERROR, FAIL, PASS, InvalidInput, load_run, load_suite, score
+from scoring.matcher.schemas import ToolSchema, validating
 from tests.support import tau_bench
 
 WEATHER = {
@@ -422,3 +426,52 @@ def test_tau_bench_runs_against_the_tools_tau_bench_gave_the_agent():
     assert failed.detail.startswith(
         "get_user_details, batch 0, call 0: user_id: 42 is not of type 'string'"
     )
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(-5, 5, allow_nan=False)
+    | st.text("ab", max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abcd"), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+AGREEMENT_SCHEMA = {
+    "$defs": {
+        "pair": {
+            "type": "array",
+            "prefixItems": [{"type": "integer"}, {"type": "string"}],
+            "items": False,
+        }
+    },
+    "type": "object",
+    "properties": {
+        "a": {"anyOf": [{"type": "integer", "minimum": 0}, {"$ref": "#/$defs/pair"}]},
+        "b": {"type": "string", "pattern": "^a+$"},
+        "c": {"type": "object", "additionalProperties": {"type": "boolean"}, "minProperties": 1},
+        "d": {
+            "oneOf": [{"type": "number", "multipleOf": 0.5}, {"type": "null"}],
+            "not": {"const": 0},
+        },
+    },
+    "required": ["a"],
+    "additionalProperties": False,
+}
+
+
+AGREEMENT_CHECK = ToolSchema(AGREEMENT_SCHEMA)
+AGREEMENT_REFERENCE = jsonschema.Draft202012Validator(AGREEMENT_SCHEMA)
+
+
+@given(st.dictionaries(st.sampled_from("abcde"), JSON_VALUES, max_size=4))
+@settings(max_examples=300, deadline=None)
+def test_the_fast_answer_agrees_with_jsonschema(arguments):
+    """Only calls jsonschema itself finds invalid fail: the fast validator's "valid" is
+    never wrong."""
+    assert AGREEMENT_CHECK._fast is not None  # the schema's one $ref is bounded
+    with validating(5.0):
+        valid = AGREEMENT_CHECK.failure(arguments) is None
+    assert valid == AGREEMENT_REFERENCE.is_valid(arguments)
