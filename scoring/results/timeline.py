@@ -135,6 +135,8 @@ class Timeline:
     conversation: tuple[Turn, ...] = ()
     # What the run's recording left out (docs/matcher.md#content-not-captured), by kind.
     not_captured: Mapping = field(default_factory=dict)
+    # The calls whose tool returned an error (``is_error``), in order.
+    tool_errors: tuple = ()
 
     def promotable(self, url: str) -> Timeline:
         """This timeline with a "make this an expectation" action on each recorded call."""
@@ -206,6 +208,7 @@ def build_timeline(
         case=case,
         conversation=_conversation(run, batches),
         not_captured=run.not_captured,
+        tool_errors=tuple(call for call in run.calls if call.is_error),
     )
 
 
