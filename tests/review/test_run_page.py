@@ -279,7 +279,8 @@ def test_run_page_counts_the_tool_errors_and_links_the_first(as_user, viewer, su
     run = submission.runs.get()
     html = page(as_user(viewer), submission, run)
     assert f'2 tool errors: <a href="#run-{run.pk}-call-1-0">get_weather in batch 1</a>, …' in html
-    assert "result (tool error)" in html and "&lt;b&gt;timeout&lt;/b&gt;" in html
+    assert "result (tool error)" in html
+    assert "&lt;b&gt;timeout&lt;/b&gt;" in html
 
 
 def test_run_page_shows_the_runs_notes_at_the_top_escaped_and_keeps_its_transcript(
