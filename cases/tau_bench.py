@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO
 
 from scoring.importers import object_at, streaming, tau_bench
@@ -80,6 +80,18 @@ class Results:
     def tools(self) -> list[str]:
         """The tools the ground-truth actions call, by name."""
         return sorted({action["name"] for task in self.tasks for action in task.actions})
+
+    def as_data(self) -> dict:
+        """The tasks as JSON data, to carry from a preview to its confirmation."""
+        return {
+            "tasks": [asdict(task) for task in self.tasks],
+            "runs": self.runs,
+            "crashed": self.crashed,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping) -> Results:
+        return cls([Task(**task) for task in data["tasks"]], data["runs"], data["crashed"])
 
 
 @dataclass(frozen=True)
