@@ -265,6 +265,17 @@ def proposed_roles(tools: Iterable[str], catalog: list) -> list[ToolRole]:
     ]
 
 
+def roles_for(
+    tools: list[str], given: Iterable[str] | None, catalog: list, path: str
+) -> list[ToolRole]:
+    """The caller's list of read-only tools when given (``given_roles``), else the proposal."""
+    return proposed_roles(tools, catalog) if given is None else given_roles(tools, given, path)
+
+
+def read_only_names(roles: Iterable[ToolRole]) -> list[str]:
+    return [role.name for role in roles if role.read_only]
+
+
 def given_roles(tools: list[str], read_only: Iterable[str], path: str) -> list[ToolRole]:
     """The roles the caller gave: the tools in ``read_only`` read, the others write.
     ``InvalidInput`` at ``path`` for a name no action calls (a typo would write otherwise)."""
