@@ -41,31 +41,34 @@ def submission_suite(request, pk):
     seen = {"seen_version": submission.suite.latest_version.number}
     form = TauBenchSuiteForm(request.POST or None, user=request.user, roles=roles, initial=seen)
     if request.POST.get("action") == "save" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            version = tau_bench_suites.write_and_rescore(
-                submission,
-                results,
-                data["read_only"],
-                request.user,
-                seen_version=data["seen_version"],
-            )
-        except services.SuiteChanged as exc:
-            form = form.seeing(exc.number)
-            form.add_error(
-                None,
-                f"The suite was changed meanwhile (now version {exc.number}); "
-                "check the cases again, then save.",
-            )
-        except InvalidInput as exc:
-            context["problems"] = exc.problems
-        else:
-            messages.success(
-                request,
-                f"Made the file's {len(results.tasks)} tasks cases of the suite (version "
-                f"{version.number}); scoring this upload against it.",
-            )
-            return redirect(submission)
+        return _save_into_suite(request, context, form, results)
+    return _preview(request, context, form, results)
+
+
+def _save_into_suite(request, context: dict, form: TauBenchSuiteForm, results: Results):
+    """Save the previewed cases into the submission's suite and score it again; or the
+    preview again, saying why nothing was saved."""
+    submission, data = context["submission"], form.cleaned_data
+    try:
+        version = tau_bench_suites.write_and_rescore(
+            submission, results, data["read_only"], request.user, seen_version=data["seen_version"]
+        )
+    except services.SuiteChanged as exc:
+        form = form.seeing(exc.number)
+        form.add_error(
+            None,
+            f"The suite was changed meanwhile (now version {exc.number}); "
+            "check the cases again, then save.",
+        )
+    except InvalidInput as exc:
+        context["problems"] = exc.problems
+    else:
+        messages.success(
+            request,
+            f"Made the file's {len(results.tasks)} tasks cases of the suite (version "
+            f"{version.number}); scoring this upload against it.",
+        )
+        return redirect(submission)
     return _preview(request, context, form, results)
 
 
