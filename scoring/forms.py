@@ -167,6 +167,12 @@ class TauBenchSuiteForm(forms.Form):
             raise forms.ValidationError(self.refusal)
         return self.carried
 
+    def clean(self):
+        data = super().clean()
+        if self.carried is not None and not data.get("team"):
+            self.add_error("team", "Choose a team where you are an editor.")
+        return data
+
     def seeing(self, number: int) -> TauBenchSuiteForm:
         """The same form, bound to the suite's newer version ``number``."""
         data = self.data.copy()

@@ -21,6 +21,7 @@ from scoring.matcher import InvalidInput, load_suite
 from .access import submission_for
 
 PREVIEW = "scoring/tau_bench_suite.html"
+IMPORTED = "Imported from τ-bench results"
 
 
 @login_required
@@ -107,18 +108,17 @@ def suite_import(request):
 
 def _confirm_new(request, teams):
     form = TauBenchSuiteForm(request.POST, user=request.user, teams=teams)
-    context = {"new_suite": {"team": request.POST.get("team"), "name": request.POST.get("name")}}
     if form.refusal:
         messages.error(request, form.refusal)
         return redirect("suite_import_tau_bench")
-    context["problems"] = []
-    if request.POST.get("action") == "save" and form.is_valid():
+    valid = form.is_valid()
+    chosen = {"team": form.cleaned_data.get("team"), "name": form.cleaned_data.get("name")}
+    context = {"new_suite": chosen, "problems": []}
+    if request.POST.get("action") == "save" and valid:
         data = form.cleaned_data
         document = suite_document(data["tasks"], name=data["name"], read_only=data["read_only"])
         try:
-            suite = services.create_suite(
-                data["team"], document, request.user, "Imported from τ-bench results"
-            )
+            suite = services.create_suite(data["team"], document, request.user, IMPORTED)
         except InvalidInput as exc:
             context["problems"] = exc.problems
         else:

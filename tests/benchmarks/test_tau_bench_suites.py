@@ -94,7 +94,7 @@ def test_viewers_are_offered_nothing_and_may_not_make_the_cases(failed, as_user,
     assert not failed.suite.cases.exists()
 
 
-def test_the_import_page_previews_the_tasks_then_makes_the_suite(as_user, editor, team):
+def test_the_import_page_previews_the_tasks_then_makes_the_suite(as_user, editor, team, other_team):
     client = as_user(editor)
     url = reverse("suite_import_tau_bench")
     form = {"team": team.pk, "name": "", "results": upload("airline-runs.json", RESULTS)}
@@ -103,6 +103,8 @@ def test_the_import_page_previews_the_tasks_then_makes_the_suite(as_user, editor
     signed = re.search(r'name="tasks" value="([^"]+)"', text(preview)).group(1)
     confirm = {"tasks": signed, "team": team.pk, "name": "airline-runs", "read_only": READS}
     assert client.post(url, confirm | {"action": "preview"}).status_code == 200
+    elsewhere = client.post(url, confirm | {"team": other_team.pk, "action": "save"})
+    assert elsewhere.status_code == 422
     assert not Suite.objects.exists()
     response = client.post(url, confirm | {"action": "save"})
     suite = Suite.objects.get()
