@@ -111,6 +111,10 @@ def _tool(item: Mapping, schema_key: str) -> dict:
     # A missing name stays missing, so the suite's check says "required" at its path.
     tool = {key: item[key] for key in ("name", "description") if key in item}
     tool["parameters"] = item.get(schema_key) if item.get(schema_key) is not None else {}
+    # MCP's hints (readOnlyHint, destructiveHint, …) are kept: which tools only read decides
+    # what a suite made from τ-bench's results expects (cases.tau_bench).
+    if isinstance(item.get("annotations"), Mapping):
+        tool["annotations"] = item["annotations"]
     return tool
 
 

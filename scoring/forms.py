@@ -1,15 +1,17 @@
 """Forms of scoring's pages: uploads, re-scoring, reviews, review queues, comparisons,
-promoting a recorded call, cases from runs and BFCL imports."""
+promoting a recorded call, cases from runs, BFCL and τ-bench imports."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from django import forms
+from django.core import signing
 from django.db.models import Max
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
+from cases import tau_bench
 from cases.models import Team
 from cases.permissions import reviewers
 from cases.services import likely_corrected
@@ -17,6 +19,7 @@ from scoring.importers import FORMAT_NAMES
 from scoring.matcher import (
     InvalidInput,
     describe_arguments,
+    dump_json,
     parse_json,
     pass_rate_text,
     pretty_json,
@@ -80,6 +83,112 @@ class BFCLImportForm(forms.Form):
     def __init__(self, *args, teams, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams
+
+
+class TauBenchImportForm(forms.Form):
+    """A τ-bench results file to make a new suite of (first step: its tasks are previewed)."""
+
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+    name = forms.CharField(
+        max_length=200, required=False, help_text="Default: the results file's name."
+    )
+    results = forms.FileField(
+        label="Results file",
+        help_text="τ-bench's results, as its run writes them: one JSON array of results",
+    )
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+
+
+class TauBenchSuiteForm(forms.Form):
+    """The preview's confirmation (docs/review.md#a-suite-from-τ-benchs-results): which of the
+    tools the tasks' actions call only read, so that their actions are left out.
+
+    ``roles`` (``cases.tau_bench.ToolRole``) give the choices and the proposal. Making the
+    submission's suite its cases carries the suite's version previewed (``seen_version``);
+    making a new suite carries the tasks read from the uploaded file (``tasks``), signed for
+    this user, and the team and name chosen."""
+
+    MAX_AGE = 60 * 60  # seconds a preview may be confirmed for
+    MAX_TASKS_FIELD = 8 << 20  # below DATA_UPLOAD_MAX_MEMORY_SIZE, what a form may send
+
+    read_only = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, label="Tools that only read"
+    )
+    seen_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    tasks = forms.CharField(widget=forms.HiddenInput, required=False)
+    team = forms.ModelChoiceField(
+        queryset=Team.objects.none(), widget=forms.HiddenInput, required=False
+    )
+    name = forms.CharField(max_length=200, widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args, user, roles=None, teams=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+        self.signer = signing.TimestampSigner(salt=f"scoring.tau_bench:{user.pk}")
+        self.carried, self.refusal = None, None
+        if roles is None:  # a new suite: the tasks come with the form, its tools' roles guessed
+            self.carried = self._carried(self.data.get("tasks") or "")
+            roles = tau_bench.proposed_roles(self.carried.tools, []) if self.carried else []
+        self.roles = roles
+        self.fields["read_only"].choices = [(role.name, role.name) for role in roles]
+        self.initial.setdefault("read_only", [role.name for role in roles if role.read_only])
+        if teams is not None:
+            self.fields["team"].queryset = teams
+
+    def rows(self):
+        """Each tool's checkbox beside what proposed its role."""
+        return zip(self["read_only"], self.roles, strict=True)
+
+    def keep(self, results: tau_bench.Results) -> None:
+        """Carry the tasks to the confirmation; ``InvalidInput`` when they are too large."""
+        signed = self.signer.sign_object(results.as_data(), serializer=_ExactJSON, compress=True)
+        if len(signed) > self.MAX_TASKS_FIELD:
+            limit = self.MAX_TASKS_FIELD >> 20
+            raise InvalidInput.single("", f"too many tasks to preview: over {limit} MB")
+        self.initial["tasks"] = signed
+
+    def _carried(self, signed: str) -> tau_bench.Results | None:
+        """The tasks the preview carried, or None (``refusal`` says why)."""
+        try:
+            data = self.signer.unsign_object(signed, serializer=_ExactJSON, max_age=self.MAX_AGE)
+        except signing.SignatureExpired:
+            self.refusal = "This preview is over an hour old: upload the file again."
+        except signing.BadSignature:
+            self.refusal = "This preview was altered or is not for you: upload the file again."
+        else:
+            return tau_bench.Results.from_data(data)
+        return None
+
+    def clean_tasks(self) -> tau_bench.Results | None:
+        if self.refusal:
+            raise forms.ValidationError(self.refusal)
+        return self.carried
+
+    def clean(self):
+        data = super().clean()
+        if self.carried is not None and not data.get("team"):
+            self.add_error("team", "Choose a team where you are an editor.")
+        return data
+
+    def seeing(self, number: int) -> TauBenchSuiteForm:
+        """The same form, bound to the suite's newer version ``number``."""
+        data = self.data.copy()
+        data["seen_version"] = number
+        return TauBenchSuiteForm(data, user=self.user, roles=self.roles)
+
+
+class _ExactJSON:
+    """Django's signing serializer, writing numbers as the matcher reads them (a ``Decimal``
+    argument stays the number written)."""
+
+    def dumps(self, obj) -> bytes:
+        return dump_json(obj)
+
+    def loads(self, data: bytes):
+        return parse_json(data)
 
 
 class RescoreForm(forms.Form):

@@ -10,12 +10,14 @@ from .views import (
     run,
     submission,
     suite,
+    tau_bench,
 )
 
 urlpatterns = [
     path("", library.library, name="home"),
     path("my-work/", my_work.my_work, name="my_work"),
     path("suites/import-bfcl/", bfcl_import.suite_import_bfcl, name="suite_import_bfcl"),
+    path("suites/import-tau-bench/", tau_bench.suite_import, name="suite_import_tau_bench"),
     path("suites/<int:pk>/", suite.suite_detail, name="suite"),
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),
     path("submissions/<int:pk>/", submission.detail, name="submission"),
@@ -41,6 +43,11 @@ urlpatterns = [
         name="submission_case_drafts",
     ),
     path("submissions/<int:pk>/tools/", submission.infer_tools, name="submission_tools"),
+    path(
+        "submissions/<int:pk>/tau-bench-cases/",
+        tau_bench.submission_suite,
+        name="submission_tau_bench",
+    ),
     path("submissions/<int:pk>/runs.csv", submission.export_csv, name="submission_csv"),
     path("submissions/<int:pk>/junit.xml", submission.export_junit, name="submission_junit"),
     path("submissions/<int:pk>/runs/<int:run_id>/", run.detail, name="run"),

@@ -57,6 +57,7 @@ PAGES = [
     ("suite_new", "get", {}, None, SIGNED_IN),
     ("suite_import", "get", {}, None, SIGNED_IN),
     ("suite_import_bfcl", "get", {}, None, SIGNED_IN),
+    ("suite_import_tau_bench", "get", {}, None, SIGNED_IN),
     ("editor_validate", "post", {}, {"kind": "regex", "field": "r", "r": "a+"}, SIGNED_IN),
     ("team", "get", {"slug": "team"}, None, READ),
     (
@@ -160,6 +161,8 @@ PAGES = [
         (302, 404, 404, 302, 302),
     ),
     ("submission_tools", "get", {"pk": "submission"}, None, EDIT_PAGE),
+    # A submission whose file is no failed τ-bench upload: its editors are sent back to it.
+    ("submission_tau_bench", "get", {"pk": "submission"}, None, EDIT_POST),
     # Needs an editor: of the suite, or of a team to make a new suite in (the viewer is none).
     ("submission_case_drafts", "get", {"pk": "submission"}, None, EDIT_PAGE),
     (

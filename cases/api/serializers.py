@@ -24,6 +24,10 @@ from scoring.matcher import InvalidInput, parse_suite_document
 
 from .parsers import MAX_SUITE_FILE_BYTES
 
+# What the body of POST /api/suites/import/ is (its ``from``).
+SUITE_FILE, TAU_BENCH = "suite-file", "tau-bench"
+IMPORT_SOURCES = [SUITE_FILE, TAU_BENCH]
+
 
 def page_url(request, suite: Suite) -> str:
     """The absolute URL of the suite's page."""
@@ -276,6 +280,54 @@ class SuiteUploadSerializer(serializers.Serializer):
 
 class ImportQuerySerializer(serializers.Serializer):
     team = serializers.SlugField(help_text="the team the suite is added to")
+    name = serializers.CharField(
+        max_length=200, required=False, help_text="from=tau-bench: the suite's name"
+    )
+    read_only = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text=(
+            "from=tau-bench: the tools that only read, comma-separated (empty: none); "
+            "default: guessed from their names"
+        ),
+    )
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # ``from`` is a Python keyword: the field is named here.
+        fields["from"] = serializers.ChoiceField(
+            choices=IMPORT_SOURCES,
+            default=SUITE_FILE,
+            help_text="what the body is: a suite file, or τ-bench's results file",
+        )
+        return fields
+
+    def validate_read_only(self, value: str) -> list[str]:
+        return [name.strip() for name in value.split(",") if name.strip()]
+
+
+class TauBenchUploadSerializer(serializers.Serializer):
+    """τ-bench's results file (docs/benchmarks.md#a-suite-from-the-results-file), as a
+    multipart field or the whole body."""
+
+    file = UploadField(write_only=True)
+
+    def validate_file(self, upload):
+        if upload.size > MAX_SUITE_FILE_BYTES:
+            raise serializers.ValidationError(
+                f"A results file imported here may hold at most {MAX_SUITE_FILE_BYTES // 2**20}"
+                " MB: upload a larger one to a suite, whose failed submission makes its cases,"
+                " or use manage.py import_tau_bench."
+            )
+        return upload
+
+
+class ToolRoleSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    read_only = serializers.BooleanField(help_text="its actions were left out of the cases")
+    source = serializers.ChoiceField(
+        choices=["name", "given"], help_text="guessed from the name, or as given in read_only"
+    )
 
 
 class WarningSerializer(serializers.Serializer):
@@ -289,6 +341,9 @@ class ImportedSerializer(serializers.Serializer):
     url = serializers.URLField(help_text="the suite's page")
     warnings = WarningSerializer(
         many=True, help_text="what the tool catalog says of the cases; nothing was refused"
+    )
+    tools = ToolRoleSerializer(
+        many=True, required=False, help_text="from=tau-bench: the tools the actions call"
     )
 
 

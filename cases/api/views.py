@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from django.conf import settings
 from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 from django_filters.rest_framework import DjangoFilterBackend
@@ -23,7 +24,7 @@ from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.response import Response
 
 from cases import permissions as rules
-from cases import services
+from cases import services, tau_bench
 from cases.diff import diff_documents
 from cases.filtersets import SuiteFilterSet, listed_suites
 from cases.models import Case, Membership, ReviewLabel, Suite, SuiteVersion, Team
@@ -41,6 +42,7 @@ from .permissions import (
 )
 from .serializers import (
     BAD_REQUEST,
+    TAU_BENCH,
     CaseSerializer,
     CopiedSerializer,
     CopySerializer,
@@ -55,6 +57,7 @@ from .serializers import (
     SuiteSettingsSerializer,
     SuiteUploadSerializer,
     TagSerializer,
+    TauBenchUploadSerializer,
     TeamSerializer,
     ToolsImportedSerializer,
     VersionDetailSerializer,
@@ -69,6 +72,8 @@ PROBLEMS = OpenApiResponse(
 NOT_ALLOWED = OpenApiResponse(description="visible, but only editors and admins change it")
 NOT_FOUND = OpenApiResponse(description="no such thing, or not visible to the caller")
 SUITE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="the suite")
+TAU_BENCH_NAME = "τ-bench"  # a suite's name when the caller gives none
+TAU_BENCH_MESSAGE = "Imported from τ-bench results"
 
 
 class CasebookViewMixin:
@@ -250,12 +255,17 @@ class SuiteViewSet(
         return Response(self.get_serializer(self.get_object()).data)
 
     @extend_schema(
-        summary="Add a suite from a suite file (JSON or YAML) to a team",
+        summary="Add a suite from a suite file (JSON or YAML), or from τ-bench's results",
         description=(
             "The body is the suite file itself (`application/json`, `application/yaml`, "
             "`text/yaml`), or a multipart upload in the field `file`. The caller must be an "
             "editor or admin of the team. An invalid file creates nothing and answers 400 "
-            "with every problem by JSON path."
+            "with every problem by JSON path.\n\n"
+            "With `from=tau-bench` the body is τ-bench's results file (JSON, or the multipart "
+            "field `file`): each task becomes a case expecting its actions that write, in order, "
+            "and saying its outputs. `read_only` names the tools that only read (their actions "
+            "are left out); without it they are guessed from their names. The answer's `tools` "
+            "says which were taken as read-only, and why."
         ),
         parameters=[ImportQuerySerializer],
         request={
@@ -277,17 +287,42 @@ class SuiteViewSet(
         query = ImportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         team = team_to_author_in(request.user, query.validated_data["team"])
-        upload = SuiteUploadSerializer(data=request.data)
-        upload.is_valid(raise_exception=True)
-        document = upload.validated_data["document"]
-        suite = services.create_suite(team, document, request.user)
-        imported = {
+        imported = {}
+        if query.validated_data["from"] == TAU_BENCH:
+            document, roles = self._tau_bench_suite(request, query.validated_data)
+            imported["tools"] = [asdict(role) for role in roles]
+            suite = services.create_suite(team, document, request.user, TAU_BENCH_MESSAGE)
+        else:
+            upload = SuiteUploadSerializer(data=request.data)
+            upload.is_valid(raise_exception=True)
+            document = upload.validated_data["document"]
+            suite = services.create_suite(team, document, request.user)
+        imported |= {
             "id": suite.pk,
             "version": suite.latest_version.number,
             "url": page_url(request, suite),
             "warnings": [warning.to_dict() for warning in suite_warnings(document)],
         }
         return Response(ImportedSerializer(imported).data, status=status.HTTP_201_CREATED)
+
+    def _tau_bench_suite(self, request, query: dict) -> tuple[dict, list[tau_bench.ToolRole]]:
+        """The suite of the tasks of the τ-bench results file in the body, and each tool's
+        role: as ``read_only`` gives them, else guessed from the names (a new suite has no
+        catalog)."""
+        upload = TauBenchUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        file = upload.validated_data["file"]
+        results = tau_bench.read_results(
+            file,
+            max_item_bytes=settings.CASEBOOK_MAX_LINE_BYTES,
+            max_depth=settings.CASEBOOK_MAX_JSON_DEPTH,
+        )
+        roles = tau_bench.roles_for(results.tools, query.get("read_only"), [], "read_only")
+        name = query.get("name") or TAU_BENCH_NAME
+        document = tau_bench.suite_document(
+            results, name=name, read_only=tau_bench.read_only_names(roles)
+        )
+        return document, roles
 
     @extend_schema(
         summary="Replace the suite's tool catalog (editors and admins); a new version",

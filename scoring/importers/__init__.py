@@ -46,6 +46,7 @@ from . import (
     openai_chat,
     openai_responses,
     otel,
+    streaming,
     tau_bench,
 )
 from .common import object_at
@@ -67,7 +68,8 @@ IMPORTERS = {
 FORMAT_NAMES = tuple(IMPORTERS)
 
 # The importers' public API; the format modules are the API of their format-specific parts
-# (Inspect logs read whole by the run file reader, BFCL's refused multi-turn records).
+# (Inspect logs read whole by the run file reader, BFCL's refused multi-turn records, the
+# case key of a τ-bench result, the JSON arrays read as streams).
 __all__ = [
     "FORMAT_NAMES",
     "IMPORTERS",
@@ -76,6 +78,8 @@ __all__ = [
     "inspect_ai",
     "object_at",
     "otel",
+    "streaming",
+    "tau_bench",
     "to_canonical",
 ]
 

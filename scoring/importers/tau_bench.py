@@ -28,13 +28,20 @@ def detect(line: Mapping) -> bool:
     return "task_id" in line and isinstance(line.get("traj"), list)
 
 
+def case_key(line: Mapping) -> str:
+    """The case a result is of: its task id as a string (``3`` is ``"3"``), as a suite made
+    from the file keys its cases (``cases.tau_bench``)."""
+    task_id = line.get("task_id")
+    if not is_join_key(task_id):
+        raise InvalidInput.single("task_id", "required: the task id, a string or a number")
+    return str(task_id)
+
+
 def convert(line: Mapping) -> dict:
     traj = list_at(line.get("traj"), "traj")
     record = {key: line[key] for key in ("case", "trial", "error") if key in line}
     if "case" not in record:
-        if not is_join_key(line.get("task_id")):
-            raise InvalidInput.single("task_id", "required: the task id, a string or a number")
-        record["case"] = str(line["task_id"])
+        record["case"] = case_key(line)
     try:
         run = openai_chat.convert({**record, "messages": traj})
     except InvalidInput as exc:  # its paths name "messages": here they are "traj"

@@ -34,9 +34,8 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, BinaryIO
 
-import ijson
-
-from scoring.importers import detect_format, inspect_ai, object_at, streaming, to_canonical
+from scoring.importers import detect_format, inspect_ai, object_at, to_canonical
+from scoring.importers.streaming import CHUNK, ByteStream, json_array, value_limit
 from scoring.matcher import (
     InvalidInput,
     Problem,
@@ -46,7 +45,6 @@ from scoring.matcher import (
     field_path,
     load_run,
     nested_deeper_than,
-    number_as_parsed,
     parse_json,
 )
 from scoring.runfiles.casefield import root_field, with_case_from
@@ -61,8 +59,6 @@ _ZIP = b"PK\x03\x04"
 # An archive read from a stream that cannot seek (standard input, a stored upload) is
 # copied aside first: zip keeps its directory at the end. Small ones stay in memory.
 _SPOOL_IN_MEMORY = 8 << 20
-# ijson reads this much at a time: element sizes are measured to within it.
-_CHUNK = 1 << 16
 
 LINE = "line"
 SAMPLE = "sample"
@@ -181,85 +177,6 @@ def json_lines(
         yield number, value
 
 
-def json_array(
-    stream: BinaryIO, *, max_item_bytes: int | None = None, max_depth: int | None = None
-) -> Iterator[tuple[int, Any]]:
-    """(1-based position, element or ``InvalidInput``) for each element of the JSON array
-    that is the whole of ``stream``, read one element at a time: memory holds one element,
-    however long the array.
-
-    The limits are a line's (``json_lines``), applied to each element as it is read: an
-    element past ``max_item_bytes`` (measured to within ``_CHUNK``) or nested deeper than
-    ``max_depth`` is an ``InvalidInput`` saying so, and is skipped without being built.
-    Numbers are read as ``parse_json`` reads them: integers exact, a fraction a float
-    where the float is the written value, else a ``Decimal``. A document that breaks off
-    ends with its problem, and so does one value (a string, say) longer than
-    ``_value_limit(max_item_bytes)``: ijson cannot skip it, nor read on after refusing it."""
-    counted = streaming.BoundedValues(stream, _value_limit(max_item_bytes))
-    # basic_parse builds no prefixes, which would cost as much as the depth per event.
-    events = ijson.basic_parse(counted, buf_size=_CHUNK, use_float=False)
-    position = done = 0  # elements begun, and read to their end
-    try:
-        next(events)  # the array's start: the file's first byte is "["
-        for kind, value in events:
-            counted.event()
-            if kind == "end_array":  # the document's own array
-                break
-            position += 1
-            if kind == "number":
-                element = number_as_parsed(value)
-            elif kind in ("start_map", "start_array"):
-                element = _element(kind, events, counted, max_item_bytes, max_depth)
-            else:
-                element = value
-            done = position
-            yield position, element
-        for _ in events:  # ijson finds anything after the array a JSON error
-            counted.event()
-    except InvalidInput as exc:  # a value too long, a number too long to read
-        yield (position if position > done else position + 1), exc
-    except ijson.JSONError as exc:
-        message = streaming.ijson_message(exc)
-        if position > done:  # it broke inside this element
-            yield position, InvalidInput.single("", f"invalid JSON: {message}")
-        else:
-            message = f"invalid JSON after element {position}: {message}"
-            yield position + 1, InvalidInput.single("", message)
-
-
-def _value_limit(max_item_bytes: int | None) -> int | None:
-    """How long one value inside a document may be (``streaming.BoundedValues``): longer
-    than an element may be, so that an element refused for one long string leaves the rest
-    of the array readable, and bounded, since ijson holds the whole value to lex it."""
-    return None if max_item_bytes is None else max_item_bytes * 4
-
-
-def _element(kind, events, counted, max_item_bytes, max_depth) -> Any:
-    """The element that starts with ``kind``, built from ``events`` up to its end; an
-    ``InvalidInput`` (its events read, not built) when it breaks a limit."""
-    builder = ijson.ObjectBuilder()
-    started = counted.seen
-    depth = 0
-    refused = None
-    value = None  # a container's start has none
-    while True:
-        if kind == "start_map" or kind == "start_array":
-            depth += 1
-            if max_depth is not None and depth > max_depth and refused is None:
-                refused = f"the JSON is nested more than {max_depth} levels deep"
-        elif kind == "end_map" or kind == "end_array":
-            depth -= 1
-        if refused is None:
-            if max_item_bytes is not None and counted.seen - started > max_item_bytes:
-                refused = f"the element is over {max_item_bytes:,} bytes, the limit"
-            else:
-                builder.event(kind, number_as_parsed(value) if kind == "number" else value)
-        if depth == 0:
-            return builder.value if refused is None else InvalidInput.single("", refused)
-        kind, value = next(events)
-        counted.event()
-
-
 def read_run_lines(
     lines: Iterable[bytes],
     *,
@@ -296,19 +213,19 @@ def read_run_lines(
                 max_uncompressed_bytes=max_uncompressed_bytes,
                 keep=root_field(case_field),
                 max_depth=max_depth,
-                max_value_bytes=_value_limit(max_line_bytes),
+                max_value_bytes=value_limit(max_line_bytes),
             )
             yield from records.samples(samples)
         finally:
             if archive is not lines:
                 archive.close()
     elif first.startswith(b"["):
-        stream = _ByteStream(head.removeprefix(_BOM), rest)
+        stream = ByteStream(head.removeprefix(_BOM), rest)
         items = json_array(stream, max_item_bytes=max_line_bytes, max_depth=max_depth)
         yield from records.runs(items, ITEM)
     elif first == b"{":
-        stream = _ByteStream(head.removeprefix(_BOM), rest)
-        limits = {"max_depth": max_depth, "max_value_bytes": _value_limit(max_line_bytes)}
+        stream = ByteStream(head.removeprefix(_BOM), rest)
+        limits = {"max_depth": max_depth, "max_value_bytes": value_limit(max_line_bytes)}
         log = inspect_ai.read_log(stream, keep=root_field(case_field), **limits)
         yield from records.samples(log)
     else:
@@ -504,26 +421,6 @@ def _seekable(lines: Iterable[bytes], head: bytes, rest: Iterator[bytes]) -> Bin
         lines.seek(0)
         return lines  # type: ignore[return-value]
     copy = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115
-    shutil.copyfileobj(_ByteStream(head, rest), copy, _CHUNK)
+    shutil.copyfileobj(ByteStream(head, rest), copy, CHUNK)
     copy.seek(0)
     return copy  # type: ignore[return-value]
-
-
-class _ByteStream:
-    """A readable binary stream of ``head`` and then the rest of the file: the document whose
-    first line was already read to recognise it."""
-
-    def __init__(self, head: bytes, rest: Iterator[bytes]):
-        self._pending = bytearray(head)
-        # A file reads on in chunks; other iterables of lines are taken a line at a time.
-        self._read_more = rest.read if hasattr(rest, "read") else lambda _size: next(rest, b"")
-
-    def read(self, size: int = -1) -> bytes:
-        while size < 0 or len(self._pending) < size:
-            more = self._read_more(max(size - len(self._pending), 1 << 16))
-            if not more:
-                break
-            self._pending.extend(more)
-        data = bytes(self._pending if size < 0 else self._pending[:size])
-        del self._pending[: len(data)]
-        return data

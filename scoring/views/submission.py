@@ -26,6 +26,7 @@ from cases.forms import ToolsForm
 from cases.natural import natural_sorted
 from cases.permissions import can_edit_suite, reviewers, suite_for
 from cases.views.htmx import redirect_to
+from scoring.benchmarks import tau_bench_suites
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused
@@ -119,6 +120,7 @@ def detail(request, pk):
         # of a case called "items".
         "unknown_cases": natural_sorted(submission.unknown_cases.items(), key=itemgetter(0)),
         "earlier_scores": earlier_scores(submission),
+        "tau_bench_tasks": can_edit and tau_bench_suites.tasks_offered(submission),
         "invalid_lines": invalid_lines,
         "invalid_lines_more": submission.invalid - len(invalid_lines),
         "rescore_form": RescoreForm(

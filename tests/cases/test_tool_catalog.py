@@ -76,6 +76,14 @@ def test_each_shape_is_detected_and_converted(data, shape, message):
     assert (imported.tools, imported.shape, imported.message) == (EXPECTED, shape, message)
 
 
+def test_mcp_annotations_are_kept_as_the_tool_gives_them():
+    hints = {"readOnlyHint": True, "title": "Weather"}
+    mcp = {"name": "get_weather", "inputSchema": SCHEMA, "annotations": hints}
+    assert tools_from_any({"tools": [mcp]}).tools == [
+        {"name": "get_weather", "parameters": SCHEMA, "annotations": hints}
+    ]
+
+
 def test_bfcl_docs_get_json_schema_types():
     doc = {
         "name": "calc.area",

@@ -62,7 +62,9 @@ def test_import_documents_raw_json_yaml_and_multipart_bodies(schema):
     assert {"$ref": "#/components/schemas/Problems"} in schema["components"]["schemas"][
         "BadRequest"
     ]["oneOf"]
-    assert [p["name"] for p in operation["parameters"]] == ["team"]
+    parameters = {p["name"]: p["schema"] for p in operation["parameters"]}
+    assert set(parameters) == {"team", "from", "name", "read_only"}
+    assert parameters["from"]["enum"] == ["suite-file", "tau-bench"]
 
 
 def test_export_documents_a_json_file_and_path_ids_are_integers(schema):

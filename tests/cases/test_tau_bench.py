@@ -1,0 +1,138 @@
+"""A suite from τ-bench's results file (cases.tau_bench): one case per task, the write actions
+as ordered expected calls, outputs as final-text expectations, no writes beyond the ground
+truth's; bad input named by element and field."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from cases import tau_bench
+from scoring.matcher import InvalidInput, load_suite
+from tests.support.tau_bench import RESULTS_FILE
+
+BOOK = {"name": "book_reservation", "kwargs": {"user_id": "mia", "flights": [{"n": "HAT1"}]}}
+CANCEL = {"name": "cancel_reservation", "kwargs": {"reservation_id": "ABC"}}
+LOOKUP = {"name": "get_user_details", "kwargs": {"user_id": "mia"}}
+
+
+def element(task_id, trial=0, actions=(LOOKUP, BOOK, CANCEL), outputs=(), **task) -> dict:
+    task = {"instruction": f"task {task_id}", "actions": list(actions), "outputs": list(outputs)}
+    return {"task_id": task_id, "trial": trial, "reward": 1.0, "info": {"task": task}, "traj": []}
+
+
+def read(elements: list) -> tau_bench.Results:
+    return tau_bench.read_results(io.BytesIO(json.dumps(elements).encode()))
+
+
+def problems(content: bytes) -> list[str]:
+    with pytest.raises(InvalidInput) as raised:
+        tau_bench.read_results(io.BytesIO(content))
+    return [str(problem) for problem in raised.value.problems]
+
+
+def test_each_task_is_one_case_whose_expected_calls_are_its_writes_in_order():
+    results = read([element(10), element(2), element(2, trial=1)])
+    document = tau_bench.suite_document(results, name="air", read_only=["get_user_details"])
+    assert [case["key"] for case in document["cases"]] == ["2", "10"]  # numbers in order
+    case = document["cases"][0]
+    assert case["prompt"] == "task 2"
+    assert case["expected_calls"] == [
+        {"name": "book_reservation", "required_args": BOOK["kwargs"], "ordered": True},
+        {"name": "cancel_reservation", "required_args": CANCEL["kwargs"], "ordered": True},
+    ]
+    assert results.runs == 3
+    load_suite(document)  # a valid suite file
+
+
+def test_outputs_are_final_text_expectations_and_writes_are_capped():
+    results = read([element(0, actions=[CANCEL, CANCEL], outputs=["1786"])])
+    case = tau_bench.suite_cases(results, read_only=[])[0]
+    assert case["expectations"] == [
+        {"type": "final_text_contains", "text": "1786", "case_insensitive": True},
+        {"type": "tool_call_count", "tool": "cancel_reservation", "max": 2},
+    ]
+    other = read([element(0, actions=[BOOK]), element(1, actions=[LOOKUP])])
+    no_writes = tau_bench.suite_cases(other, read_only=["get_user_details"])[1]
+    assert "expected_calls" not in no_writes
+    assert no_writes["expectations"] == [{"type": "did_not_call_tool", "tool": "book_reservation"}]
+
+
+def test_an_argument_that_reads_as_a_matcher_is_kept_literal():
+    odd = {"name": "set_note", "kwargs": {"note": {"$regex": "x"}}}
+    case = tau_bench.suite_cases(read([element(0, actions=[odd])]), read_only=[])[0]
+    assert case["expected_calls"][0]["required_args"] == {"note": {"$literal": {"$regex": "x"}}}
+
+
+def test_trials_that_disagree_on_their_task_are_refused_naming_where():
+    found = problems(json.dumps([element(3), element(3, trial=1, actions=[BOOK])]).encode())
+    assert found == [
+        "[1].info.task.actions: differs from task 3's in [0]: every trial of a task must run"
+        " the same task, as its case holds one ground truth"
+    ]
+
+
+def test_bad_elements_are_located_by_element_and_field():
+    bad_action = element(1, actions=[{"kwargs": {}}, {"name": "x", "kwargs": [1]}])
+    no_task = {"task_id": 2, "info": {}, "traj": []}
+    content = json.dumps([{"traj": []}, bad_action, no_task, element(4, outputs=[5])]).encode()
+    assert problems(content) == [
+        "[0].task_id: required: the task id, a string or a number",
+        "[1].info.task.actions[0].name: required: the tool's name",
+        "[1].info.task.actions[1].kwargs: must be an object of arguments",
+        "[2].info.task: required: the task τ-bench ran (instruction, actions, outputs)",
+        "[3].info.task.outputs: must be a list of strings",
+    ]
+    assert problems(b'{"task_id": 1}')[0].startswith("not τ-bench's results file")
+    assert problems(b"[" + json.dumps(element(0)).encode() + b", {") == [
+        "[1]: invalid JSON: parse error: premature EOF"
+    ]
+
+
+def test_a_run_that_crashed_carries_no_task_and_is_counted_apart():
+    crashed = {"task_id": 7, "trial": 0, "info": {"error": "boom", "traceback": "..."}, "traj": []}
+    results = read([element(0), crashed])
+    assert [task.key for task in results.tasks] == ["0"]
+    assert results.crashed == 1
+
+
+def test_an_element_past_the_size_limit_is_a_problem():
+    content = json.dumps([element(0, outputs=["x" * 5000])]).encode()
+    with pytest.raises(InvalidInput) as raised:
+        tau_bench.read_results(io.BytesIO(content), max_item_bytes=1000)
+    assert "over 1,000 bytes" in str(raised.value.problems[0])
+
+
+def test_read_only_tools_come_from_the_catalogs_hint_else_from_their_names():
+    catalog = [
+        {"name": "get_user_details", "annotations": {"readOnlyHint": False}},
+        {"name": "book_reservation", "annotations": {"title": "Book"}},
+    ]
+    roles = tau_bench.proposed_roles(["book_reservation", "get_user_details", "think"], catalog)
+    assert [(r.name, r.read_only, r.source) for r in roles] == [
+        ("book_reservation", False, tau_bench.NAME),
+        ("get_user_details", False, tau_bench.CATALOG),
+        ("think", True, tau_bench.NAME),
+    ]
+    with pytest.raises(InvalidInput, match="get_usr: no action of the tasks calls it"):
+        tau_bench.given_roles(["get_user_details"], ["get_usr"], "read_only")
+
+
+def test_the_fixture_makes_fifty_cases_of_its_writes():
+    with RESULTS_FILE.open("rb") as stream:
+        results = tau_bench.read_results(stream)
+    reads = [r.name for r in tau_bench.proposed_roles(results.tools, []) if r.read_only]
+    assert reads == [
+        "calculate",
+        "get_reservation_details",
+        "get_user_details",
+        "search_direct_flight",
+        "transfer_to_human_agents",
+    ]
+    document = tau_bench.suite_document(results, name="airline", read_only=reads)
+    assert (len(document["cases"]), results.runs) == (50, 200)
+    called = {call["name"] for case in document["cases"] for call in case.get("expected_calls", [])}
+    assert not called & set(reads)
+    load_suite(document)
