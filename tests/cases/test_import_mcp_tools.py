@@ -51,10 +51,15 @@ def test_a_servers_tools_become_the_catalog_as_given_and_the_diff_names_what_cha
         ParameterChange("nonfree_baggages", "integer, required", "number, required"),
         ParameterChange("payment_id", "string, required", "string | null, optional"),
     ]
+    assert change.fields == ["annotations"]
     assert diff.summary() == "1 tool added, 1 tool removed, 1 tool changed"
     page = text(as_user(editor).get(reverse("suite_version_diff", args=[suite.pk, second.number])))
     assert "~ parameter <code>payment_id</code>: " in page
     assert 'string, required</span> → <span class="added">string | null, optional' in page
+    assert (
+        '<code>update_reservation_baggages</code> changed <span class="muted small">(annotations)'
+        in page
+    )
 
 
 def test_the_pages_of_a_listing_are_merged_in_order_and_an_endless_one_refused(suite, editor):

@@ -85,7 +85,7 @@ def airline_server(release: int) -> MCPServer:
             """One-stop flights between two airports on a date (YYYY-MM-DD)."""
             return "[]"
 
-        @server.tool()
+        @server.tool(annotations=types.ToolAnnotations(idempotentHint=True))
         def update_reservation_baggages(
             reservation_id: str,
             total_baggages: int,
