@@ -79,8 +79,9 @@ class Command(BaseCommand):
         author = _author(user)
         suite = _suite(suite, author)
         server = _stdio_server(command, env) if command is not None else url
+        headers = _headers(header)
         try:
-            listing = anyio.run(_listing, server, _headers(header), timeout)
+            listing = anyio.run(_listing, server, headers, timeout)
             imported = tools_from_any(listing.pages)
             message = f"tools: imported {len(imported.tools)} from MCP server {listing.server}"
             version = services.replace_tools(suite, imported.tools, author, message)
@@ -110,7 +111,8 @@ def _suite(reference: str, author) -> Suite:
     if slash:
         suite = found.filter(team__slug=team, slug=slug).first()
     else:
-        suite = found.filter(pk=reference).first() if reference.isdigit() else None
+        is_id = reference.isascii() and reference.isdigit() and len(reference) < 19
+        suite = found.filter(pk=int(reference)).first() if is_id else None
     if suite is None:
         raise CommandError(f"{reference}: no such suite (an id, or team-slug/suite-slug)")
     if not can_edit_suite(author, suite):
@@ -121,12 +123,15 @@ def _suite(reference: str, author) -> Suite:
 
 
 def _stdio_server(command: str, env: list[str]) -> StdioServerParameters:
-    words = shlex.split(command)
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise CommandError(f"--command {command!r}: {exc}") from None
     if not words:
         raise CommandError("--command is empty")
-    variables = dict(item.partition("=")[::2] for item in env)
-    if any(not name for name in variables):
+    if any(not item.partition("=")[0] or "=" not in item for item in env):
         raise CommandError("--env takes NAME=VALUE")
+    variables = dict(item.partition("=")[::2] for item in env)
     return StdioServerParameters(command=words[0], args=words[1:], env=variables or None)
 
 
@@ -218,9 +223,9 @@ async def _pages(client: Client, where: str) -> Listing:
 
 
 def _server_name(info: mcp_types.Implementation | None, where: str) -> str:
-    if info is None:
-        return where[:SHOWN_NAME]
-    return f"{info.name[:SHOWN_NAME]} {info.version[:SHOWN_NAME]}".strip()
+    """The server as it names itself (its name and version, on one line), else ``where``."""
+    said = [where] if info is None else [info.name, info.version]
+    return " ".join(" ".join(part.split())[:SHOWN_NAME] for part in said).strip()
 
 
 def _refusal(error: MCPError) -> str:
