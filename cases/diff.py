@@ -1,6 +1,7 @@
 """What changed between two versions of a suite: its own fields, its tool catalog's tools
-added, removed and changed, cases added, removed and changed, and for a changed case which of
-its fields and predicates."""
+added, removed and changed (for a changed tool, its parameters added, removed and changed, and
+its other fields), cases added, removed and changed, and for a changed case which of its fields
+and predicates."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from scoring.matcher import EXTRA_CALLS_LABEL, InvalidInput, load_suite, render_value
+
+from .tool_catalog import catalog_tools, input_schema, schema_type
 
 CASE_TEXT_FIELDS = ("title", "prompt", "tags", "match", "extra_calls")
 SUITE_TEXT_FIELDS = ("name", "description", "tags", "match")
@@ -38,6 +41,29 @@ def _shown(document: Mapping, name: str) -> str:
     return text if len(text) <= VALUE_SHOWN else text[: VALUE_SHOWN - 1] + "…"
 
 
+@dataclass(frozen=True)
+class ParameterChange:
+    """A parameter's type and whether it is required, before and after: ``integer, required``."""
+
+    name: str
+    before: str
+    after: str
+
+
+@dataclass
+class ToolChange:
+    """A tool of both versions whose definition differs: its parameters added, removed and
+    changed, and its other fields that differ (``description``, ``annotations``,
+    ``outputSchema``...; the input schema's key when what changed in it is no parameter's
+    type or requiredness, or the tool changed shape)."""
+
+    name: str
+    parameters_added: list[str] = field(default_factory=list)
+    parameters_removed: list[str] = field(default_factory=list)
+    parameters_changed: list[ParameterChange] = field(default_factory=list)
+    fields: list[str] = field(default_factory=list)
+
+
 @dataclass
 class CaseChange:
     key: str
@@ -53,14 +79,18 @@ class VersionDiff:
     suite_values: list[FieldChange] = field(default_factory=list)
     tools_added: list[str] = field(default_factory=list)
     tools_removed: list[str] = field(default_factory=list)
-    tools_changed: list[str] = field(default_factory=list)
+    tool_changes: list[ToolChange] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[CaseChange] = field(default_factory=list)
 
     @property
+    def tools_changed(self) -> list[str]:
+        return [change.name for change in self.tool_changes]
+
+    @property
     def tools(self) -> bool:
-        return bool(self.tools_added or self.tools_removed or self.tools_changed)
+        return bool(self.tools_added or self.tools_removed or self.tool_changes)
 
     @property
     def empty(self) -> bool:
@@ -104,12 +134,49 @@ def predicate_labels(document: Mapping) -> dict[str, list[str]]:
 
 
 def _tools(document: Mapping) -> dict[str, Mapping]:
-    """The tool catalog's tools by name (docs/formats.md#tool-catalog)."""
-    tools = document.get("tools")
+    """The tool catalog's tools by name (docs/formats.md#tool-catalog), in either shape."""
     return {
         tool["name"]: tool
-        for tool in (tools if isinstance(tools, list) else [])
-        if isinstance(tool, Mapping) and isinstance(tool.get("name"), str)
+        for tool in catalog_tools(document.get("tools"))
+        if isinstance(tool.get("name"), str)
+    }
+
+
+# The keys that hold a tool's input schema, one per shape: named as changed fields only when
+# no parameter's change says what changed in them.
+SCHEMA_KEYS = ("parameters", "inputSchema")
+
+
+def tool_change(name: str, old: Mapping, new: Mapping) -> ToolChange:
+    """What differs between two definitions of tool ``name``, in either shape."""
+    was, now = _parameters(input_schema(old)), _parameters(input_schema(new))
+    change = ToolChange(
+        name,
+        parameters_added=[param for param in now if param not in was],
+        parameters_removed=[param for param in was if param not in now],
+        parameters_changed=[
+            ParameterChange(param, was[param], shown)
+            for param, shown in now.items()
+            if param in was and was[param] != shown
+        ],
+    )
+    said = change.parameters_added or change.parameters_removed or change.parameters_changed
+    change.fields = [
+        key
+        for key in {**old, **new}
+        if old.get(key) != new.get(key) and not (said and key in SCHEMA_KEYS)
+    ]
+    return change
+
+
+def _parameters(schema: Mapping) -> dict[str, str]:
+    """Each parameter's type and whether it is required, in words, by name."""
+    properties = schema.get("properties")
+    required = schema.get("required")
+    required = required if isinstance(required, list) else []
+    return {
+        name: f"{schema_type(sub)}, {'required' if name in required else 'optional'}"
+        for name, sub in (properties.items() if isinstance(properties, Mapping) else ())
     }
 
 
@@ -121,8 +188,10 @@ def diff_documents(old: Mapping, new: Mapping) -> VersionDiff:
         suite_values=suite_values,
         tools_added=[name for name in new_tools if name not in old_tools],
         tools_removed=[name for name in old_tools if name not in new_tools],
-        tools_changed=[
-            name for name, tool in new_tools.items() if old_tools.get(name, tool) != tool
+        tool_changes=[
+            tool_change(name, old_tools[name], tool)
+            for name, tool in new_tools.items()
+            if old_tools.get(name, tool) != tool
         ],
     )
     old_cases = {case["key"]: case for case in old.get("cases", [])}

@@ -13,7 +13,8 @@ IGNORE_ALL = ("case", "space", "punctuation")
 
 def draft_case(run: Mapping, key: str, tools: list) -> dict:
     """A case (docs/formats.md#cases) whose expected calls are the canonical run's calls
-    (docs/formats.md#calls).
+    (docs/formats.md#calls); ``tools`` is the catalog as ``{name, parameters}`` objects
+    (``cases.tool_catalog.argument_schemas``).
 
     The run's batches become order: when there is more than one batch every call is
     ``ordered``, and the first call of each later batch ``depends_on_result`` (its result

@@ -40,6 +40,7 @@ from .models import (
     Team,
     Visibility,
 )
+from .tool_catalog import catalog_tools
 
 SUITE_FIELDS = ("schema", "name", "description", "match", "cases", "tags")
 CASE_FIELDS = (
@@ -770,12 +771,12 @@ def put_expected_call(
 
 
 def suite_tools(suite: Suite) -> list:
-    """The suite's tool catalog (docs/formats.md#tool-catalog), as its suite file holds it.
+    """The suite's tool catalog (docs/formats.md#tool-catalog): its tool objects as its suite
+    file holds them, the pages of an MCP ``tools/list`` merged.
 
     It is kept with the file's other fields beyond Casebook's columns (``extra``): it is
     versioned, exported and imported with the suite, and no query ever filters on it."""
-    tools = suite.extra.get("tools")
-    return tools if isinstance(tools, list) else []
+    return catalog_tools(suite.extra.get("tools"))
 
 
 @transaction.atomic

@@ -1,11 +1,13 @@
 """Tool catalogs (docs/formats.md#tool-catalog) from the schemas agents already have: an OpenAI
 ``tools`` array, Anthropic tool definitions, an MCP ``tools/list`` result, or BFCL function
-docs. Pure functions (no Django): the suite pages and API, and
-``scoring.benchmarks.bfcl_suites``, use them.
+docs. Pure functions (no Django): the suite pages and API, ``manage.py import_mcp_tools``
+and ``scoring.benchmarks.bfcl_suites`` use them.
 
-Each converter yields ``{"name", "description", "parameters"}`` with ``parameters`` a JSON
-Schema object; the catalog is then checked as part of the suite (``load_suite``), so its
-problems are named by the suite's JSON paths (``tools[2].name: required``).
+MCP tools are kept as the server gave them (``inputSchema``, ``outputSchema``, ``title``,
+``annotations``...), the pages of a paginated ``tools/list`` merged in order; every other
+shape becomes ``{"name", "description", "parameters"}`` with ``parameters`` a JSON Schema
+object. The catalog is then checked as part of the suite (``load_suite``), so its problems are
+named by the suite's JSON paths (``tools[2].name: required``).
 """
 
 from __future__ import annotations
@@ -59,30 +61,85 @@ def tools_from_any(data: Any) -> ImportedTools:
     """The catalog that ``data`` (parsed JSON) describes, its shape detected.
 
     Raises ``InvalidInput`` (by JSON path into ``data``) when no known shape fits."""
-    if isinstance(data, Mapping):
-        result = data.get("result")
-        if isinstance(result, Mapping) and "tools" in result:  # a JSON-RPC response
-            return _from_list(result["tools"], "result.tools")
-        if "tools" in data:  # tools/list's result, or a suite file holding a catalog
-            return _from_list(data["tools"], "tools")
-        return _from_list([data], "")
-    return _from_list(data, "")
-
-
-def _from_list(items: Any, path: str) -> ImportedTools:
-    if not isinstance(items, list):
-        raise InvalidInput.single(path, "must be a list of tools")
-    if not items:
-        raise InvalidInput.single(path, "holds no tools")
+    if isinstance(data, Mapping) and "error" in data and "jsonrpc" in data:
+        error = data["error"]
+        said = error.get("message") if isinstance(error, Mapping) else None
+        raise InvalidInput.single(
+            "error", f"a JSON-RPC error answer, not a tools/list result: {render_short(said, 200)}"
+        )
     tools, shapes = [], set()
-    for index, item in enumerate(items):
-        where = f"{path}[{index}]"
-        if not isinstance(item, Mapping):
-            raise InvalidInput.single(where, "must be a tool object")
-        shape, tool = _one_tool(item, where)
-        shapes.add(shape)
-        tools.append(tool)
+    for path, items in _tool_lists(data):
+        if not isinstance(items, list):
+            raise InvalidInput.single(path, "must be a list of tools")
+        for index, item in enumerate(items):
+            where = f"{path}[{index}]"
+            if not isinstance(item, Mapping):
+                raise InvalidInput.single(where, "must be a tool object")
+            shape, tool = _one_tool(item, where)
+            shapes.add(shape)
+            tools.append(tool)
+    if not tools:
+        raise InvalidInput.single("", "holds no tools")
     return ImportedTools(tools, shapes.pop() if len(shapes) == 1 else "mixed")
+
+
+def _tool_lists(data: Any) -> list[tuple[str, Any]]:
+    """The lists of tools ``data`` holds, each with its JSON path: a ``tools/list`` result's
+    (or a suite file's) ``tools``, a JSON-RPC answer's ``result.tools``, each page's of a list
+    of those (a paginated listing, in order); else ``data`` itself, a list of tools or one."""
+    if isinstance(data, Mapping):
+        found = _page_tools(data)
+        return [found] if found else [("", [data])]
+    if isinstance(data, list) and data and all(_page_tools(page) for page in data):
+        return [
+            (f"[{index}].{path}", items)
+            for index, page in enumerate(data)
+            for path, items in [_page_tools(page)]
+        ]
+    return [("", data)]
+
+
+def _page_tools(page: Any) -> tuple[str, Any] | None:
+    """Where one ``tools/list`` page keeps its tools: ``result.tools`` in a JSON-RPC answer,
+    ``tools`` in a bare result; None for what is no page (a tool object has a ``name``)."""
+    if not isinstance(page, Mapping) or "name" in page:
+        return None
+    result = page.get("result")
+    if isinstance(result, Mapping) and "tools" in result:
+        return "result.tools", result["tools"]
+    return ("tools", page["tools"]) if "tools" in page else None
+
+
+def catalog_tools(tools: Any) -> list[Mapping]:
+    """The tool objects of a suite file's ``tools`` in any form it may take
+    (docs/formats.md#tool-catalog), pages merged in order; what is no tool object is left out.
+    For reading a stored catalog: the suite's rules checked it when it was saved."""
+    return [
+        tool
+        for _, items in _tool_lists(tools if isinstance(tools, Mapping | list) else [])
+        if isinstance(items, list)
+        for tool in items
+        if isinstance(tool, Mapping)
+    ]
+
+
+def input_schema(tool: Mapping) -> Mapping:
+    """The JSON Schema of a tool's arguments: ``parameters``, or an MCP tool's ``inputSchema``."""
+    schema = tool.get("inputSchema") if "inputSchema" in tool else tool.get("parameters")
+    return schema if isinstance(schema, Mapping) else {}
+
+
+def argument_schemas(tools: Any) -> list[dict]:
+    """Each tool's name, description and input schema as ``parameters``, whatever its shape:
+    the catalog as the case editor's argument builder and drafting read it."""
+    return [
+        {
+            "name": tool.get("name"),
+            "description": tool.get("description") or "",
+            "parameters": input_schema(tool),
+        }
+        for tool in catalog_tools(tools)
+    ]
 
 
 def _one_tool(item: Mapping, path: str) -> tuple[str, dict]:
@@ -94,7 +151,7 @@ def _one_tool(item: Mapping, path: str) -> tuple[str, dict]:
     if "input_schema" in item:
         return "anthropic", _tool(item, "input_schema")
     if "inputSchema" in item:
-        return "mcp", _tool(item, "inputSchema")
+        return "mcp", dict(item)  # kept as the server gave it
     if "parameters" in item or "name" in item:
         parameters = item.get("parameters")
         if isinstance(parameters, Mapping) and _has_bfcl_types(parameters):
@@ -168,50 +225,81 @@ def _has_bfcl_types(schema: Mapping) -> bool:
     return any(_has_bfcl_types(sub) for sub in subs if isinstance(sub, Mapping))
 
 
-def catalog_rows(tools: list) -> list[dict]:
-    """The catalog as the suite page's table shows it: each tool's name, description and
-    parameters (name, type, required or not, description, allowed values)."""
+# MCP's tool annotations (docs/formats.md#tool-catalog) the catalog shows, as the server
+# claims them: a hint is shown when it is true.
+HINTS = {
+    "readOnlyHint": "read-only",
+    "destructiveHint": "destructive",
+    "idempotentHint": "idempotent",
+    "openWorldHint": "open-world",
+}
+
+
+def catalog_rows(tools: Any) -> list[dict]:
+    """The catalog as the suite page's table shows it: each tool's name, title, description,
+    parameters (name, type, required or not, description, allowed values), the hints its
+    annotations set, and what its output schema declares."""
     rows = []
-    for tool in tools:
-        if not isinstance(tool, Mapping):
-            continue
-        parameters = tool.get("parameters")
-        parameters = parameters if isinstance(parameters, Mapping) else {}
-        properties = parameters.get("properties")
-        required = parameters.get("required")
-        required = set(required) if isinstance(required, list) else set()
+    for tool in catalog_tools(tools):
+        annotations = tool.get("annotations")
+        annotations = annotations if isinstance(annotations, Mapping) else {}
+        title = tool.get("title") or annotations.get("title")
+        output = tool.get("outputSchema")
         rows.append(
             {
                 "name": tool.get("name"),
+                "title": title if isinstance(title, str) else "",
                 "description": tool.get("description") or "",
-                "parameters": [
-                    _parameter_row(name, schema, name in required)
-                    for name, schema in (
-                        properties.items() if isinstance(properties, Mapping) else ()
-                    )
-                ],
+                "parameters": schema_rows(input_schema(tool)),
+                "hints": [word for key, word in HINTS.items() if annotations.get(key) is True],
+                "output": schema_rows(output) if isinstance(output, Mapping) else None,
             }
         )
     return rows
 
 
+def schema_rows(schema: Mapping) -> list[dict]:
+    """An object schema's properties: name, type, required or not, description, enum."""
+    properties = schema.get("properties")
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    return [
+        _parameter_row(name, sub, name in required)
+        for name, sub in (properties.items() if isinstance(properties, Mapping) else ())
+    ]
+
+
 def _parameter_row(name: str, schema: Any, required: bool) -> dict:
     schema = schema if isinstance(schema, Mapping) else {}
-    kind = schema.get("type")
-    kind = " | ".join(map(str, kind)) if isinstance(kind, list) else str(kind or "any")
-    items = schema.get("items")
-    if kind == "array" and isinstance(items, Mapping) and isinstance(items.get("type"), str):
-        kind = f"array of {items['type']}"
     enum = schema.get("enum")
     return {
         "name": name,
-        "type": kind,
+        "type": schema_type(schema),
         "required": required,
         "description": schema.get("description")
         if isinstance(schema.get("description"), str)
         else "",
         "enum": [render_short(value, 40) for value in enum[:20]] if isinstance(enum, list) else [],
     }
+
+
+def schema_type(schema: Any) -> str:
+    """A schema's type in a few words: ``string``, ``integer | null``, ``array of string``;
+    the alternatives of ``anyOf`` or ``oneOf`` (how Pydantic writes an optional argument) when
+    it has no ``type``; ``any`` when it says none."""
+    schema = schema if isinstance(schema, Mapping) else {}
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(map(str, kind))
+    if kind is None:
+        alternatives = schema.get("anyOf", schema.get("oneOf"))
+        if isinstance(alternatives, list) and alternatives:
+            return " | ".join(schema_type(alternative) for alternative in alternatives)
+        return "any"
+    items = schema.get("items")
+    if kind == "array" and isinstance(items, Mapping) and isinstance(items.get("type"), str):
+        return f"array of {items['type']}"
+    return str(kind)
 
 
 # Inferring a catalog from recorded calls: how many distinct example values each argument keeps.

@@ -496,13 +496,33 @@ class CaseChangeSerializer(serializers.Serializer):
     predicates_removed = serializers.ListField(child=serializers.CharField())
 
 
+class ParameterChangeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    before = serializers.CharField(help_text='type and whether required: "integer, required"')
+    after = serializers.CharField()
+
+
+class ToolChangeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    parameters_added = serializers.ListField(child=serializers.CharField())
+    parameters_removed = serializers.ListField(child=serializers.CharField())
+    parameters_changed = ParameterChangeSerializer(many=True)
+    fields = serializers.ListField(
+        child=serializers.CharField(), help_text="the tool's other fields that differ"
+    )
+
+
 class VersionDiffSerializer(serializers.Serializer):
     old = serializers.IntegerField(help_text="the older version's number (0: the empty suite)")
     new = serializers.IntegerField()
     suite_fields = serializers.ListField(child=serializers.CharField())
     tools_added = serializers.ListField(child=serializers.CharField(), help_text="tool names")
     tools_removed = serializers.ListField(child=serializers.CharField(), help_text="tool names")
-    tools_changed = serializers.ListField(child=serializers.CharField(), help_text="tool names")
+    tools_changed = serializers.SerializerMethodField(help_text="tool names")
+    tool_changes = ToolChangeSerializer(many=True, help_text="what changed in each changed tool")
     added = serializers.ListField(child=serializers.CharField(), help_text="case keys")
     removed = serializers.ListField(child=serializers.CharField(), help_text="case keys")
     changed = CaseChangeSerializer(many=True)
+
+    def get_tools_changed(self, diff) -> list[str]:
+        return [change["name"] for change in diff["tool_changes"]]

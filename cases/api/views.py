@@ -328,8 +328,9 @@ class SuiteViewSet(
         summary="Replace the suite's tool catalog (editors and admins); a new version",
         description=(
             "The body (or multipart field `file`) is an OpenAI `tools` array, Anthropic tool "
-            "definitions, an MCP `tools/list` result (bare or in its JSON-RPC envelope), BFCL "
-            "function docs, or a list of `{name, description, parameters}`. Answers 201 with "
+            "definitions, an MCP `tools/list` result (bare, in its JSON-RPC envelope, or a list "
+            "of its pages; its tools kept as the server gave them), BFCL function docs, or a "
+            "list of `{name, description, parameters}`. Answers 201 with "
             "the new version and what the catalog now says of the cases (`warnings`), or 400 "
             "with every problem by JSON path."
         ),

@@ -49,6 +49,7 @@ from ..editor_forms import (
 )
 from ..models import Case, Suite
 from ..permissions import can_edit_suite, suite_for
+from ..tool_catalog import argument_schemas
 from .htmx import redirect_to
 
 BLANK_CALL = {"required_args": "{}"}
@@ -152,7 +153,7 @@ def _render(
         "case": case,
         "editor": editor,
         "type_fields": TYPE_FIELDS,
-        "tool_catalog": services.suite_tools(suite),
+        "tool_catalog": argument_schemas(services.suite_tools(suite)),
         "action_url": reverse("case_edit", args=[suite.pk, case.pk])
         if case
         else reverse("case_new", args=[suite.pk]),
@@ -207,7 +208,7 @@ def _draft_from_pasted_run(request, suite: Suite, case: Case | None):
         context = {"problems": exc.problems, "report": None, "pasted": True}
         response = render(request, "cases/_try_result.html", context)
         return reswap(retarget(response, "#try-result"), "innerHTML")
-    drafted = draft_case(run, key, services.suite_tools(suite))
+    drafted = draft_case(run, key, argument_schemas(services.suite_tools(suite)))
     editor = Editor.with_drafted_calls(suite, request.POST, drafted)
     count = len(drafted["expected_calls"])
     editor.notice = (

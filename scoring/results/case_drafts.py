@@ -23,6 +23,7 @@ from cases import services
 from cases.diff import predicate_labels
 from cases.drafting import draft_case, draft_revision
 from cases.models import Suite, SuiteVersion, Team
+from cases.tool_catalog import argument_schemas
 from scoring.matcher import SUITE_SCHEMA, dump_json, parse_json
 from scoring.models import Run, Submission, Verdict
 from scoring.results.filtersets import RunFilterSet
@@ -103,7 +104,7 @@ def draft_cases(
     documents = dict(
         Run.objects.filter(pk__in=[t.run_id for t in runs.values()]).values_list("pk", "document")
     )
-    tools = services.suite_tools(into or submission.suite)
+    tools = argument_schemas(services.suite_tools(into or submission.suite))
     current = {}
     if into is not None:
         cases = into.cases.filter(key__in=chosen_keys).prefetch_related(

@@ -16,6 +16,7 @@ from cases import services
 from cases.drafting import draft_case
 from cases.models import Case
 from cases.permissions import can_edit_suite, reviewers
+from cases.tool_catalog import argument_schemas
 from cases.views.editor import render_draft
 from cases.views.htmx import redirect_to
 from scoring.forms import PromoteForm, ReviewForm
@@ -251,5 +252,5 @@ def draft(request, pk, run_id):
     run = run_for(request.user, pk, run_id, edit=True)
     suite = run.submission.suite
     key = f"{run.case_key[:150] or 'trace'}-run-{run.pk}"  # an unassigned trace's has none
-    document = draft_case(run.document, key, services.suite_tools(suite))
+    document = draft_case(run.document, key, argument_schemas(services.suite_tools(suite)))
     return render_draft(request, suite, document)

@@ -172,3 +172,41 @@ def test_new_case_from_a_run_opens_an_unsaved_draft_that_saves_as_a_case(
     saved = services.case_document(suite.cases.get(key=key))
     assert [c["depends_on_result"] for c in saved["expected_calls"]] == [False, True]
     assert as_user(viewer).get(draft_url).status_code == 403
+
+
+MCP_TOOL = {
+    "name": "get_weather",
+    "title": f"Weather {EVIL}",
+    "description": "Weather now",
+    "inputSchema": OPENAI[0]["function"]["parameters"],
+    "outputSchema": {"type": "object", "properties": {"celsius": {"type": "number"}}},
+    "annotations": {"readOnlyHint": True, "idempotentHint": True, "destructiveHint": False},
+}
+
+
+def test_a_pasted_mcp_listing_shows_titles_hints_and_outputs_and_feeds_the_editor(
+    as_user, editor, team, admin
+):
+    suite = weather_suite(team, admin)
+    client = as_user(editor)
+    pages = [
+        {"jsonrpc": "2.0", "id": 1, "result": {"tools": [MCP_TOOL], "nextCursor": "p2"}},
+        {"tools": [{"name": "forecast", "inputSchema": {"type": "object"}}]},
+    ]
+    response = client.post(reverse("suite_tools", args=[suite.pk]), {"text": json.dumps(pages)})
+    assert response.status_code == 302
+    suite = Suite.objects.get(pk=suite.pk)
+    assert suite.latest_version.document["tools"][0] == MCP_TOOL  # as the server gave it
+    page = text(client.get(suite.get_absolute_url()))
+    assert EVIL not in page
+    assert f'<div class="small">{escaped(MCP_TOOL["title"])}</div>' in page
+    hints = re.findall(r'<span class="badge hint [^"]+"[^>]*>([^<]+)</span>', page)
+    assert hints == ["read-only", "idempotent"]
+    assert "<summary>Returns 1 field</summary>" in page
+    assert '<code>city</code><abbr class="required" title="required">*</abbr>' in page
+    # the case editor's argument builder reads the input schema as parameters
+    editor_page = text(client.get(reverse("case_new", args=[suite.pk])))
+    catalog = re.search(
+        r'<script id="tool-catalog" type="application/json">(.*?)</script>', editor_page
+    )
+    assert json.loads(catalog[1])[0]["parameters"] == MCP_TOOL["inputSchema"]

@@ -1,9 +1,10 @@
 """Tool catalogs from the schemas agents already have: OpenAI, Anthropic, MCP (bare or in its
-JSON-RPC answer) and BFCL function docs, the shape detected."""
+JSON-RPC answer, one page or several; kept as given) and BFCL function docs, the shape
+detected; and the catalog as the suite page shows it."""
 
 import pytest
 
-from cases.tool_catalog import catalog_rows, tools_from_any
+from cases.tool_catalog import argument_schemas, catalog_rows, tools_from_any
 from scoring.matcher import InvalidInput, load_suite, suite_warnings
 from tests.support.bfcl_data import imported_suite
 
@@ -49,25 +50,6 @@ EXPECTED = [{"name": "get_weather", "description": "Weather", "parameters": SCHE
             "anthropic",
             "tools: imported 1 from Anthropic tool definitions",
         ),
-        (
-            {"tools": [{"name": "get_weather", "description": "Weather", "inputSchema": SCHEMA}]},
-            "mcp",
-            "tools: imported 1 from an MCP tools/list result",
-        ),
-        (
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "result": {
-                    "tools": [
-                        {"name": "get_weather", "description": "Weather", "inputSchema": SCHEMA}
-                    ],
-                    "nextCursor": None,
-                },
-            },
-            "mcp",
-            "tools: imported 1 from an MCP tools/list result",
-        ),
         (EXPECTED, "casebook", "tools: imported 1 from a Casebook tool catalog"),
     ],
 )
@@ -76,12 +58,49 @@ def test_each_shape_is_detected_and_converted(data, shape, message):
     assert (imported.tools, imported.shape, imported.message) == (EXPECTED, shape, message)
 
 
-def test_mcp_annotations_are_kept_as_the_tool_gives_them():
-    hints = {"readOnlyHint": True, "title": "Weather"}
-    mcp = {"name": "get_weather", "inputSchema": SCHEMA, "annotations": hints}
-    assert tools_from_any({"tools": [mcp]}).tools == [
-        {"name": "get_weather", "parameters": SCHEMA, "annotations": hints}
+MCP_TOOL = {
+    "name": "get_weather",
+    "title": "Weather now",
+    "description": "Weather",
+    "inputSchema": SCHEMA,
+    "outputSchema": {"type": "object", "properties": {"celsius": {"type": "number"}}},
+    "annotations": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": True},
+    "_meta": {"vendor.example/tier": "free"},
+}
+OTHER_TOOL = {"name": "cancel", "inputSchema": {"type": "object"}}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"tools": [MCP_TOOL, OTHER_TOOL]},
+        {"jsonrpc": "2.0", "id": 2, "result": {"tools": [MCP_TOOL, OTHER_TOOL]}},
+        # a paginated listing: its pages in order, bare or as JSON-RPC answers
+        [
+            {"tools": [MCP_TOOL], "nextCursor": "2"},
+            {"jsonrpc": "2.0", "id": 3, "result": {"tools": [OTHER_TOOL]}},
+        ],
+    ],
+)
+def test_mcp_tools_are_kept_as_the_server_gave_them_pages_merged(data):
+    imported = tools_from_any(data)
+    assert imported.tools == [MCP_TOOL, OTHER_TOOL]
+    assert imported.message == "tools: imported 2 from an MCP tools/list result"
+    assert argument_schemas(imported.tools) == [
+        {"name": "get_weather", "description": "Weather", "parameters": SCHEMA},
+        {"name": "cancel", "description": "", "parameters": {"type": "object"}},
     ]
+
+
+def test_a_json_rpc_error_answer_is_refused_with_its_message():
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}
+    with pytest.raises(InvalidInput) as refused:
+        tools_from_any(error)
+    (problem,) = refused.value.problems
+    assert (problem.path, problem.message) == (
+        "error",
+        'a JSON-RPC error answer, not a tools/list result: "Method not found"',
+    )
 
 
 def test_bfcl_docs_get_json_schema_types():
@@ -122,6 +141,10 @@ def test_bfcl_docs_get_json_schema_types():
         ([1], "[0]"),
         ([{"foo": 1}], "[0]"),
         ({"result": {"tools": 3}}, "result.tools"),
+        (
+            [{"tools": [MCP_TOOL]}, {"result": {"tools": [5]}}],
+            "[1].result.tools[0]",
+        ),
     ],
 )
 def test_what_is_no_tool_definition_is_refused_by_path(data, path):
@@ -177,6 +200,24 @@ def test_catalog_rows_show_types_required_marks_and_enums():
             "enum": [],
         },
     ]
+
+
+def test_catalog_rows_show_an_mcp_tools_title_hints_and_output():
+    optional = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}
+    tool = {**MCP_TOOL, "inputSchema": {**SCHEMA, "properties": {"note": optional}}}
+    pages = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [tool, OTHER_TOOL]}}
+    row, other = catalog_rows(pages)  # a suite file may hold the listing as it came
+    assert (row["name"], row["title"], row["description"]) == (
+        "get_weather",
+        "Weather now",
+        "Weather",
+    )
+    assert row["hints"] == ["read-only", "open-world"]  # destructiveHint is false
+    assert [(p["name"], p["type"], p["required"]) for p in row["parameters"]] == [
+        ("note", "string | null", False)
+    ]
+    assert [(p["name"], p["type"]) for p in row["output"]] == [("celsius", "number")]
+    assert (other["title"], other["hints"], other["output"]) == ("", [], None)
 
 
 def test_inferred_tools_name_types_examples_and_always_sent_arguments():

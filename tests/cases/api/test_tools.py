@@ -115,12 +115,16 @@ def test_only_editors_replace_the_catalog(api, viewer, outsider, suite):
     assert services.suite_tools(Suite.objects.get(pk=suite.pk)) == []
 
 
-def test_an_mcp_json_rpc_answer_imports_with_its_shape_named(api, admin, suite):
-    mcp = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "result": {"tools": [{"name": "get_weather", "inputSchema": WEATHER["parameters"]}]},
+def test_an_mcp_json_rpc_answer_is_kept_as_the_server_gave_it(api, admin, suite):
+    tool = {
+        "name": "get_weather",
+        "title": "Weather",
+        "inputSchema": WEATHER["parameters"],
+        "outputSchema": {"type": "object", "properties": {"celsius": {"type": "number"}}},
+        "annotations": {"readOnlyHint": True, "openWorldHint": True},
+        "_meta": {"vendor/x": 1},
     }
+    mcp = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [tool], "nextCursor": None}}
     response = post_json(api(admin), f"/api/suites/{suite.pk}/tools/", mcp)
     assert response.status_code == 201
     assert response.json()["message"] == "tools: imported 1 from an MCP tools/list result"
@@ -128,5 +132,5 @@ def test_an_mcp_json_rpc_answer_imports_with_its_shape_named(api, admin, suite):
     paths = {w["path"] for w in response.json()["warnings"]}
     assert "cases[0].expected_calls[0].name" in paths
     suite_file_again = services.suite_document(Suite.objects.get(pk=suite.pk))
-    assert suite_file_again["tools"][0]["parameters"] == WEATHER["parameters"]
+    assert suite_file_again["tools"] == [tool]
     assert suite_file()["cases"][0]["key"] == suite_file_again["cases"][0]["key"]

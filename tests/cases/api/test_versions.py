@@ -96,6 +96,7 @@ def test_the_diff_against_the_version_before_is_the_default(api, viewer, editor,
         "tools_added": [],
         "tools_removed": [],
         "tools_changed": [],
+        "tool_changes": [],
         "added": [],
         "removed": [],
         "changed": [
@@ -118,6 +119,15 @@ def test_the_diff_names_the_tools_added_removed_and_changed(api, viewer, editor,
     body = api(viewer).get(versions_url(suite, 3, "diff/")).json()
     assert (body["tools_added"], body["tools_removed"]) == (["new"], ["gone"])
     assert body["tools_changed"] == ["changed"]
+    assert body["tool_changes"] == [
+        {
+            "name": "changed",
+            "parameters_added": [],
+            "parameters_removed": [],
+            "parameters_changed": [],
+            "fields": ["description"],
+        }
+    ]
     assert body["changed"] == []
     assert body["suite_fields"] == []
 
