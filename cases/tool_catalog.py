@@ -19,6 +19,7 @@ from typing import Any
 from scoring.matcher import (
     SCHEMA_TYPES,
     InvalidInput,
+    catalog_entries,
     is_finite_number,
     json_equal,
     json_type,
@@ -58,69 +59,31 @@ class ImportedTools:
 
 
 def tools_from_any(data: Any) -> ImportedTools:
-    """The catalog that ``data`` (parsed JSON) describes, its shape detected.
+    """The catalog that ``data`` (parsed JSON) describes, its shape detected: a list of
+    tools, one tool, a suite file holding ``tools``, or an MCP listing in any of the forms
+    a suite file's ``tools`` may take.
 
     Raises ``InvalidInput`` (by JSON path into ``data``) when no known shape fits."""
-    if isinstance(data, Mapping) and "error" in data and "jsonrpc" in data:
-        error = data["error"]
-        said = error.get("message") if isinstance(error, Mapping) else None
-        raise InvalidInput.single(
-            "error", f"a JSON-RPC error answer, not a tools/list result: {render_short(said, 200)}"
-        )
-    tools, shapes = [], set()
-    for path, items in _tool_lists(data):
-        if not isinstance(items, list):
-            raise InvalidInput.single(path, "must be a list of tools")
-        for index, item in enumerate(items):
-            where = f"{path}[{index}]"
-            if not isinstance(item, Mapping):
-                raise InvalidInput.single(where, "must be a tool object")
-            shape, tool = _one_tool(item, where)
-            shapes.add(shape)
-            tools.append(tool)
-    if not tools:
+    if isinstance(data, Mapping) and "name" in data:  # one tool
+        data = [data]
+    entries, problems = catalog_entries(data)
+    if problems:
+        raise InvalidInput(problems)
+    if not entries:
         raise InvalidInput.single("", "holds no tools")
+    tools, shapes = [], set()
+    for where, item in entries:
+        shape, tool = _one_tool(item, where)
+        shapes.add(shape)
+        tools.append(tool)
     return ImportedTools(tools, shapes.pop() if len(shapes) == 1 else "mixed")
-
-
-def _tool_lists(data: Any) -> list[tuple[str, Any]]:
-    """The lists of tools ``data`` holds, each with its JSON path: a ``tools/list`` result's
-    (or a suite file's) ``tools``, a JSON-RPC answer's ``result.tools``, each page's of a list
-    of those (a paginated listing, in order); else ``data`` itself, a list of tools or one."""
-    if isinstance(data, Mapping):
-        found = _page_tools(data)
-        return [found] if found else [("", [data])]
-    if isinstance(data, list) and data and all(_page_tools(page) for page in data):
-        return [
-            (f"[{index}].{path}", items)
-            for index, page in enumerate(data)
-            for path, items in [_page_tools(page)]
-        ]
-    return [("", data)]
-
-
-def _page_tools(page: Any) -> tuple[str, Any] | None:
-    """Where one ``tools/list`` page keeps its tools: ``result.tools`` in a JSON-RPC answer,
-    ``tools`` in a bare result; None for what is no page (a tool object has a ``name``)."""
-    if not isinstance(page, Mapping) or "name" in page:
-        return None
-    result = page.get("result")
-    if isinstance(result, Mapping) and "tools" in result:
-        return "result.tools", result["tools"]
-    return ("tools", page["tools"]) if "tools" in page else None
 
 
 def catalog_tools(tools: Any) -> list[Mapping]:
     """The tool objects of a suite file's ``tools`` in any form it may take
-    (docs/formats.md#tool-catalog), pages merged in order; what is no tool object is left out.
-    For reading a stored catalog: the suite's rules checked it when it was saved."""
-    return [
-        tool
-        for _, items in _tool_lists(tools if isinstance(tools, Mapping | list) else [])
-        if isinstance(items, list)
-        for tool in items
-        if isinstance(tool, Mapping)
-    ]
+    (docs/formats.md#tool-catalog), pages merged in order. For reading a stored catalog:
+    the suite's rules checked it when it was saved."""
+    return [tool for _, tool in catalog_entries(tools)[0]]
 
 
 def input_schema(tool: Mapping) -> Mapping:

@@ -60,7 +60,7 @@ from .run import Call, Run, TrialNumbering, load_run
 from .scorer import score
 from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
 from .suite import SCHEMA as SUITE_SCHEMA
-from .tools import SCHEMA_TYPES, Tool
+from .tools import SCHEMA_TYPES, Tool, catalog_entries
 from .warnings import suite_warnings
 from .words import describe_arguments
 
@@ -90,6 +90,7 @@ __all__ = [
     "Tool",
     "TrialNumbering",
     "argument_problems",
+    "catalog_entries",
     "compare_arguments",
     "describe_arguments",
     "dump_json",

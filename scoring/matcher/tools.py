@@ -14,9 +14,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Problems, field_path
+from .errors import Problem, Problems, field_path
 from .fields import FieldReader
-from .jsonvalue import json_type
+from .jsonvalue import json_type, render_short
 from .options import MatchOptions
 from .schemas import ToolSchema
 
@@ -82,6 +82,14 @@ class Catalog:
 EMPTY_CATALOG = Catalog()
 
 
+def catalog_entries(raw: Any, path: str = "") -> tuple[list[tuple[str, Mapping]], list[Problem]]:
+    """The tool objects of a suite file's ``tools`` value in any form it may take (a list of
+    tools, an MCP ``tools/list`` page, the JSON-RPC answer holding it, or a list of pages),
+    each with its path under ``path``, and the problems of that form."""
+    problems = Problems()
+    return list(_tool_objects(raw, path, problems)), problems.items
+
+
 def load_tools(data: Mapping, reader: FieldReader, problems: Problems) -> tuple[Tool, ...]:
     """The document's ``tools``, each problem of its shape recorded by path."""
     tools = []
@@ -145,8 +153,10 @@ def _page_tools(page: Mapping, path: str, problems: Problems) -> Iterator[tuple[
         error = page.get("error")
         if error is not None:
             message = error.get("message") if isinstance(error, Mapping) else None
-            said = f": {message}" if isinstance(message, str) else ""
-            problems.add(field_path(path, "error"), f"an MCP error response, not tools{said}")
+            problems.add(
+                field_path(path, "error"),
+                f"a JSON-RPC error answer, not a tools/list result: {render_short(message, 200)}",
+            )
             return
         page, path = page.get("result"), field_path(path, "result")
         if not isinstance(page, Mapping):

@@ -329,7 +329,7 @@ def test_a_catalog_may_be_an_mcp_tools_list_answer_as_it_is():
         (
             {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}},
             "tools.error",
-            "an MCP error response, not tools: Method not found",
+            'a JSON-RPC error answer, not a tools/list result: "Method not found"',
         ),
         ({"nextCursor": "x"}, "tools.tools", "required"),
         (
