@@ -30,6 +30,9 @@ from scoring.matcher import CallOutcome, CaseEnvironment, ReplayFailed, TurnEnd
 # The directory holding the ``scoring`` package: the sandbox runs from it.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_CACHE_SIZE = 512
+# How long a new sandbox may take to start (import Python and the project), before which
+# no replay's wall-clock limit runs: a loaded machine starts processes slowly.
+START_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +141,10 @@ class SandboxReplayer:
                 cwd=PROJECT_ROOT,
             )
             self._owner = os.getpid()
+            ready = self._read_line(self._process, time.monotonic() + START_SECONDS)
+            if not ready:
+                self._stop()
+                raise ReplayFailed(f"the sandbox process did not start in {START_SECONDS:g} s")
         return self._process
 
     @staticmethod

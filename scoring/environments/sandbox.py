@@ -1,13 +1,13 @@
 """The process calls are replayed in: ``python -m scoring.environments.sandbox CPU MEMORY``.
 
-It reads one request per line on standard input (``{"environment", "initial_state",
-"turns", "overrides"}``) and writes one answer per line: ``{"turns": [{"state",
-"outcomes"}]}``, ``{"error": why}`` when the replay could not be made, or ``{"limit":
-"memory"}`` before it exits when the environment ran out of memory. Limits are set here, on
-this process alone: its address space (MEMORY megabytes) once, and CPU seconds (CPU) afresh
-for each request, so that one process serves many replays. Past the CPU limit the kernel
-kills it; the wall-clock limit is the parent's (``replayer``). What environments print goes
-nowhere: standard output carries the answers alone.
+Once started it writes ``{"ready": true}``; then it reads one request per line on standard
+input (``{"environment", "initial_state", "turns", "overrides"}``) and writes one answer per
+line: ``{"turns": [{"state", "outcomes"}]}``, ``{"error": why}`` when the replay could not
+be made, or ``{"limit": "memory"}`` before it exits when the environment ran out of memory.
+Limits are set here, on this process alone: its address space (MEMORY megabytes) once, and
+CPU seconds (CPU) afresh for each request, so that one process serves many replays. Past the
+CPU limit the kernel kills it; the wall-clock limit is the parent's (``replayer``). What
+environments print goes nowhere: standard output carries the answers alone.
 """
 
 from __future__ import annotations
@@ -80,6 +80,8 @@ def main(cpu_seconds: float, memory_mb: int) -> None:
     os.dup2(quiet, sys.stdout.fileno())
     memory = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    answers.write('{"ready": true}\n')  # the replays' wall-clock limits start from here
+    answers.flush()
     for line in sys.stdin:
         _limit_cpu(cpu_seconds)
         try:

@@ -168,7 +168,7 @@ def _value(node: ast.expr, notes: list[str]) -> Any:
     if isinstance(node, ast.BinOp):
         return _arithmetic(node)
     if isinstance(node, ast.Call):
-        return _call(node, notes) if node.keywords else ast.unparse(node)
+        return _call(node, notes, {}) if node.keywords else ast.unparse(node)
     if isinstance(node, ast.Subscript):
         return f"{ast.unparse(node.value)}[{ast.unparse(node.slice)}]"
     raise Undecodable(f"{_snippet(node)}: {type(node).__name__} is not a value BFCL reads")
