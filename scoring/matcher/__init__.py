@@ -23,8 +23,8 @@ nothing outside imports a submodule):
 - required arguments in words, as report labels word matchers: ``describe_arguments``;
 - judging by end state (docs/matcher.md#end-state): the ``Replayer`` protocol ``score``
   takes, what it returns (``TurnEnd``, ``CallOutcome``) or raises (``ReplayFailed``), a
-  case's ``CaseEnvironment``, a run's calls by turn (``run_turns``), and the comparison the
-  run page shows (``end_state_comparisons``).
+  case's ``CaseEnvironment``, a run's calls by turn (``run_turns``), and where a run parts
+  from the reference (``TurnComparison``, ``StateDifference``).
 """
 
 from .argdiff import ArgumentRow, compare_arguments
@@ -37,7 +37,6 @@ from .end_state import (
     StateDifference,
     TurnComparison,
     TurnEnd,
-    end_state_comparisons,
     run_turns,
 )
 from .errors import InvalidInput, Problem, field_path
@@ -116,7 +115,6 @@ __all__ = [
     "describe_arguments",
     "dump_json",
     "duplicate_key",
-    "end_state_comparisons",
     "failure_signature",
     "field_path",
     "is_finite_number",

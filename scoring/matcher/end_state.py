@@ -483,18 +483,3 @@ def value_at(state: Any, steps: Sequence[str | int]) -> Any:
         else:
             return MISSING
     return state
-
-
-def end_state_comparisons(case: Any, run: Run, replayer: Replayer | None) -> list[tuple]:
-    """For the run page: each ``end_state_matches`` of ``case`` as ``(label, comparison)``,
-    the comparison a ``TurnComparison`` where the run parts from the reference, None where
-    it does not, or the reason (a string) it could not be made."""
-    view = RunView(run, case.match, environment=case.environment, replayer=replayer)
-    found = []
-    for expectation in case.expectations:
-        if isinstance(expectation, EndStateMatches):
-            comparison = expectation.comparison(view)
-            if isinstance(comparison, Outcome):
-                comparison = comparison.error
-            found.append((expectation.label, comparison))
-    return found
