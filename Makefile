@@ -7,10 +7,11 @@ PY := $(VENV)/bin/python
 
 .PHONY: dev stack test test-fast lint bench
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt requirements-nodeps.txt environments/casebook_bfcl/pyproject.toml
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -r requirements-dev.txt
+	$(VENV)/bin/pip install --quiet --no-deps -r requirements-nodeps.txt
 	touch $@
 
 dev: $(VENV)/.installed

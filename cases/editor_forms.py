@@ -44,6 +44,10 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "only_catalog_tools": (),
     "no_tool_errors": ("tool",),
     "tool_error_count": ("tool", "min", "max"),
+    # Reference calls and states are JSON documents, edited in the suite file: the editor
+    # keeps them as they are (docs/matcher.md#end-state).
+    "end_state_matches": (),
+    "state_path_equals": (),
 }
 # The types whose ``tool`` may be left empty, and what empty means.
 OPTIONAL_TOOL = {
@@ -68,6 +72,8 @@ TYPE_LABELS = {
     "only_catalog_tools": "called only catalog tools",
     "no_tool_errors": "no tool errors",
     "tool_error_count": "number of tool errors",
+    "end_state_matches": "end state matches the reference calls'",
+    "state_path_equals": "a value in the end state",
 }
 assert set(TYPE_FIELDS) == set(EXPECTATION_TYPES)
 
@@ -76,9 +82,6 @@ def pretty(value: Any) -> str:
     """JSON for a textarea: one line when short, indented when long."""
     text = orjson.dumps(value).decode()
     return text if len(text) <= 70 else orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-
-
-EXPECTATION_FIELDS = {"type"} | {name for names in TYPE_FIELDS.values() for name in names}
 
 
 def unknown_fields(data: Mapping, known) -> dict:
@@ -262,12 +265,12 @@ class ExpectationForm(forms.Form):
 
     @staticmethod
     def initial_from(item: Mapping) -> dict:
-        initial = {
-            "type": item.get("type", "called_tool"),
-            "extra": pretty(unknown_fields(item, EXPECTATION_FIELDS)),
-        }
+        kind = item.get("type", "called_tool")
+        # What the type's form does not show is kept as it is (``extra``).
+        known = {"type", *TYPE_FIELDS.get(kind, ())}
+        initial = {"type": kind, "extra": pretty(unknown_fields(item, known))}
         for name, value in item.items():
-            if name not in EXPECTATION_FIELDS:
+            if name not in known:
                 continue
             if name == "args":
                 initial[name] = pretty(value)

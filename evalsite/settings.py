@@ -232,6 +232,11 @@ CASEBOOK_MAX_STORED_INVALID_LINES = env.int("CASEBOOK_MAX_STORED_INVALID_LINES",
 # may take before its verdict is `error` (workers, `manage.py score`, "try a run").
 CASEBOOK_MAX_PATTERN_LENGTH = env.int("CASEBOOK_MAX_PATTERN_LENGTH", default=1000)
 CASEBOOK_RUN_TIME_BUDGET_SECONDS = env.float("CASEBOOK_RUN_TIME_BUDGET_SECONDS", default=10.0)
+# What replaying one run's calls in an environment may use (docs/operations.md#environments):
+# past a limit the sandbox process is killed and the verdict is `error`.
+CASEBOOK_ENVIRONMENT_CPU_SECONDS = env.float("CASEBOOK_ENVIRONMENT_CPU_SECONDS", default=5.0)
+CASEBOOK_ENVIRONMENT_MEMORY_MB = env.int("CASEBOOK_ENVIRONMENT_MEMORY_MB", default=1024)
+CASEBOOK_ENVIRONMENT_WALL_SECONDS = env.float("CASEBOOK_ENVIRONMENT_WALL_SECONDS", default=10.0)
 # Runs per scoring task, and how long a submission may make no progress before the sweep
 # picks it up again (a worker or the broker went away).
 CASEBOOK_CHUNK_RUNS = env.int("CASEBOOK_CHUNK_RUNS", default=1000)

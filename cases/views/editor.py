@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap, retarget
 
+from scoring.environments import EnvironmentLimits, replayer_for
 from scoring.importers import detect_format, to_canonical
 from scoring.matcher import (
     InvalidInput,
@@ -280,7 +281,8 @@ def case_try(request, pk):
         context["problems"] = exc.problems
     else:
         budget = settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS
-        context.update(report=score(case, run, time_budget=budget), run=run)
+        replayer = replayer_for(EnvironmentLimits.from_settings(settings))
+        context.update(report=score(case, run, time_budget=budget, replayer=replayer), run=run)
     return render(request, "cases/_try_result.html", context)
 
 

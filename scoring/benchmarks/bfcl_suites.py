@@ -23,11 +23,14 @@ accepts what BFCL's AST checker accepts:
 
 Categories without possible answers are judged by BFCL on whether any call decodes:
 ``irrelevance`` (and ``live_irrelevance``) cases expect no call (``no_tool_calls``, with
-``extra_calls: forbid``), ``live_relevance`` cases at least one. ``multi_turn_*`` categories
-are refused, once per file: BFCL scores them by running the model's calls against its
-simulated APIs (file systems, trading, travel booking) and comparing the resulting state
-and the tools' outputs with those of the ground truth, so many call sequences pass that a
-list of expected calls would fail, and the reverse; expected calls would not agree with it.
+``extra_calls: forbid``), ``live_relevance`` cases at least one.
+
+``multi_turn_*`` categories are judged as BFCL judges them, by end state
+(docs/benchmarks.md#multi-turn-categories): each case names the ``bfcl`` environment (BFCL's
+own backends) with the entry's ``involved_classes`` and ``initial_config``, and one
+``end_state_matches`` replays the ground truth turn by turn, the results of each turn's
+reference calls required among the run's (BFCL's response check). Their function docs come
+from BFCL's package (``multi_turn_func_doc``), given as ``function_docs``.
 
 Model results (``{"id", "result": [{"function": arguments}]}``) are read by the ``bfcl``
 run importer.
@@ -39,15 +42,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cases.tool_catalog import bfcl_tools
+from scoring.importers.python_calls import Undecodable, decode_calls
 from scoring.matcher import SUITE_SCHEMA, InvalidInput, Problem, field_path, is_matcher
 from scoring.runfiles.reader import json_lines
 
-MULTI_TURN_REFUSAL = (
-    "a multi_turn category: BFCL scores these by running the calls against its simulated APIs "
-    "and comparing their state, which expected calls cannot reproduce; Casebook does not "
-    "import them (single-turn categories such as simple_python, multiple, parallel, "
-    "irrelevance import)"
+NO_FUNCTION_DOCS = (
+    "a multi_turn category: its function docs come from BFCL's package (bfcl-eval's "
+    "multi_turn_func_doc), which was not given"
 )
+BFCL_ENVIRONMENT = "bfcl"
 NO_ANSWERS = (
     "no possible-answer file: only the irrelevance and relevance categories come without one; "
     "give this category's possible-answer file"
@@ -81,6 +84,7 @@ def suite_from_bfcl(
     *,
     name: str,
     underscore_dots: bool = False,
+    function_docs: Mapping[str, list] | None = None,
 ) -> dict:
     """A suite document for a BFCL category, from its (line, record) pairs.
 
@@ -88,8 +92,9 @@ def suite_from_bfcl(
     ``live_relevance``). ``underscore_dots`` writes function names with ``.`` as ``_``, as
     BFCL does for models whose APIs refuse dots (OpenAI, Mistral, Google). Raises
     ``InvalidInput`` whose problems carry the line and field of every bad record (the path
-    starts with the file: ``questions`` or ``answers``); a multi_turn file is refused with
-    one problem, at its first question.
+    starts with the file: ``questions`` or ``answers``). ``function_docs`` holds the docs of
+    the multi-turn classes, by class name; without them a multi_turn file is refused with one
+    problem, at its first question.
     """
     problems: list[Problem] = []
     by_id: dict[str, tuple[int, Mapping]] = {}
@@ -103,8 +108,9 @@ def suite_from_bfcl(
         key = _record_id(question, line, "questions", problems)
         if key is None:
             continue
-        if _is_multi_turn(key, question):
-            raise _bad("questions", MULTI_TURN_REFUSAL, line)
+        multi_turn = _is_multi_turn(key, question)
+        if multi_turn and function_docs is None:
+            raise _bad("questions", NO_FUNCTION_DOCS, line)
         if key in seen:
             problems.append(Problem("questions.id", f"duplicate id {key!r}", line))
             continue
@@ -120,7 +126,12 @@ def suite_from_bfcl(
             continue
         answer_line, answer = by_id[key]
         try:
-            cases.append(_case(key, question, line, answer, answer_line, underscore_dots))
+            if multi_turn:
+                cases.append(
+                    _multi_turn_case(key, question, line, (answer_line, answer), function_docs)
+                )
+            else:
+                cases.append(_case(key, question, line, answer, answer_line, underscore_dots))
         except InvalidInput as exc:
             problems.extend(exc.problems)
     unanswered = sorted(set(by_id) - seen)
@@ -237,6 +248,75 @@ def _expected_call(item: Any, where: str, line: int, docs: Mapping) -> dict:
         is_string = _object(properties.get(parameter)).get("type") in _STRING_TYPES
         required_args[parameter] = _parameter(values, parameter in required, is_string)
     return {"name": function, "required_args": required_args, "exact_args": True}
+
+
+def _multi_turn_case(
+    key: str, question: Mapping, line: int, answer: tuple[int, Mapping], docs: Mapping
+) -> dict:
+    """A multi-turn entry as a case judged by end state
+    (docs/benchmarks.md#multi-turn-categories)."""
+    answer_line, answer = answer
+    classes = question.get("involved_classes")
+    if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+        raise _bad("questions.involved_classes", "must be a list of class names", line)
+    unknown = [name for name in classes if name not in docs]
+    if unknown:
+        message = f"no function docs for {', '.join(unknown)}"
+        raise _bad("questions.involved_classes", message, line)
+    config = question.get("initial_config", {})
+    if not isinstance(config, Mapping):
+        raise _bad("questions.initial_config", "must be an object", line)
+    functions = [doc for name in classes for doc in docs[name]]
+    parameters = {
+        doc["name"]: list(_object(_object(doc.get("parameters")).get("properties")))
+        for doc in functions
+    }
+    ground_truth = answer.get("ground_truth")
+    if not isinstance(ground_truth, list) or not all(isinstance(t, list) for t in ground_truth):
+        raise _bad("answers.ground_truth", "must be a list of turns (lists of calls)", answer_line)
+    turns = [
+        _reference_turn(turn, field_path("answers.ground_truth", t), answer_line, parameters)
+        for t, turn in enumerate(ground_truth)
+    ]
+    state = {
+        "involved_classes": classes,
+        "initial_config": config,
+        "long_context": "long_context" in _category(key),
+    }
+    return {
+        "key": key,
+        "title": key,
+        "prompt": _prompt(question.get("question")),
+        "tags": ["bfcl", _category(key)],
+        "expected_calls": [],
+        "environment": {"name": BFCL_ENVIRONMENT, "initial_state": state},
+        "expectations": [
+            {
+                "type": "end_state_matches",
+                "reference_turns": turns,
+                "results_include_reference": True,
+            }
+        ],
+        "tools": functions,
+    }
+
+
+def _reference_turn(turn: list, where: str, line: int, parameters: Mapping) -> list[dict]:
+    """A ground-truth turn's call strings (``cd(folder='x')``, positional arguments named
+    by the function docs) as reference calls."""
+    calls = []
+    for index, text in enumerate(turn):
+        path = field_path(where, index)
+        if not isinstance(text, str):
+            raise _bad(path, "must be a call, written as Python", line)
+        try:
+            decoded, _ = decode_calls(text, parameters)
+        except Undecodable as exc:
+            raise _bad(path, f"not a call: {exc}", line) from None
+        for call in decoded:
+            ((name, arguments),) = call.items()
+            calls.append({"name": name, "arguments": arguments})
+    return calls
 
 
 def _object(value: Any) -> Mapping:

@@ -9,9 +9,13 @@ A string that does not decode is a run with no calls, the text as its final text
 saying why: BFCL's checker counts it as a failure, or on ``irrelevance`` as a success, and
 so does the case. Token counts and latency go to ``meta``.
 
-A multi-turn result (``result`` a list of turns, each a list of steps) is refused: BFCL
-scores those by executing the calls against its simulated APIs
-(docs/benchmarks.md#multi-turn-categories-are-refused).
+A multi-turn result (``result`` a list of turns, each a list of steps) keeps its turns: each
+turn starts with a ``user`` entry of the transcript, each step whose calls decode is a batch
+named by an ``assistant`` entry, as the end-state expectations read turns
+(docs/matcher.md#turns). A step is a list of ``{function: arguments}`` (function-calling
+models), or the text of Python calls (prompting models); a step that does not decode, or
+decodes to no call, is left out with a note, as BFCL's checker leaves it out
+(docs/benchmarks.md#multi-turn-categories).
 """
 
 from collections.abc import Mapping
@@ -24,11 +28,6 @@ from scoring.matcher import InvalidInput, json_type
 NAME = "bfcl"
 SIGNATURE = "result"
 _META = ("latency", "input_token_count", "output_token_count")
-MULTI_TURN_REFUSAL = (
-    "a multi-turn result (a list of turns): BFCL scores multi_turn categories by running the "
-    "calls against its simulated APIs and comparing their state, which expected calls cannot "
-    "reproduce; Casebook does not import them"
-)
 
 
 def detect(line: Mapping) -> bool:
@@ -64,13 +63,45 @@ def convert(line: Mapping) -> dict:
             "result", f"must be a list of calls or a string, not {json_type(result)}"
         )
     if is_multi_turn(line):
-        raise InvalidInput.single("result", MULTI_TURN_REFUSAL)
-    calls = []
-    for index, item in enumerate(result):
-        if not isinstance(item, Mapping) or len(item) != 1:
-            raise InvalidInput.single(f"result[{index}]", "must be an object naming one function")
-        ((name, arguments),) = item.items()
-        calls.append({"name": name, **arguments_fields(arguments)})
+        return _multi_turn(run, result)
+    calls = _calls(result, "result")
     if calls:
         run["batches"] = [calls]
+    return run
+
+
+def _calls(items: list, where: str) -> list[dict]:
+    calls = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping) or len(item) != 1:
+            raise InvalidInput.single(f"{where}[{index}]", "must be an object naming one function")
+        ((name, arguments),) = item.items()
+        calls.append({"name": name, **arguments_fields(arguments)})
+    return calls
+
+
+def _multi_turn(run: dict, turns: list) -> dict:
+    batches: list[list[dict]] = []
+    transcript: list[dict] = []
+    notes: list[str] = run.setdefault("notes", [])
+    for t, steps in enumerate(turns):
+        transcript.append({"role": "user", "text": None, "batch": None})
+        for s, step in enumerate(steps):
+            where = f"result[{t}][{s}]"
+            if isinstance(step, str):
+                try:
+                    step, step_notes = decode_calls(step)
+                except Undecodable as exc:
+                    notes.append(f"{where}: not read as calls ({exc}); left out, as BFCL does")
+                    continue
+                notes.extend(f"{where}: {note}" for note in step_notes)
+            if not isinstance(step, list):
+                raise InvalidInput.single(where, f"must be a list of calls, not {json_type(step)}")
+            calls = _calls(step, where)
+            if calls:
+                transcript.append({"role": "assistant", "text": None, "batch": len(batches)})
+                batches.append(calls)
+    run.update(batches=batches, transcript=transcript)
+    if not notes:
+        del run["notes"]
     return run

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 MAX_CHARS = 100_000
@@ -50,11 +51,16 @@ class Undecodable(ValueError):
     """The text is not Python call syntax BFCL's decoder reads; the message says why."""
 
 
-def decode_calls(text: str) -> tuple[list[dict[str, dict[str, Any]]], list[str]]:
+def decode_calls(
+    text: str, parameters: Mapping[str, Sequence[str]] | None = None
+) -> tuple[list[dict[str, dict[str, Any]]], list[str]]:
     """The calls ``text`` writes, as ``[{name: arguments}]``, and notes on what was dropped.
 
-    Raises ``Undecodable`` when BFCL's decoder would fail on it (or, for what JSON cannot
-    hold, when it could not be carried faithfully)."""
+    With ``parameters`` (a function's parameter names, in order, by function name),
+    positional arguments are named by them, as Python would bind them; otherwise they are
+    dropped, as BFCL's AST decoder drops them. Raises ``Undecodable`` when BFCL's decoder
+    would fail on it (or, for what JSON cannot hold, when it could not be carried
+    faithfully)."""
     if len(text) > MAX_CHARS:
         raise Undecodable(f"the text is {len(text):,} characters; the limit is {MAX_CHARS:,}")
     source = text.strip("`\n ")
@@ -81,7 +87,7 @@ def decode_calls(text: str) -> tuple[list[dict[str, dict[str, Any]]], list[str]]
     for element in elements:
         if not isinstance(element, ast.Call):
             raise Undecodable(f"{_snippet(element)} is not a call")
-        calls.append(_call(element, notes))
+        calls.append(_call(element, notes, parameters or {}))
     return calls, notes
 
 
@@ -110,14 +116,22 @@ def _check_depth(tree: ast.AST) -> None:
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
-def _call(node: ast.Call, notes: list[str]) -> dict[str, dict[str, Any]]:
+def _call(
+    node: ast.Call, notes: list[str], parameters: Mapping[str, Sequence[str]]
+) -> dict[str, dict[str, Any]]:
     name = _function_name(node.func)
-    if node.args:
+    arguments: dict[str, Any] = {}
+    names = parameters.get(name)
+    if node.args and names is not None:
+        if len(node.args) > len(names):
+            raise Undecodable(f"{name}: {len(node.args)} positional arguments, more than it has")
+        for parameter, value in zip(names, node.args, strict=False):
+            arguments[parameter] = _value(value, notes)
+    elif node.args:
         notes.append(
             f"{name}: {len(node.args)} positional argument(s) dropped "
             "(BFCL reads keyword arguments only)"
         )
-    arguments: dict[str, Any] = {}
     for keyword in node.keywords:
         if keyword.arg is None:
             raise Undecodable(f"{name}: **{_snippet(keyword.value)} cannot be read as arguments")
@@ -154,7 +168,7 @@ def _value(node: ast.expr, notes: list[str]) -> Any:
     if isinstance(node, ast.BinOp):
         return _arithmetic(node)
     if isinstance(node, ast.Call):
-        return _call(node, notes) if node.keywords else ast.unparse(node)
+        return _call(node, notes, {}) if node.keywords else ast.unparse(node)
     if isinstance(node, ast.Subscript):
         return f"{ast.unparse(node.value)}[{ast.unparse(node.slice)}]"
     raise Undecodable(f"{_snippet(node)}: {type(node).__name__} is not a value BFCL reads")

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from scoring.environments import EnvironmentLimits, replayer_for
 from scoring.ingest.bulk import insert_rows, relax_durability
 from scoring.ingest.pipeline import finish_if_complete, update_counts
 from scoring.matcher import ERROR, FAIL, PASS, Report, failure_signature, load_run, score
@@ -112,7 +113,10 @@ def _score(case, document) -> Report:
     """The run's report; a run the matcher chokes on (a bug) is an error, not a lost chunk."""
     try:
         return score(
-            case, load_run(document), time_budget=settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS
+            case,
+            load_run(document),
+            time_budget=settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS,
+            replayer=replayer_for(EnvironmentLimits.from_settings(settings)),
         )
     except Exception as exc:
         trial = document.get("trial") if isinstance(document, dict) else None

@@ -20,11 +20,25 @@ nothing outside imports a submodule):
   ``pretty_json``, ``json_equal``, ``json_type``, ``render_value``, ``nested_deeper_than``;
 - a recorded call's arguments beside an expected call's, for the run page:
   ``compare_arguments`` and its ``ArgumentRow``;
-- required arguments in words, as report labels word matchers: ``describe_arguments``.
+- required arguments in words, as report labels word matchers: ``describe_arguments``;
+- judging by end state (docs/matcher.md#end-state): the ``Replayer`` protocol ``score``
+  takes, what it returns (``TurnEnd``, ``CallOutcome``) or raises (``ReplayFailed``), a
+  case's ``CaseEnvironment``, a run's calls by turn (``run_turns``), and where a run parts
+  from the reference (``TurnComparison``, ``StateDifference``).
 """
 
 from .argdiff import ArgumentRow, compare_arguments
 from .documents import parse_suite_document
+from .end_state import (
+    CallOutcome,
+    CaseEnvironment,
+    Replayer,
+    ReplayFailed,
+    StateDifference,
+    TurnComparison,
+    TurnEnd,
+    run_turns,
+)
 from .errors import InvalidInput, Problem, field_path
 from .expectation_types import EXPECTATION_TYPES
 from .jsonvalue import (
@@ -77,18 +91,25 @@ __all__ = [
     "SUITE_SCHEMA",
     "ArgumentRow",
     "Call",
+    "CallOutcome",
     "Case",
+    "CaseEnvironment",
     "Cause",
     "ExpectedCall",
     "InvalidInput",
     "MatchOptions",
     "PredicateResult",
     "Problem",
+    "ReplayFailed",
+    "Replayer",
     "Report",
     "Run",
+    "StateDifference",
     "Suite",
     "Tool",
     "TrialNumbering",
+    "TurnComparison",
+    "TurnEnd",
     "argument_problems",
     "catalog_entries",
     "compare_arguments",
@@ -113,6 +134,7 @@ __all__ = [
     "pretty_json",
     "render_short",
     "render_value",
+    "run_turns",
     "score",
     "suite_warnings",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .end_state import EndStateMatches, StatePathEquals
 from .expectations import (
     CalledTool,
     CalledToolsInOrder,
@@ -36,5 +37,7 @@ EXPECTATION_TYPES: dict[str, type[Expectation]] = {
         OnlyCatalogTools,
         NoToolErrors,
         ToolErrorCount,
+        EndStateMatches,
+        StatePathEquals,
     )
 }

@@ -62,7 +62,17 @@ class RunView:
     past it by at most one predicate's work on one call (each regex match is bounded by
     the pattern limits of regex.py)."""
 
-    __slots__ = ("_folded", "calls", "catalog", "deadline", "options", "run")
+    __slots__ = (
+        "_folded",
+        "calls",
+        "catalog",
+        "deadline",
+        "environment",
+        "options",
+        "replayed",
+        "replayer",
+        "run",
+    )
 
     def __init__(
         self,
@@ -70,12 +80,19 @@ class RunView:
         options: MatchOptions,
         deadline: float = math.inf,
         catalog: Catalog = EMPTY_CATALOG,
+        environment: Any = None,
+        replayer: Any = None,
     ):
         self.run = run
         self.calls = run.calls
         self.options = options
         self.deadline = deadline
         self.catalog = catalog
+        # The case's environment and who replays calls in it (end_state.py), and the run's
+        # replay once made: every end-state expectation of the case reads the same one.
+        self.environment = environment
+        self.replayer = replayer
+        self.replayed: Any = None
         self._folded: dict[str, list[int]] | None = None
 
     def check_time(self) -> None:
@@ -161,6 +178,8 @@ class Expectation:
     reads: ClassVar[str | None] = None
     # Whether it checks calls against the suite's tool catalog (so needs one).
     reads_catalog: ClassVar[bool] = False
+    # Whether it replays the calls in the case's environment (so needs one).
+    needs_environment: ClassVar[bool] = False
     # Whether evaluating it can fail for reasons of its own, not the run's (``Outcome.error``).
     may_not_evaluate: ClassVar[bool] = False
     index: int

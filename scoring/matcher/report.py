@@ -26,6 +26,7 @@ NOT_CAPTURED = "not_captured"
 SCHEMA = "schema"
 UNKNOWN_TOOL = "unknown_tool"
 TOOL_ERROR = "tool_error"
+END_STATE = "end_state"
 # Each cause kind in words, for pages and summaries.
 CAUSE_WORDS = {
     NO_CALL: "never called",
@@ -46,6 +47,7 @@ CAUSE_WORDS = {
     SCHEMA: "arguments the tool's schema rejects",
     UNKNOWN_TOOL: "tool not in the catalog",
     TOOL_ERROR: "tool returned an error",
+    END_STATE: "end state differs",
 }
 CAUSE_KINDS = tuple(CAUSE_WORDS)
 

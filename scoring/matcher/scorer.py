@@ -9,6 +9,7 @@ from dataclasses import replace
 import msgspec
 
 from .calls import assess_expected_calls
+from .end_state import Replayer
 from .expectations import PASSED, OutOfTime, RunView
 from .jsonvalue import NOT_RECORDED
 from .report import (
@@ -25,7 +26,9 @@ from .run import NOT_CAPTURED_KINDS, Run
 from .suite import RUN_LABEL, Case
 
 
-def score(case: Case, run: Run, *, time_budget: float | None = None) -> Report:
+def score(
+    case: Case, run: Run, *, time_budget: float | None = None, replayer: Replayer | None = None
+) -> Report:
     """Score ``run`` against ``case`` and report every predicate.
 
     The verdict is ``pass`` when the run has no error and every predicate holds, ``error``
@@ -34,10 +37,12 @@ def score(case: Case, run: Run, *, time_budget: float | None = None) -> Report:
 
     With ``time_budget`` (seconds), scoring that takes longer stops at the next predicate
     and the verdict is ``error``, saying so: a pathological run never holds its caller.
+    ``replayer`` replays calls in the case's environment for the end-state expectations
+    (docs/matcher.md#end-state); without one they are not evaluated.
     """
     deadline = math.inf if time_budget is None else time.monotonic() + time_budget
     try:
-        view = RunView(run, case.match, deadline, case.catalog)
+        view = RunView(run, case.match, deadline, case.catalog, case.environment, replayer)
         report = _score(case, run, view)
         if report.verdict == FAIL and run.not_captured:
             return _judged_on_what_was_captured(case, run, view, report)
@@ -88,9 +93,10 @@ def _judged_on_what_was_captured(case: Case, run: Run, view: RunView, report: Re
     recorded alone (the tool names), else ``error``, saying what was not captured."""
     contents = [kind for kind in NOT_CAPTURED_KINDS if kind in run.not_captured]
     recorded = _as_recorded(run)
-    judged = _score(
-        case.without(contents), recorded, RunView(recorded, case.match, view.deadline, case.catalog)
+    recorded_view = RunView(
+        recorded, case.match, view.deadline, case.catalog, case.environment, view.replayer
     )
+    judged = _score(case.without(contents), recorded, recorded_view)
     still_failing = {(p.kind, p.index) for p in judged.predicates if not p.passed}
     reads = {e.index: e.reads for e in case.expectations}
     predicates = []

@@ -10,6 +10,7 @@ from typing import Any
 
 from .arguments import AnyWhenNotRecorded, ArgumentsPattern
 from .assignment import Slot
+from .end_state import CaseEnvironment
 from .errors import InvalidInput, Problems, field_path
 from .expectation_types import EXPECTATION_TYPES
 from .expectations import Expectation
@@ -86,6 +87,8 @@ class Case:
     data: Mapping = field(default_factory=dict, repr=False, compare=False)
     # The suite's tool catalog, which the catalog expectations check calls against.
     catalog: Catalog = field(default=EMPTY_CATALOG, repr=False, compare=False)
+    # Where the end-state expectations replay calls (docs/formats.md#environment).
+    environment: CaseEnvironment | None = None
     slots: tuple[Slot, ...] = field(init=False, repr=False, compare=False)
     # Whether some predicate may be left unevaluated: one holds a pattern RE2 refused
     # (possible after a lenient load), or checks calls against schemas that may not apply.
@@ -171,6 +174,7 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
     tools = load_tools(data, top, problems)
     catalog = Catalog(tools)
     catalog_checks = top.boolean("catalog_checks")
+    environment = read_environment(top)
     if catalog_checks and not tools:
         problems.add("catalog_checks", "needs a tool catalog (tools) to check calls against")
     if "cases" not in data:
@@ -186,7 +190,7 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
             )
         elif isinstance(key, str):
             first_seen[key] = index
-        case = _load_case(raw, path, match, problems, strict, catalog, catalog_checks)
+        case = _load_case(raw, path, match, problems, strict, catalog, catalog_checks, environment)
         if case is not None:
             cases.append(case)
     problems.raise_if_any()
@@ -209,6 +213,7 @@ def _load_case(
     strict: bool,
     catalog: Catalog,
     catalog_checks: bool,
+    suite_environment: CaseEnvironment | None,
 ) -> Case | None:
     fields = FieldReader(data, path, problems)
     before = len(problems.items)
@@ -218,6 +223,7 @@ def _load_case(
     tags = tuple(fields.strings("tags"))
     match = read_match_options(data, "match", fields, problems, suite_match)
     extra_calls = fields.choice("extra_calls", EXTRA_CALLS, default="allow")
+    environment = read_environment(fields) or suite_environment
 
     expected_calls = [
         _load_expected_call(raw, index, call_path, match, problems, strict)
@@ -235,6 +241,10 @@ def _load_case(
         expectation = cls.from_data(index, FieldReader(raw, item_path, problems), match, strict)
         if expectation is not None and expectation.reads_catalog:
             _check_catalog_use(expectation, item_path, catalog, match, problems, strict)
+        if expectation is not None and expectation.needs_environment and environment is None:
+            problems.add(
+                item_path, "the case has no environment (environment) to replay the calls in"
+            )
         expectations.append(expectation)
 
     if len(problems.items) > before:
@@ -264,7 +274,22 @@ def _load_case(
         tags=tags,
         data=data,
         catalog=catalog,
+        environment=environment,
     )
+
+
+def read_environment(fields: FieldReader) -> CaseEnvironment | None:
+    """The ``environment`` of a suite or case: ``{"name", "initial_state"}``, the name an
+    installed environment's (docs/formats.md#environment)."""
+    data = fields.object("environment")
+    if data is None:
+        return None
+    inner = FieldReader(data, fields.at("environment"), fields.problems)
+    name = inner.string("name", required=True, nonempty=True)
+    if "initial_state" not in data:
+        fields.problems.add(inner.at("initial_state"), "required: the JSON document it starts from")
+        return None
+    return None if name is None else CaseEnvironment(name, data["initial_state"])
 
 
 def _check_catalog_use(

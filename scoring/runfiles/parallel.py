@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from multiprocessing import Pool
 from typing import Any
 
+from scoring.environments import EnvironmentLimits, replayer_for
 from scoring.matcher import (
     InvalidInput,
     Problem,
@@ -79,9 +80,14 @@ def collecting_cycles_less() -> Iterator[None]:
 
 
 def score_records(
-    records: Iterable[RunLine], suite: Suite, time_budget: float | None
+    records: Iterable[RunLine],
+    suite: Suite,
+    time_budget: float | None,
+    limits: EnvironmentLimits | None = None,
 ) -> Iterator[Scored]:
-    """Each record of ``records`` (numbered by their reader) scored in this process."""
+    """Each record of ``records`` (numbered by their reader) scored in this process, the
+    end-state expectations replayed under ``limits`` (not evaluated without)."""
+    replayer = replayer_for(limits) if limits is not None else None
     for item in records:
         if item.problems:
             yield Scored(item.line, item.problems, read=False)
@@ -91,7 +97,7 @@ def score_records(
             yield _of_unknown_case(item, item.run.case)
             continue
         started = time.perf_counter()
-        report = score(case, item.run, time_budget=time_budget)
+        report = score(case, item.run, time_budget=time_budget, replayer=replayer)
         seconds = time.perf_counter() - started
         yield Scored(item.line, report=report, verdict=report.verdict, seconds=seconds)
 
@@ -123,6 +129,7 @@ class WorkerSettings:
     max_line_bytes: int | None
     max_depth: int
     time_budget: float | None
+    environment_limits: EnvironmentLimits | None = None
     # Reports come back as their JSON text (``writers.report_json``), for ``--json`` with
     # no baseline or JUnit: a ``Report`` costs the main process more to unpickle than
     # the text costs it to write, and the main process is the one that cannot be parallel.
@@ -182,6 +189,8 @@ def _score_batch(start: int, lines: list) -> list[Scored | _Read]:
     values = json_lines(
         lines, max_line_bytes=settings.max_line_bytes, max_depth=settings.max_depth, start=start
     )
+    limits = settings.environment_limits
+    replayer = replayer_for(limits) if limits is not None else None
     results: list[Scored | _Read] = []
     for item in reader.runs(values, LINE):
         if item.problems:
@@ -193,7 +202,7 @@ def _score_batch(start: int, lines: list) -> list[Scored | _Read]:
             results.append((item.line, item.unit, run.case, run.trial, None, None, 0.0))
             continue
         started = time.perf_counter()
-        report = score(case, run, time_budget=settings.time_budget)
+        report = score(case, run, time_budget=settings.time_budget, replayer=replayer)
         seconds = time.perf_counter() - started
         text = report_json(report) if settings.as_json else report
         results.append((item.line, item.unit, run.case, run.trial, text, report.verdict, seconds))

@@ -1,6 +1,6 @@
 """BFCL beyond function-calling results (docs/benchmarks.md#prompting-models-results):
 prompting models' strings of Python calls decoded as BFCL's default decoder does (and never
-run), numbers in result files, irrelevance categories, multi_turn files refused, and agreement
+run), numbers in result files, irrelevance categories, multi_turn files imported, and agreement
 with BFCL's checker on prompting results (its verdicts recorded in the fixture by
 bench/bfcl_agreement.py)."""
 
@@ -186,25 +186,20 @@ def test_numbers_of_any_length_never_stop_an_import(tmp_path):
     assert not list(tmp_path.glob(".*partial"))
 
 
-def test_a_refused_file_leaves_the_output_as_it_was(tmp_path):
+def test_a_multi_turn_result_keeps_its_turns_and_steps(tmp_path):
     results = tmp_path / "results.jsonl"
-    turns = [[[{"cd": '{"folder": "docs"}'}]], [[{"ls": "{}"}]]]
-    results.write_text(
-        json.dumps({"id": "multi_turn_base_0", "result": turns})
-        + "\n"
-        + json.dumps({"id": "multi_turn_base_1", "result": turns})
-        + "\n"
-    )
+    turns = [[[{"cd": '{"folder": "docs"}'}], "[ls(a=True)]", "not calls"], [], [[{"pwd": "{}"}]]]
+    results.write_text(json.dumps({"id": "multi_turn_base_0", "result": turns}) + "\n")
     out = tmp_path / "runs.jsonl"
-    out.write_text("earlier runs\n")
     result = manage("import_bfcl_results", results, "--out", out)
-    assert result.returncode == 2
-    errors = result.stderr.decode().strip().splitlines()
-    assert len(errors) == 1  # the file is refused once, not line by line
-    assert errors[0].startswith(f"{results}:1: result: a multi-turn result (a list of turns)")
-    assert "simulated APIs" in errors[0]
-    assert out.read_text() == "earlier runs\n"
-    assert not list(tmp_path.glob(".*partial"))
+    assert result.returncode == 0, result.stderr
+    run = json.loads(out.read_text())
+    assert [[c["name"] for c in batch] for batch in run["batches"]] == [["cd"], ["ls"], ["pwd"]]
+    assert [(t["role"], t["batch"]) for t in run["transcript"]] == [
+        ("user", None), ("assistant", 0), ("assistant", 1), ("user", None), ("user", None),
+        ("assistant", 2),
+    ]  # fmt: skip
+    assert run["notes"][0].startswith("result[0][2]: not read as calls")
 
 
 # --- irrelevance, multi_turn --------------------------------------------------------------------
@@ -256,29 +251,44 @@ def test_a_category_with_possible_answers_needs_them(tmp_path):
     )
 
 
-def test_a_multi_turn_category_is_refused_once_saying_why(tmp_path):
+def test_a_multi_turn_category_imports_as_cases_judged_by_end_state(tmp_path):
     questions = tmp_path / "BFCL_v4_multi_turn_base.json"
     record = {
         "question": [
             [{"role": "user", "content": "Go to docs."}],
-            [{"role": "user", "content": "List it."}],
+            [{"role": "user", "content": "Sort it."}],
         ],
-        "initial_config": {"GorillaFileSystem": {}},
+        "initial_config": {"GorillaFileSystem": {"root": {}}},
         "path": ["GorillaFileSystem.cd"],
         "involved_classes": ["GorillaFileSystem"],
     }
-    questions.write_text(
-        "".join(json.dumps({"id": f"multi_turn_base_{i}", **record}) + "\n" for i in range(3))
-    )
+    questions.write_text(json.dumps({"id": "multi_turn_base_0", **record}) + "\n")
     answers = tmp_path / "answers.json"
-    answers.write_text(
-        json.dumps({"id": "multi_turn_base_0", "ground_truth": [["cd(folder='docs')"]]}) + "\n"
-    )
-    result = manage("import_bfcl", questions, answers)
-    assert result.returncode == 2
-    (error,) = result.stderr.decode().strip().splitlines()
-    assert error.startswith(f"{questions}:1: a multi_turn category: BFCL scores these by running")
-    assert "Casebook does not import them" in error
+    turns = [["cd(folder='docs')"], ["sort('a.txt')"]]
+    answers.write_text(json.dumps({"id": "multi_turn_base_0", "ground_truth": turns}) + "\n")
+    out = tmp_path / "suite.json"
+    result = manage("import_bfcl", questions, answers, "--out", out)
+    assert result.returncode == 0, result.stderr
+    (case,) = json.loads(out.read_text())["cases"]
+    assert case["environment"] == {
+        "name": "bfcl",
+        "initial_state": {
+            "involved_classes": ["GorillaFileSystem"],
+            "initial_config": {"GorillaFileSystem": {"root": {}}},
+            "long_context": False,
+        },
+    }
+    assert case["expectations"] == [
+        {
+            "type": "end_state_matches",
+            "reference_turns": [
+                [{"name": "cd", "arguments": {"folder": "docs"}}],
+                [{"name": "sort", "arguments": {"file_name": "a.txt"}}],  # named by the docs
+            ],
+            "results_include_reference": True,
+        }
+    ]
+    assert case["prompt"] == "Go to docs.\n\nSort it."
 
 
 # --- agreement with BFCL's checker, and scoring prompting results ------------------------------

@@ -1,13 +1,20 @@
 """``manage.py import_bfcl QUESTIONS [POSSIBLE_ANSWERS] [--out SUITE_FILE]``
 (docs/command-line.md#import_bfcl, docs/benchmarks.md#importing-a-category).
 
-POSSIBLE_ANSWERS is left out for the categories that have none (irrelevance, relevance)."""
+POSSIBLE_ANSWERS is left out for the categories that have none (irrelevance, relevance). The
+multi_turn categories' function docs are read from the installed bfcl-eval package."""
 
 import sys
 from pathlib import Path
 
 import orjson
 from django.core.management.base import BaseCommand
+
+try:  # BFCL's package, installed with the bfcl environment (docs/environments.md#bfcl)
+    from bfcl_eval.constants.eval_config import MULTI_TURN_FUNC_DOC_PATH
+    from bfcl_eval.constants.executable_backend_config import MULTI_TURN_FUNC_DOC_FILE_MAPPING
+except ImportError:
+    MULTI_TURN_FUNC_DOC_FILE_MAPPING = None
 
 from scoring.benchmarks.bfcl_suites import read_records, suite_from_bfcl
 from scoring.matcher import InvalidInput, Problem
@@ -42,6 +49,7 @@ class Command(BaseCommand):
                 _records(possible_answers, "answers") if possible_answers else None,
                 name=name or Path(questions).stem,
                 underscore_dots=underscore_dots,
+                function_docs=_multi_turn_docs(),
             )
         except OSError as exc:
             self.stderr.write(f"{exc.filename}: cannot read: {exc.strerror}")
@@ -56,6 +64,19 @@ class Command(BaseCommand):
             self.stderr.write(f"{out}: {len(suite['cases'])} cases")
         else:
             sys.stdout.buffer.write(data)
+
+
+def _multi_turn_docs() -> dict[str, list] | None:
+    """The function docs of BFCL's multi-turn classes, by class, from its package; None when
+    it is not installed."""
+    if MULTI_TURN_FUNC_DOC_FILE_MAPPING is None:
+        return None
+    docs = {}
+    for name, file in MULTI_TURN_FUNC_DOC_FILE_MAPPING.items():
+        path = Path(MULTI_TURN_FUNC_DOC_PATH) / file
+        if path.exists():
+            docs[name] = [orjson.loads(line) for line in path.read_bytes().splitlines() if line]
+    return docs
 
 
 def _records(path: str, source: str) -> list[tuple[int, object]]:

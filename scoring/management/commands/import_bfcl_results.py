@@ -2,10 +2,11 @@
 (docs/command-line.md#import_bfcl_results, docs/benchmarks.md#model-results).
 
 Turns a BFCL model-result file into a canonical run file: one run per id, its calls in one
-batch (a prompting model's string of Python calls decoded as BFCL decodes it). Bad lines are
-listed on stderr by line and field (exit status 2); the valid ones are still written. A
-multi-turn result file is refused once, as a whole. ``--out`` is written to a temporary file
-renamed into place at the end, so a failed import never leaves it empty or half-written.
+batch (a prompting model's string of Python calls decoded as BFCL decodes it), or, for a
+multi-turn result, one batch per step with its turns in the transcript. Bad lines are
+listed on stderr by line and field (exit status 2); the valid ones are still written.
+``--out`` is written to a temporary file renamed into place at the end, so a failed import
+never leaves it empty or half-written.
 """
 
 import os
@@ -57,12 +58,9 @@ class Command(BaseCommand):
             raise SystemExit(EXIT_INVALID)
 
     def _convert(self, results: str, source, target) -> tuple[int, int]:
-        """(runs written, invalid lines); refuses a multi-turn file at its first such line."""
+        """(runs written, invalid lines)."""
         invalid = written = 0
         for line, value in json_lines(source):
-            if isinstance(value, dict) and bfcl_results.is_multi_turn(value):
-                self.stderr.write(f"{results}:{line}: result: {bfcl_results.MULTI_TURN_REFUSAL}")
-                raise SystemExit(EXIT_INVALID)
             try:
                 if isinstance(value, InvalidInput):
                     raise value

@@ -19,6 +19,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from scoring.environments import EnvironmentLimits
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import (
     PASS,
@@ -208,6 +209,7 @@ class Command(BaseCommand):
             self.max_line_bytes,
             self.max_depth,
             self.time_budget,
+            EnvironmentLimits.from_settings(settings),
             as_json=as_json and comparison is None and junit_writer is None,
         )
         with runs:
@@ -276,7 +278,7 @@ class Command(BaseCommand):
             max_line_bytes=self.max_line_bytes,
             max_depth=self.max_depth,
         )
-        return score_records(lines, suite, self.time_budget)
+        return score_records(lines, suite, self.time_budget, worker.environment_limits)
 
 
 def _positive(text: str) -> int:
