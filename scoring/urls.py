@@ -52,6 +52,7 @@ urlpatterns = [
     path("submissions/<int:pk>/junit.xml", submission.export_junit, name="submission_junit"),
     path("submissions/<int:pk>/runs/<int:run_id>/", run.detail, name="run"),
     path("submissions/<int:pk>/runs/<int:run_id>/review/", run.review, name="run_review"),
+    path("submissions/<int:pk>/runs/<int:run_id>/end-state/", run.end_state, name="run_end_state"),
     path("submissions/<int:pk>/runs/<int:run_id>/draft/", run.draft, name="run_draft_case"),
     path("submissions/<int:pk>/runs/<int:run_id>/promote/", run.promote, name="run_promote"),
     path("submissions/<int:pk>/runs/<int:run_id>/rescore/", run.rescore, name="run_rescore"),

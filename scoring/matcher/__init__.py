@@ -37,6 +37,7 @@ from .end_state import (
     StateDifference,
     TurnComparison,
     TurnEnd,
+    end_state_comparisons,
     run_turns,
 )
 from .errors import InvalidInput, Problem, field_path
@@ -116,6 +117,7 @@ __all__ = [
     "describe_arguments",
     "dump_json",
     "duplicate_key",
+    "end_state_comparisons",
     "failure_signature",
     "field_path",
     "is_finite_number",

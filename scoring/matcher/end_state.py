@@ -110,6 +110,26 @@ def as_replayed(calls: Sequence[Call]) -> tuple[ReplayCall, ...]:
     return tuple((call.name, call.arguments) for call in calls)
 
 
+def end_state_comparisons(
+    case: Any, run: Run, replayer: Replayer
+) -> list[tuple[str, TurnComparison | str | None]]:
+    """For the run page: each ``end_state_matches`` of ``case`` (a ``suite.Case``, which
+    imports this module) by its label, with where
+    ``run`` parts from the reference (None: nowhere), or why the replay could not be made.
+    The same replays as scoring's, so the same answer (the reference's end is cached)."""
+    view = RunView(
+        run, case.match, catalog=case.catalog, environment=case.environment, replayer=replayer
+    )
+    found: list[tuple[str, TurnComparison | str | None]] = []
+    for expectation in case.expectations:
+        if isinstance(expectation, EndStateMatches):
+            comparison = expectation.comparison(view)
+            if isinstance(comparison, Outcome):
+                comparison = comparison.error or comparison.detail or "not evaluated"
+            found.append((expectation.label, comparison))
+    return found
+
+
 def replay_run(view: RunView, environment: CaseEnvironment) -> tuple[TurnEnd, ...]:
     """The run's calls replayed turn by turn, once per scoring (``RunView`` keeps it)."""
     if view.replayed is None:
@@ -128,9 +148,17 @@ class StateDifference:
     reference: Any
 
     def describe(self) -> str:
-        return f"{self.path or '(the whole state)'}: run {_side(self.run)}, reference " + _side(
-            self.reference
+        return f"{self.path or '(the whole state)'}: run {self.run_text}, reference " + (
+            self.reference_text
         )
+
+    @property
+    def run_text(self) -> str:
+        return _side(self.run)
+
+    @property
+    def reference_text(self) -> str:
+        return _side(self.reference)
 
 
 def _side(value: Any) -> str:

@@ -24,6 +24,7 @@ from scoring.ingest import pipeline
 from scoring.matcher import InvalidInput
 from scoring.models import Result, Run
 from scoring.results import known_failures
+from scoring.results.end_state import has_end_state, run_end_state
 from scoring.results.timeline import timeline_of
 from scoring.review import blind, decisions
 from scoring.review.triage import nearby_trials, queue_of, triage_links
@@ -56,6 +57,7 @@ def detail(request, pk, run_id):
         "query": links.query,
         "queue": links.queue,
         "trials": nearby_trials(run),
+        "end_state": has_end_state(run),
         "newer_version": newer_version(run.submission) if can_edit else None,
         # Not while blind: the known failure's card tells an earlier decision on it.
         "known_failure": known_failures.run_known_failure(run, result.signature)
@@ -63,6 +65,13 @@ def detail(request, pk, run_id):
         else None,
     } | review_context(run, can_edit=can_edit, blind=blind_review)
     return render(request, "scoring/run.html", context)
+
+
+@login_required
+def end_state(request, pk, run_id):
+    """The run's end-state diff, loaded after its page (a replay takes a moment)."""
+    run = run_for(request.user, pk, run_id)
+    return render(request, "scoring/_end_state.html", {"comparisons": run_end_state(run)})
 
 
 def newer_version(submission):

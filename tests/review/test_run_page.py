@@ -765,3 +765,47 @@ def test_a_tool_result_nested_deeper_than_the_tree_is_shown_as_text_past_it(
     html = page(as_user(viewer), submission, submission.runs.get())
     assert html.count('<details class="jnode" open>') == TREE_DEPTH + 1
     assert escaped("[" * (300 - TREE_DEPTH - 1) + '"bottom"') in html
+
+
+VEHICLE = {
+    "key": "doors",
+    "environment": {
+        "name": "bfcl",
+        "initial_state": {"involved_classes": ["VehicleControlAPI"], "initial_config": {}},
+    },
+    "expectations": [
+        {
+            "type": "end_state_matches",
+            "reference_calls": [
+                {"name": "lockDoors", "arguments": {"unlock": False, "door": ["driver"]}}
+            ],
+        }
+    ],
+}
+
+
+def test_run_page_shows_the_end_state_diff_after_the_page(
+    as_user, viewer, suite, admin, submit, django_user_model
+):
+    """Replayed in BFCL's own vehicle backend: the run locked the wrong door and called a
+    tool the backend lacks."""
+    services.save_case(suite, VEHICLE, admin)
+    lock = {"name": "lockDoors", "arguments": {"unlock": False, "door": ["passenger"]}}
+    honk = {"name": "honk", "arguments": {}}
+    submission = submit(suite, [{"case": "doors", "batches": [[lock], [honk]]}])
+    run = submission.runs.get()
+    client = as_user(viewer)
+    assert f'hx-get="/submissions/{submission.pk}/runs/{run.pk}/end-state/"' in page(
+        client, submission, run
+    )
+    html = text(client.get(f"/submissions/{submission.pk}/runs/{run.pk}/end-state/"))
+    cells = re.findall(r"<td class=\"mono\">(.*?)</td>", html)
+    assert cells[:3] == [
+        "VehicleControlAPI.doorStatus.driver",
+        "&quot;unlocked&quot;",
+        "&quot;locked&quot;",
+    ]
+    assert "honk (batch 1, call 0): " in html
+    outsider = django_user_model.objects.create_user("outsider", password="pw")
+    refused = as_user(outsider).get(f"/submissions/{submission.pk}/runs/{run.pk}/end-state/")
+    assert refused.status_code == 404
