@@ -44,6 +44,7 @@ PAGES = {
     "suite_new": lambda w: {},
     "suite_import": lambda w: {},
     "suite_import_bfcl": lambda w: {},
+    "suite_import_tau_bench": lambda w: {},
     "suite": lambda w: {"pk": w["suite"].pk},
     "suite_settings": lambda w: {"pk": w["suite"].pk},
     "suite_replace": lambda w: {"pk": w["suite"].pk},
@@ -91,7 +92,9 @@ NOT_PAGES = {
     # files to download
     "suite_export", "submission_csv", "submission_junit", "schema",
     # fragments that the pages above load after themselves
-    "submission_progress", "suite_flaky", "suite_known_failures",
+    "submission_progress", "suite_flaky", "suite_known_failures", "run_end_state",
+    # pages of a failed upload of τ-bench's results alone (tests/e2e/test_tau_bench_suite.py)
+    "submission_tau_bench",
     # probes for the orchestrator
     "healthz", "readyz",
 }  # fmt: skip
