@@ -77,11 +77,18 @@ def long_string_sample(length: int, sample_id: str = "long") -> dict:
 
 
 def eval_archive(*samples: dict, method=zipfile.ZIP_DEFLATED) -> bytes:
+    """The samples as an ``.eval`` archive, its entries dated at a fixed time: a time of day
+    whose DOS encoding holds the byte 0x0A would put a newline in the headers."""
     out = io.BytesIO()
+
+    def write(name: str, text: str) -> None:
+        info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+        archive.writestr(info, text, compress_type=method)
+
     with zipfile.ZipFile(out, "w", compression=method) as archive:
-        archive.writestr("header.json", json.dumps({"eval": {"model": "openai/gpt-4o"}}))
+        write("header.json", json.dumps({"eval": {"model": "openai/gpt-4o"}}))
         for number, sample in enumerate(samples, start=1):
-            archive.writestr(f"samples/{sample['id']}_epoch_{number}.json", json.dumps(sample))
+            write(f"samples/{sample['id']}_epoch_{number}.json", json.dumps(sample))
     return out.getvalue()
 
 
