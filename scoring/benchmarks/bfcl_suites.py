@@ -193,13 +193,18 @@ def _case_base(key: str, question: Mapping, line: int) -> dict:
     functions = question.get("function")
     if not isinstance(functions, list) or not all(isinstance(f, Mapping) for f in functions):
         raise _bad("questions.function", "must be a list of function docs", line)
+    # The docs are kept for reviewers (unknown fields are preserved).
+    return {**_case_fields(key, question), "tools": functions}
+
+
+def _case_fields(key: str, question: Mapping) -> dict:
+    """What every case made of a BFCL question holds: its id, prompt and tags."""
     return {
         "key": key,
         "title": key,
         "prompt": _prompt(question.get("question")),
         "tags": ["bfcl", _category(key)],
         "expected_calls": [],
-        "tools": functions,  # kept for reviewers (unknown fields are preserved)
     }
 
 
@@ -284,11 +289,7 @@ def _multi_turn_case(
         "long_context": "long_context" in _category(key),
     }
     return {
-        "key": key,
-        "title": key,
-        "prompt": _prompt(question.get("question")),
-        "tags": ["bfcl", _category(key)],
-        "expected_calls": [],
+        **_case_fields(key, question),
         "environment": {"name": BFCL_ENVIRONMENT, "initial_state": state},
         "expectations": [
             {
