@@ -14,17 +14,10 @@ from cases import services
 from cases.models import Suite
 from scoring.models import Status, Submission
 from tests.support.pages import text, upload
-from tests.support.tau_bench import RESULTS_FILE
+from tests.support.tau_bench import READ_ONLY_TOOLS, RESULTS_FILE
 
 RESULTS = RESULTS_FILE.read_bytes()
 OFFER = "This file carries its 50 tasks"
-READS = [
-    "calculate",
-    "get_reservation_details",
-    "get_user_details",
-    "search_direct_flight",
-    "transfer_to_human_agents",
-]
 
 
 @pytest.fixture
@@ -54,8 +47,8 @@ def test_the_failed_upload_offers_its_tasks_and_saving_scores_it_again(
     assert OFFER in page
     assert preview_url(failed) in page
     preview = text(client.get(preview_url(failed)))
-    assert re.findall(r'value="([^"]+)"[^>]*checked', preview) == READS
-    chosen = {"action": "save", "seen_version": 1, "read_only": READS}
+    assert re.findall(r'value="([^"]+)"[^>]*checked', preview) == READ_ONLY_TOOLS
+    chosen = {"action": "save", "seen_version": 1, "read_only": READ_ONLY_TOOLS}
     with run_tasks():
         response = client.post(preview_url(failed), chosen)
     assert response.status_code == 302
@@ -69,7 +62,7 @@ def test_the_failed_upload_offers_its_tasks_and_saving_scores_it_again(
 def test_a_suite_changed_since_the_preview_is_not_written(failed, as_user, editor):
     services.update_settings(failed.suite, editor, name="airline 2")
     response = as_user(editor).post(
-        preview_url(failed), {"action": "save", "seen_version": 1, "read_only": READS}
+        preview_url(failed), {"action": "save", "seen_version": 1, "read_only": READ_ONLY_TOOLS}
     )
     assert response.status_code == 422
     assert "changed meanwhile (now version 2)" in text(response)
@@ -101,7 +94,12 @@ def test_the_import_page_previews_the_tasks_then_makes_the_suite(as_user, editor
     preview = client.post(url, form)
     assert preview.status_code == 200
     signed = re.search(r'name="tasks" value="([^"]+)"', text(preview)).group(1)
-    confirm = {"tasks": signed, "team": team.pk, "name": "airline-runs", "read_only": READS}
+    confirm = {
+        "tasks": signed,
+        "team": team.pk,
+        "name": "airline-runs",
+        "read_only": READ_ONLY_TOOLS,
+    }
     assert client.post(url, confirm | {"action": "preview"}).status_code == 200
     elsewhere = client.post(url, confirm | {"team": other_team.pk, "action": "save"})
     assert elsewhere.status_code == 422

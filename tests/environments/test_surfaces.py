@@ -9,20 +9,12 @@ from django.core.management import call_command
 
 from cases import services
 from scoring.models import Result
+from tests.support.environments import VEHICLE_CASE
 
 VEHICLE = {
-    "key": "doors",
-    "environment": {
-        "name": "bfcl",
-        "initial_state": {"involved_classes": ["VehicleControlAPI"], "initial_config": {}},
-    },
+    **VEHICLE_CASE,
     "expectations": [
-        {
-            "type": "end_state_matches",
-            "reference_calls": [
-                {"name": "lockDoors", "arguments": {"unlock": False, "door": ["driver"]}}
-            ],
-        },
+        *VEHICLE_CASE["expectations"],
         {
             "type": "state_path_equals",
             "path": "VehicleControlAPI.doorStatus.driver",

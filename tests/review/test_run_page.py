@@ -21,6 +21,7 @@ from scoring.results.timeline import MISSED, build_timeline
 from scoring.review import queues
 from scoring.templatetags.runview import TREE_DEPTH
 from tests.support import tau_bench
+from tests.support.environments import VEHICLE_CASE
 from tests.support.pages import HX, escaped, text
 
 # The states of an argument row, as the page names them (its CSS classes).
@@ -767,29 +768,12 @@ def test_a_tool_result_nested_deeper_than_the_tree_is_shown_as_text_past_it(
     assert escaped("[" * (300 - TREE_DEPTH - 1) + '"bottom"') in html
 
 
-VEHICLE = {
-    "key": "doors",
-    "environment": {
-        "name": "bfcl",
-        "initial_state": {"involved_classes": ["VehicleControlAPI"], "initial_config": {}},
-    },
-    "expectations": [
-        {
-            "type": "end_state_matches",
-            "reference_calls": [
-                {"name": "lockDoors", "arguments": {"unlock": False, "door": ["driver"]}}
-            ],
-        }
-    ],
-}
-
-
 def test_run_page_shows_the_end_state_diff_after_the_page(
     as_user, viewer, suite, admin, submit, django_user_model
 ):
     """Replayed in BFCL's own vehicle backend: the run locked the wrong door and called a
     tool the backend lacks."""
-    services.save_case(suite, VEHICLE, admin)
+    services.save_case(suite, VEHICLE_CASE, admin)
     lock = {"name": "lockDoors", "arguments": {"unlock": False, "door": ["passenger"]}}
     honk = {"name": "honk", "arguments": {}}
     submission = submit(suite, [{"case": "doors", "batches": [[lock], [honk]]}])

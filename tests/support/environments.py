@@ -58,3 +58,22 @@ ENVIRONMENTS = {
     name: f"tests.support.environments:{name}"
     for name in ("Store", "Looping", "Hungry", "Sleeping")
 }
+
+
+# A case judged by end state in BFCL's vehicle backend (the installed ``bfcl``
+# environment): the driver's door locked, nothing else changed.
+VEHICLE_CASE = {
+    "key": "doors",
+    "environment": {
+        "name": "bfcl",
+        "initial_state": {"involved_classes": ["VehicleControlAPI"], "initial_config": {}},
+    },
+    "expectations": [
+        {
+            "type": "end_state_matches",
+            "reference_calls": [
+                {"name": "lockDoors", "arguments": {"unlock": False, "door": ["driver"]}}
+            ],
+        }
+    ],
+}

@@ -5,16 +5,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from cases.models import Suite
-from tests.support.tau_bench import RESULTS_FILE
+from tests.support.tau_bench import READ_ONLY_TOOLS, RESULTS_FILE
 
 RESULTS = RESULTS_FILE.read_bytes()
-READS = [
-    "calculate",
-    "get_reservation_details",
-    "get_user_details",
-    "search_direct_flight",
-    "transfer_to_human_agents",
-]
 
 
 def post(client, team, query: str = "", body: bytes = RESULTS):
@@ -28,10 +21,10 @@ def test_an_editor_makes_a_suite_of_the_tasks_and_hears_which_tools_only_read(ap
     body = response.json()
     suite = Suite.objects.get(pk=body["id"])
     assert (suite.name, suite.cases.count(), body["version"]) == ("airline", 50, 1)
-    assert [tool["name"] for tool in body["tools"] if tool["read_only"]] == READS
+    assert [tool["name"] for tool in body["tools"] if tool["read_only"]] == READ_ONLY_TOOLS
     assert {tool["source"] for tool in body["tools"]} == {"name"}
     called = set(suite.cases.values_list("expected_calls__name", flat=True))
-    assert not called & set(READS)
+    assert not called & set(READ_ONLY_TOOLS)
 
 
 def test_the_read_only_tools_given_are_used_and_checked(api, admin, team):
