@@ -1,20 +1,24 @@
-"""Live traces (docs/live-traces.md): how many spans ``/otlp/v1/traces`` accepts per second,
-and how long after a trace's last span its result is there.
+"""Live traces (docs/live-traces.md#throughput): how fast ``/otlp/v1/traces`` accepts spans,
+and how soon after a trace's last span its run is scored, with 1 and with 2 workers.
 
-On the production-like stack (bench/stack.py: gunicorn, one Celery worker, PostgreSQL,
-Redis database 11): ``--traces`` traces of the weather agent (the SDK's own spans from
-tests/fixtures/otel/otlp.jsonl, five spans each, every trace its own id) are sent as
-protobuf exports of up to 512 spans (the SDK's batch size) by ``--clients`` threads at
-once, as fast as they are answered; once their runs are scored, ``--paced`` traces are sent
-one at a time, half a second apart, as an agent finishing runs would.
+On the production-like stack (bench/stack.py: gunicorn with 2 processes of 4 threads,
+``--workers`` Celery workers, PostgreSQL, Redis database 11), each worker count on a fresh
+database, one after the other in the same run. The traces are the openai-v2 weather agent's
+own spans (tests/fixtures/otel/otlp.jsonl, five spans each, every trace its own id), sent as
+protobuf exports of up to 512 spans (the SDK's batch size):
 
-Printed: spans accepted per second (from the first export sent to the last answered), and
-whether every span and every trace was kept (the rows counted afterwards); the delay from a
-trace's last span (its ``received`` time) to its result (``scored_at``), for the paced
-traces (target: within 5 s of the grace period) and for the burst (where the worker works
-through a backlog).
+1. **burst**: ``--burst`` traces sent by ``--clients`` threads as fast as they are answered;
+   printed: spans accepted per second, and how long after the last export was answered the
+   last run was scored (target: 2,000 traces within 8 s, with 2 workers, grace 2 s);
+2. **steady**: ``--rate`` traces a second offered for ``--seconds`` (each export sent at its
+   time, by as many threads as it takes); printed: the rate achieved, and the delay from each
+   trace's last span to its result, median, p95 and max (target: 1,000 traces/s for 60 s,
+   p95 within the grace period + 5 s);
+3. **paced**: ``--paced`` traces one at a time, half a second apart, as an idle agent's.
 
-    .venv/bin/python bench/otlp.py [--traces 1000] [--clients 4] [--paced 20] [--grace 2]
+Each scenario checks that every span and every trace was kept and made a run.
+
+    .venv/bin/python bench/otlp.py [--workers 1 2] [--burst 2000] [--rate 1000] [--seconds 60]
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.stack import ROOT, Stack, free_port, fresh_database, run_script, stack_environment
 
 BATCH_SPANS = 512  # the SDK's BatchSpanProcessor sends at most this many at once
+SPANS_PER_TRACE = 5
 REDIS_DB = 11
 FIXTURE = json.loads((ROOT / "tests/fixtures/otel/otlp.jsonl").read_text())
 
@@ -65,6 +70,7 @@ print(json.dumps({
     "traces": traces.count(),
     "runs": traces.exclude(run=None).count(),
     "delays": [(scored - received).total_seconds() for scored, received in delays],
+    "last_scored": max((scored.timestamp() for scored, _ in delays), default=0),
 }))
 """
 
@@ -80,9 +86,13 @@ print(Result.objects.filter(run__trace__trace_id__startswith=PREFIX).count())
 """
 
 
+TEMPLATE = ParseDict({"resourceSpans": FIXTURE["resourceSpans"]}, ExportTraceServiceRequest())
+
+
 def spans_of_trace(prefix: int, number: int, suite_id: int) -> ExportTraceServiceRequest:
     """The fixture's spans as trace ``number`` (its id starts with ``prefix``)."""
-    request = ParseDict({"resourceSpans": FIXTURE["resourceSpans"]}, ExportTraceServiceRequest())
+    request = ExportTraceServiceRequest()
+    request.CopyFrom(TEMPLATE)
     trace_id = prefix.to_bytes(4, "big") + number.to_bytes(12, "big")
     for resource_spans in request.resource_spans:
         resource_spans.resource.attributes.append(_attribute("casebook.suite", str(suite_id)))
@@ -132,9 +142,10 @@ class Sender:
             raise SystemExit(f"export refused: {answer.status} {content[:300]!r}")
 
 
-def burst(port: int, token: str, bodies: list[tuple[bytes, int]], clients: int) -> float:
-    """Seconds to send every body, ``clients`` at a time."""
-    pending = list(reversed(bodies))
+def send_all(port: int, token: str, bodies: list[tuple[bytes, int]], clients: int, at=None):
+    """Send every body, ``clients`` at a time; with ``at``, body i not before ``at[i]``
+    (``time.perf_counter()``). Returns the seconds from the first to the last answer."""
+    pending = list(reversed(range(len(bodies))))
     lock = threading.Lock()
     failures = []
 
@@ -144,9 +155,11 @@ def burst(port: int, token: str, bodies: list[tuple[bytes, int]], clients: int) 
             with lock:
                 if not pending:
                     return
-                body, _ = pending.pop()
+                i = pending.pop()
+            if at is not None:
+                time.sleep(max(0.0, at[i] - time.perf_counter()))
             try:
-                sender.send(body)
+                sender.send(bodies[i][0])
             except BaseException as exc:
                 failures.append(exc)
                 return
@@ -168,56 +181,96 @@ def summary(delays: list[float]) -> str:
     p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
     return (
         f"median {statistics.median(ordered):.2f} s, p95 {p95:.2f} s, max {ordered[-1]:.2f} s"
-        f" ({len(ordered)} traces)"
+        f" ({len(ordered):,} traces)"
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--traces", type=int, default=1000)
-    parser.add_argument("--clients", type=int, default=4)
-    parser.add_argument("--paced", type=int, default=20)
-    parser.add_argument("--grace", type=float, default=2.0)
-    options = parser.parse_args()
+def check_kept(env: dict, prefix: str, traces: int, spans: int) -> dict:
+    """The scenario's counts; stops the benchmark if anything was lost."""
+    found = counts(env, prefix)
+    if (found["spans"], found["traces"], found["runs"]) != (spans, traces, traces):
+        raise SystemExit(
+            f"lost: kept {found['spans']:,} of {spans:,} spans, {found['traces']:,} of "
+            f"{traces:,} traces, {found['runs']:,} runs"
+        )
+    return found
 
+
+def one_stack(options, workers: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = stack_environment(Path(tmp), "casebook_otlp_bench", redis_db=REDIS_DB)
         env["CASEBOOK_TRACE_GRACE_SECONDS"] = str(options.grace)
         fresh_database(env)
         ids = json.loads(run_script(env, SETUP).strip().splitlines()[-1])
         port = free_port()
-        with Stack(env, port, workers=1, tmp=Path(tmp), web_workers=2, threads=4):
-            bodies = exports(1, options.traces, ids["suite"])
-            sent = sum(count for _, count in bodies)
-            elapsed = burst(port, ids["token"], bodies, options.clients)
-            say(
-                f"accepted {sent:,} spans ({options.traces:,} traces) in {len(bodies)} exports "
-                f"from {options.clients} clients in {elapsed:.2f} s: {sent / elapsed:,.0f} spans/s"
-            )
-            started = time.perf_counter()
-            scored = wait_scored(env, "00000001", options.traces)
-            say(
-                f"their {scored:,} runs scored by one worker {time.perf_counter() - started:.0f} s "
-                f"after the last export"
-            )
-            sender = Sender(port, ids["token"])
-            for number in range(options.paced):
-                sender.send(spans_of_trace(2, number, ids["suite"]).SerializeToString())
-                time.sleep(0.5)
-            wait_scored(env, "00000002", options.paced)
-            burst_counts = counts(env, "00000001")
-            paced_counts = counts(env, "00000002")
-        lost = sent - burst_counts["spans"]
-        say(
-            f"kept {burst_counts['spans']:,} of {sent:,} spans ({lost} lost), "
-            f"{burst_counts['traces']:,} traces, {burst_counts['runs']:,} runs"
-        )
-        say(
-            f"last span to result, paced traces (grace {options.grace:g} s): "
-            f"{summary(paced_counts['delays'])}"
-        )
-        say(f"last span to result, burst (a backlog of {options.traces:,}): "
-            f"{summary(burst_counts['delays'])}")  # fmt: skip
+        with Stack(env, port, workers=workers, tmp=Path(tmp), web_workers=2, threads=4) as stack:
+            say(f"\n== {workers} worker{'s' * (workers > 1)}, grace {options.grace:g} s ==")
+            if options.burst:
+                burst(env, port, ids, options)
+            if options.rate and options.seconds:
+                steady(env, port, ids, options)
+            if options.paced:
+                paced(env, port, ids, options)
+            memory = stack.peak_memory()
+        say("peak memory: " + ", ".join(f"{name} {mb:.0f} MB" for name, mb in memory.items()))
+
+
+def burst(env: dict, port: int, ids: dict, options) -> None:
+    bodies = exports(1, options.burst, ids["suite"])
+    sent = sum(count for _, count in bodies)
+    elapsed = send_all(port, ids["token"], bodies, options.clients)
+    last_answer = time.time()
+    say(
+        f"burst: accepted {sent:,} spans ({options.burst:,} traces) in {len(bodies)} exports "
+        f"from {options.clients} clients in {elapsed:.2f} s: {sent / elapsed:,.0f} spans/s"
+    )
+    wait_scored(env, "00000001", options.burst)
+    found = check_kept(env, "00000001", options.burst, sent)
+    say(
+        f"burst: every run scored {found['last_scored'] - last_answer:.1f} s after the last "
+        f"export was answered; last span to result: {summary(found['delays'])}"
+    )
+
+
+def steady(env: dict, port: int, ids: dict, options) -> None:
+    traces = options.rate * options.seconds
+    bodies = exports(2, traces, ids["suite"])
+    per_body = traces / len(bodies)
+    started = time.perf_counter() + 0.5
+    at = [started + i * per_body / options.rate for i in range(len(bodies))]
+    sent = sum(count for _, count in bodies)
+    elapsed = send_all(port, ids["token"], bodies, options.clients * 4, at=at)
+    say(
+        f"steady: offered {options.rate:,} traces/s for {options.seconds} s; sent "
+        f"{traces:,} traces in {elapsed:.1f} s ({traces / elapsed:,.0f} traces/s)"
+    )
+    wait_scored(env, "00000002", traces)
+    found = check_kept(env, "00000002", traces, sent)
+    say(f"steady: last span to result: {summary(found['delays'])}")
+
+
+def paced(env: dict, port: int, ids: dict, options) -> None:
+    sender = Sender(port, ids["token"])
+    for number in range(options.paced):
+        sender.send(spans_of_trace(3, number, ids["suite"]).SerializeToString())
+        time.sleep(0.5)
+    wait_scored(env, "00000003", options.paced)
+    found = check_kept(env, "00000003", options.paced, options.paced * SPANS_PER_TRACE)
+    say(f"paced: last span to result: {summary(found['delays'])}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--burst", type=int, default=2000)
+    parser.add_argument("--rate", type=int, default=1000, help="traces a second, steady")
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--paced", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--grace", type=float, default=2.0)
+    options = parser.parse_args()
+    for workers in options.workers:
+        one_stack(options, workers)
 
 
 def say(text: str) -> None:

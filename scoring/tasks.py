@@ -1,7 +1,7 @@
 """Celery tasks: thin wrappers over the services they run (docs/pipeline.md#tasks): reading
 and scoring a submission, and resuming stalled ones (``scoring.ingest``); storing its
 summaries once it is done (``scoring.results.failures``); assembling live traces
-(``scoring.live.traces``).
+(``scoring.live.assembly``).
 
 Tasks are acknowledged late (a worker lost mid-task leaves its message to be delivered
 again), retried with backoff when the database or broker hiccups, and idempotent, so a
@@ -16,7 +16,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from scoring.ingest import chunks, pipeline, reading
-from scoring.live import traces
+from scoring.live import assembly
 from scoring.results import failures
 
 RETRIED = (OperationalError, InterfaceError)
@@ -67,12 +67,12 @@ def sweep() -> list[int]:
 @shared_task(**RETRY)
 def assemble_traces(trace_ids: list[int]) -> None:
     """Make the traces of an export into their runs once due (sent for when the grace period
-    ends); a trace a later span made pending again waits for that span's task."""
-    for trace_id in trace_ids:
-        traces.assemble(trace_id)
+    ends), and score them; a trace a later span made pending again waits for that span's
+    task."""
+    assembly.assemble(trace_ids)
 
 
 @shared_task(acks_late=True)
 def assemble_due_traces() -> int:
     """Assemble the traces whose own task was lost (run every few seconds by Celery beat)."""
-    return traces.assemble_due()
+    return assembly.assemble_due()

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection, models
 
 BATCH = 1000
+UPDATE_PARAMETERS = 900  # within the 999 of older SQLite builds
 
 
 def relax_durability() -> None:
@@ -46,6 +47,34 @@ def insert_rows(
     if batch:
         count += len(model.objects.bulk_create(batch))
     return count
+
+
+def update_rows(
+    model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[int]]
+) -> None:
+    """Set ``fields`` (integer columns, attribute names such as ``run_id``) of many rows
+    at once: ``rows`` are (pk, *values). One statement per batch, where ``bulk_update``
+    writes a CASE over every row for each field (a second for a thousand rows)."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    pk = connection.ops.quote_name(model._meta.pk.column)
+    columns = [
+        connection.ops.quote_name(model._meta.get_field(name.removesuffix("_id")).column)
+        for name in fields
+    ]
+    assignments = ", ".join(
+        f"{column} = changed.column{i}" for i, column in enumerate(columns, start=2)
+    )
+    placeholders = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
+    batch_rows = UPDATE_PARAMETERS // (len(fields) + 1)
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), batch_rows):
+            batch = rows[start : start + batch_rows]
+            cursor.execute(
+                f"UPDATE {table} SET {assignments} FROM (VALUES "
+                f"{', '.join([placeholders] * len(batch))}) AS changed "
+                f"WHERE {table}.{pk} = changed.column1",
+                [value for row in batch for value in row],
+            )
 
 
 def _copy(model, columns, rows) -> int:

@@ -1,24 +1,28 @@
 """Scoring one chunk of a submission's runs (docs/pipeline.md#scoring-chunks).
 
-A chunk is the runs whose ``seq`` falls in one range. The matcher runs outside any
-transaction; then, in one transaction under the submission's lock, the chunk's earlier
-results (if it was scored before) are deleted, the new ones written in bulk with the
-chunk's tally, and the submission's counts summed again from the tallies. Running a chunk
-twice therefore rewrites the same rows and counts them once.
+A chunk is the runs whose ``seq`` falls in one range; several chunks may be scored together
+(a live submission's batch of one-run chunks). The matcher runs outside any transaction;
+then, in one transaction under the submission's lock, the chunks' earlier results (if they
+were scored before) are deleted and their tallies taken back from the counts, the new
+results written in bulk with each chunk's tally, and the counts moved by those tallies: they
+stay the sums of the scored chunks' tallies. Running a chunk twice therefore rewrites the
+same rows and counts them once.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from itertools import groupby
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from scoring.environments import EnvironmentLimits, replayer_for
 from scoring.ingest.bulk import insert_rows, relax_durability
-from scoring.ingest.pipeline import finish_if_complete, update_counts
+from scoring.ingest.pipeline import finish_if_complete
 from scoring.matcher import ERROR, FAIL, PASS, Report, failure_signature, load_run, score
 from scoring.matcher import PredicateResult as MatcherPredicate
 from scoring.models import LABEL_LIMIT, PredicateResult, Result, Run, ScoredChunk, Submission
@@ -57,6 +61,13 @@ def _predicate_row(run_id: int, submission_id: int, p: MatcherPredicate) -> tupl
 
 
 def score_chunk(submission_id: int, generation: int, index: int) -> None:
+    score_runs(submission_id, generation, [index])
+
+
+def score_runs(submission_id: int, generation: int, indexes: list[int]) -> None:
+    """Score the chunks ``indexes`` of the submission together: read at once, written in
+    one transaction, the counts moved once by their tally (a live submission's batch of
+    traces is many one-run chunks, docs/live-traces.md#assembly)."""
     submission = (
         Submission.objects.filter(pk=submission_id, generation=generation)
         .select_related("version")
@@ -66,47 +77,85 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
     if submission is None:
         return  # deleted, or started again since this task was sent
     suite = submission.version.matcher_suite()
-    first, last = submission.chunk_bounds(index)
-    runs = Run.objects.filter(submission=submission, seq__range=(first, last))
-    now = timezone.now()
-    results, predicates, verdicts = [], [], Counter()
-    for run_id, case_key, document in runs.values_list("pk", "case_key", "document"):
+    in_chunks = _seq_ranges(submission, indexes)
+    runs = Run.objects.filter(in_chunks, submission=submission).order_by("seq")
+    reports, predicates, tallies = [], [], {index: Counter() for index in indexes}
+    for run_id, seq, case_key, document in runs.values_list("pk", "seq", "case_key", "document"):
         case = suite.case(case_key)
         if case is None:
             continue  # a run of no case in this version: listed as unknown, not scored
         report = _score(case, document)
-        verdicts[report.verdict] += 1
-        signature = failure_signature(report) or ""
-        results.append((run_id, submission_id, report.verdict, report.to_dict(), now, signature))
+        tallies[(seq - 1) // submission.chunk_runs][report.verdict] += 1
+        reports.append((run_id, report))
         predicates.extend(_predicate_row(run_id, submission_id, p) for p in report.predicates)
+    now = timezone.now()
+    results = [
+        (
+            run_id,
+            submission_id,
+            report.verdict,
+            report.to_dict(),
+            now,
+            failure_signature(report) or "",
+        )
+        for run_id, report in reports
+    ]
 
     with transaction.atomic():
         relax_durability()  # results can be scored again
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None or submission.generation != generation:
             return
-        chunk = ScoredChunk.objects.filter(submission=submission, generation=generation)
-        if chunk.filter(index=index).exists():
-            earlier = Result.objects.filter(
-                run__submission=submission, run__seq__range=(first, last)
+        chunks = ScoredChunk.objects.filter(submission=submission, generation=generation)
+        earlier = chunks.filter(index__in=indexes)
+        if earlier.exists():  # scored before: its results are replaced, its tally taken back
+            _count(submission, earlier, sign=-1)
+            scored_before = Result.objects.filter(
+                _seq_ranges(submission, earlier.values_list("index", flat=True), "run__seq"),
+                submission=submission,
             )
-            PredicateResult.objects.filter(result__in=earlier.values("pk")).delete()
-            earlier.only("pk").delete()
-            chunk.filter(index=index).delete()
+            PredicateResult.objects.filter(result__in=scored_before.values("pk")).delete()
+            scored_before.only("pk").delete()
+            earlier.delete()
         insert_rows(Result, RESULT_FIELDS, results)
         insert_rows(PredicateResult, PREDICATE_FIELDS, predicates)
-        ScoredChunk.objects.create(
-            submission=submission,
-            generation=generation,
-            index=index,
-            scored=len(results),
-            passed=verdicts[PASS],
-            failed=verdicts[FAIL],
-            errored=verdicts[ERROR],
+        new = ScoredChunk.objects.bulk_create(
+            ScoredChunk(
+                submission=submission,
+                generation=generation,
+                index=index,
+                scored=tally.total(),
+                passed=tally[PASS],
+                failed=tally[FAIL],
+                errored=tally[ERROR],
+            )
+            for index, tally in tallies.items()
         )
-        update_counts(submission)
+        _count(submission, new, sign=1)
         finish_if_complete(submission)
         submission.save()
+
+
+def _seq_ranges(submission: Submission, indexes, field: str = "seq") -> Q:
+    """The runs of the chunks ``indexes``: a range of ``seq`` per stretch of consecutive
+    chunks."""
+    ranges = Q(pk__in=[])
+    for _, stretch in groupby(enumerate(sorted(indexes)), key=lambda pair: pair[1] - pair[0]):
+        stretch = [index for _, index in stretch]
+        first, _ = submission.chunk_bounds(stretch[0])
+        _, last = submission.chunk_bounds(stretch[-1])
+        ranges |= Q(**{f"{field}__range": (first, last)})
+    return ranges
+
+
+def _count(submission: Submission, chunks, *, sign: int) -> None:
+    """Move the submission's counts by the chunks' tallies: they stay the sums of its
+    scored chunks, without summing them all again."""
+    for chunk in chunks:
+        submission.scored += sign * chunk.scored
+        submission.passed += sign * chunk.passed
+        submission.failed += sign * chunk.failed
+        submission.errored += sign * chunk.errored
 
 
 def _score(case, document) -> Report:

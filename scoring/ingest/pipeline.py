@@ -9,6 +9,7 @@ are enqueued only once the transaction that made their work visible has committe
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from datetime import timedelta
 from typing import BinaryIO
@@ -46,6 +47,8 @@ SCORE_CHUNK_TASK = "scoring.tasks.score_chunk"
 EAGER_RETRY_WAITS = (0.2, 0.5, 1, 2, 4)
 
 UNKNOWN_LINES_KEPT = 5  # line numbers listed per unknown case
+
+_TASK_IMPORT = threading.Lock()
 
 
 class NotReady(Exception):
@@ -313,7 +316,10 @@ def task_named(name: str) -> Task:
     Celery's loader imports the installed apps' ``tasks`` modules when first asked."""
     app = current_app
     if name not in app.tasks:
-        app.loader.import_default_modules()
+        # One thread at a time: a second thread would find the tasks module half imported
+        # (in sys.modules, its tasks not yet registered) and fail to find the task.
+        with _TASK_IMPORT:
+            app.loader.import_default_modules()
     return app.tasks[name]
 
 

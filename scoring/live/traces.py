@@ -1,44 +1,28 @@
 """Live traces (``/otlp/v1/traces``, docs/live-traces.md): OpenTelemetry spans kept as they
-arrive, and each trace made into a run of its suite's live submission once it is complete.
+arrive; ``scoring.live.assembly`` makes each trace into a run of its suite's live submission
+once it is complete.
 
 - Routing (``scoring.live.routing``): the resource attribute ``casebook.suite`` (the suite's
   id or slugs), or the sender's suite token, names the suite; the sender must be one of its
   editors. ``casebook.label`` (on the resource, or the token's) names the
   submission, ``casebook.case`` (on any span, else on the resource) the case, or else the
   span attribute the suite's settings name (``Suite.trace_case_attribute``, such as
-  ``gen_ai.conversation.id``): its value names the case the suite's map gives it
-  (``Suite.trace_case_map``, read when the trace is assembled), else the case of its own
-  key if there is one, else none (the run is unassigned). Spans that
-  cannot be routed are rejected, and the answer says how many and why (OTLP's partial
-  success); the others are kept.
+  ``gen_ai.conversation.id``), whose value is noted on the span. Spans that cannot be
+  routed are rejected, and the answer says how many and why (OTLP's partial success); the
+  others are kept.
 - Accepting: the spans of an export are written in one transaction, before the answer, so
   nothing accepted waits on a worker or the broker. A span sent twice (the exporter
   retried) is kept once. A trace holds at most ``CASEBOOK_TRACE_MAX_SPANS`` spans and
   ``CASEBOOK_TRACE_MAX_BYTES`` of them (counted on its row): spans past a cap are rejected,
-  the answer naming the trace and the cap, and assembling reads no more than the caps. An
-  export brings spans of at most ``CASEBOOK_OTLP_MAX_TRACES`` traces, so that what it costs
-  is bounded by its size; spans that no column holds (a start past 2^63 - 1, a label with
-  a NUL) or nested past ``CASEBOOK_MAX_JSON_DEPTH`` are rejected too.
-- Assembling: a trace is complete when its root span (no parent) has arrived and no span
-  came for ``CASEBOOK_TRACE_GRACE_SECONDS`` (a trace whose root never comes: after
-  ``CASEBOOK_TRACE_ROOTLESS_SECONDS``). Its spans, in start order, are then read by the
-  OpenTelemetry importer exactly as a file's line of spans is, so the run, and so its
-  verdict, is the one the same spans get when uploaded. The run goes into the live
-  submission of its suite and label for the UTC day (made on the first trace), its trial
-  numbered in arrival order among the case's runs, and is scored by the upload's scoring
-  task (``score_chunk``: a live submission scores a run per chunk). Spans that come later
-  make the trace pending again: its run is made again, in place, and scored again.
-- A trace that names no case is an unassigned run of the live submission (``case_key``
-  empty, never scored): listed on its suite's page, and a new case can be drafted from it.
-- When: each export sends a task due when the grace period ends, for the traces it
-  touched (a trace with a later span waits for that span's task); a periodic sweep (Celery
-  beat) picks up whatever a lost message left pending. In the embedded default (no
-  broker) a timer thread of the web process does both (``EmbeddedTimer``).
+  the answer naming the trace and the cap. An export brings spans of at most
+  ``CASEBOOK_OTLP_MAX_TRACES`` traces, so that what it costs is bounded by its size; spans
+  that no column holds (a start past 2^63 - 1, a label with a NUL) or nested past
+  ``CASEBOOK_MAX_JSON_DEPTH`` are rejected too. The export's traces are then scheduled for
+  assembly once their grace period ends.
 
 Locks: accepting locks the trace rows it touches (in id order), so that exports racing on
-a trace count its spans in turn; assembling holds its trace's row and then the
-submission's. A span accepted while its trace is being assembled either is read by that
-assembly or makes the trace pending again after it.
+a trace count its spans in turn; a trace being assembled is locked too, so a span accepted
+meanwhile either is read by that assembly or makes the trace pending again after it.
 """
 
 from __future__ import annotations
@@ -46,33 +30,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import operator
-import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import timedelta
 from functools import reduce
 
-from celery import current_app
 from django.conf import settings
-from django.db import IntegrityError, connection, connections, transaction
-from django.db.models import Count, Min, Q, Sum
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import Length
 from django.utils import timezone
-from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from cases.models import Suite
-from scoring.importers import otel, to_canonical
-from scoring.ingest.bulk import insert_rows
-from scoring.ingest.pipeline import (
-    enqueue_chunks,
-    finish_if_complete,
-    note_unknown_case,
-    recount_cases,
-    task_named,
-    update_counts,
-)
-from scoring.ingest.reading import describe, tools_text
+from scoring.importers import otel
+from scoring.ingest.bulk import insert_rows, update_rows
+from scoring.live.assembly import schedule
 from scoring.live.otlp_codec import (
     LOGS,
     TRACES,
@@ -80,36 +50,17 @@ from scoring.live.otlp_codec import (
     attributes,
     hex_id,
     item_nested_deeper_than,
-    log_record_document,
-    span_document,
 )
 from scoring.live.routing import CASE, INVALID, Address, Router, SuiteReference
-from scoring.matcher import InvalidInput, load_run
-from scoring.models import (
-    InvalidLine,
-    PredicateResult,
-    Result,
-    Run,
-    ScoredChunk,
-    Status,
-    Submission,
-    Trace,
-    TraceSpan,
-)
-from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
+from scoring.models import Trace, TraceSpan
 
 log = logging.getLogger(__name__)
 
-ASSEMBLE_TASK = "scoring.tasks.assemble_traces"  # scoring/tasks.py, by name
-SWEEP_LIMIT = 1000  # traces assembled per sweep; the next sweep takes the rest
-READ_BATCH = 500  # spans read at a time when a trace is assembled
-# Spans of an export looked up at a time, and traces' counts written at a time: up to 800
-# and 900 parameters, within the 999 of older SQLite builds.
+# Spans of an export looked up at a time: up to 800 parameters, within the 999 of older
+# SQLite builds.
 LOOKUP_BATCH = 400
-COUNTS_BATCH = 300
 REASONS_KEPT = 5  # reasons in a partial-success message
 SPAN_FIELDS = ("trace_id", "kind", "span_hex", "start", "case_key", "case_value", "data")
-CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
 # A span's start is kept in a signed 64-bit column (nanoseconds: until the year 2262).
 START_LIMIT = (1 << 63) - 1
 
@@ -341,20 +292,9 @@ def _store(rows: list[tuple], user) -> Counter:
 
 
 def _save_counts(traces) -> None:
-    """Write the traces' span counts and bytes, a statement for many traces: ``bulk_update``
-    writes a CASE of every row for each, which cost a second for a thousand traces."""
-    table = connection.ops.quote_name(Trace._meta.db_table)
-    pk = connection.ops.quote_name(Trace._meta.pk.column)
+    """Write the traces' span counts and bytes."""
     rows = [(trace.pk, trace.span_count, trace.span_bytes) for trace in traces]
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), COUNTS_BATCH):
-            batch = rows[start : start + COUNTS_BATCH]
-            values = ", ".join(["(%s, %s, %s)"] * len(batch))
-            cursor.execute(
-                f"UPDATE {table} SET span_count = counts.column2, span_bytes = counts.column3 "
-                f"FROM (VALUES {values}) AS counts WHERE {table}.{pk} = counts.column1",
-                [value for row in batch for value in row],
-            )
+    update_rows(Trace, ("span_count", "span_bytes"), rows)
 
 
 def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]:
@@ -427,264 +367,3 @@ def stored_spans(spans: set[tuple[int, str]]) -> set[tuple[int, str]]:
         )
         found.update(TraceSpan.objects.filter(query).values_list("trace_id", "span_hex"))
     return found
-
-
-# --- when traces are assembled ---------------------------------------------------------------
-
-
-def schedule(trace_pks: list[int]) -> None:
-    """Have the traces assembled once their grace period is over."""
-    grace = settings.CASEBOOK_TRACE_GRACE_SECONDS
-    if current_app.conf.task_always_eager:
-        embedded_timer.wake_in(grace)
-        return
-    try:
-        task_named(ASSEMBLE_TASK).apply_async((trace_pks,), countdown=grace)
-    except Exception:
-        # The spans are stored: the periodic sweep assembles them once the broker is back.
-        log.exception("could not schedule the assembly of traces %s; the sweep will", trace_pks)
-
-
-def due_pending() -> Q:
-    now = timezone.now()
-    grace = timedelta(seconds=settings.CASEBOOK_TRACE_GRACE_SECONDS)
-    rootless = timedelta(seconds=settings.CASEBOOK_TRACE_ROOTLESS_SECONDS)
-    return Q(pending=True, received__lte=now - grace) & (
-        Q(has_root=True) | Q(received__lte=now - rootless)
-    )
-
-
-def assemble_due() -> int:
-    """Assemble every trace that is due (the periodic sweep); returns how many became runs."""
-    due = Trace.objects.filter(due_pending()).order_by("received")
-    pks = list(due.values_list("pk", flat=True)[:SWEEP_LIMIT])
-    return sum(assemble(pk) for pk in pks)
-
-
-def seconds_to_next_due() -> float | None:
-    """How long until the next pending trace is due, or None when none is pending."""
-    pending = Trace.objects.filter(pending=True)
-    firsts = pending.aggregate(
-        rooted=Min("received", filter=Q(has_root=True)),
-        rootless=Min("received", filter=Q(has_root=False)),
-    )
-    waits = {
-        "rooted": settings.CASEBOOK_TRACE_GRACE_SECONDS,
-        "rootless": settings.CASEBOOK_TRACE_ROOTLESS_SECONDS,
-    }
-    now = timezone.now()
-    times = [
-        (first - now).total_seconds() + waits[kind]
-        for kind, first in firsts.items()
-        if first is not None
-    ]
-    return max(min(times), 0.0) if times else None
-
-
-class EmbeddedTimer:
-    """With no broker nothing runs later by itself: one thread of the web process at a time
-    waits for the next trace to be due, assembles what is due, and waits again while
-    traces are pending. A process that ends while one waits loses nothing: the traces stay
-    pending, and the timer of the next export, or ``manage.py assemble_traces``, takes them."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.timer: threading.Timer | None = None
-
-    def wake_in(self, seconds: float) -> None:
-        with self.lock:
-            if self.timer is not None:
-                return  # it wakes, assembles what is due, and waits again for the rest
-            self.timer = threading.Timer(seconds + 0.05, self._fire)
-            self.timer.daemon = True
-            self.timer.start()
-
-    def _fire(self) -> None:
-        with self.lock:
-            self.timer = None  # spans stored from now on wake a timer of their own
-        try:
-            assemble_due()
-            wait = seconds_to_next_due()
-        except Exception:
-            # A database busy past its timeout, say: the traces stay pending; try again.
-            log.exception("assembling traces failed; trying again after the grace period")
-            wait = settings.CASEBOOK_TRACE_GRACE_SECONDS
-        finally:
-            connections.close_all()  # this thread's own connections
-        if wait is not None:
-            self.wake_in(wait)
-
-
-embedded_timer = EmbeddedTimer()
-
-
-# --- a trace made into a run -----------------------------------------------------------------
-
-
-def assemble(trace_pk: int) -> bool:
-    """Make the trace into its run (again), if it is due; True when it did. Idempotent: a
-    trace that is not pending, or not yet due, is left as it is."""
-    with transaction.atomic():
-        trace = Trace.objects.select_for_update().filter(due_pending(), pk=trace_pk).first()
-        if trace is None:
-            return False
-        submission = _live_submission(trace)
-        if submission is None:
-            trace.problem = "the suite has no version to score against"
-        else:
-            named_case, case_value, documents, records = _read_spans(trace)
-            case_key = named_case or _case_of_value(trace, case_value, submission)
-            line = {"spans": documents}
-            if records:
-                line["resourceLogs"] = [{"scopeLogs": [{"logRecords": records}]}]
-            trace.problem = _place(trace, submission, case_key, case_value, line)
-        trace.pending = False
-        trace.save(update_fields=["pending", "problem", "run"])
-    return trace.problem == ""
-
-
-def _read_spans(trace: Trace) -> tuple[str, str, list[dict], list[dict]]:
-    """The case key the trace's spans name and the value of the suite's case attribute
-    they hold (each the first, in start order), and the spans and the log records as
-    OTLP/JSON, in start order:
-    no more than the caps let a trace hold, whatever is stored (spans kept before a cap was
-    lowered are left out), read a batch at a time."""
-    max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
-    spans = trace.spans.order_by("start", "span_hex")
-    case_key, case_value, documents, records, size = "", "", [], [], 0
-    rows = spans.values_list("kind", "case_key", "case_value", "data")[:max_spans]
-    for kind, key, value, data in rows.iterator(chunk_size=READ_BATCH):
-        size += len(data)
-        if size > max_bytes:
-            break
-        case_key, case_value = case_key or key, case_value or value
-        if kind == TraceSpan.Kind.LOG:
-            records.append(log_record_document(LogRecord.FromString(bytes(data))))
-        else:
-            documents.append(span_document(Span.FromString(bytes(data))))
-    return case_key, case_value, documents, records
-
-
-def _case_of_value(trace: Trace, value: str, submission: Submission) -> str:
-    """The case a value of the suite's case attribute names: the one the suite's map gives
-    it, else the case of its own key in the submission's version, else none (unassigned)."""
-    if not value:
-        return ""
-    mapping = Suite.objects.values_list("trace_case_map", flat=True).get(pk=trace.suite_id)
-    if value in mapping:
-        return mapping[value]
-    return value if submission.version.matcher_suite().case(value) is not None else ""
-
-
-def _live_submission(trace: Trace) -> Submission | None:
-    """The submission the trace's run is in (locked): the one it went into before, else
-    the live submission of its suite and label for today, made on its first trace."""
-    if trace.run_id is not None:
-        return Submission.objects.select_for_update().get(pk=trace.run.submission_id)
-    now = timezone.now()
-    live = Submission.objects.filter(
-        suite_id=trace.suite_id, label=trace.label, live_day=now.date()
-    )
-    submission = live.select_for_update().first()
-    if submission is not None:
-        return submission
-    version = Suite.objects.get(pk=trace.suite_id).latest_version
-    if version is None:
-        return None
-    try:
-        with transaction.atomic():
-            Submission.objects.create(
-                suite_id=trace.suite_id,
-                version=version,
-                uploader=trace.sender,
-                label=trace.label,
-                live_day=now.date(),
-                chunk_runs=1,  # a run is scored as it comes, alone
-                status=Status.DONE,
-                ingest_started=now,
-                ingest_finished=now,
-                scoring_finished=now,
-                formats_seen=[otel.NAME],
-            )
-    except IntegrityError:
-        pass  # another trace made it first
-    return live.select_for_update().get()
-
-
-def _place(
-    trace: Trace, submission: Submission, case_key: str, case_value: str, telemetry: dict
-) -> str:
-    """Put the run of the trace's spans and log records (``telemetry``: a line's ``spans``
-    and ``resourceLogs``) into the (locked) submission, and have it scored; returns why they
-    make no run, or "" when they do."""
-    # A trace with no case gets one for the importer, which wants it; the run keeps none.
-    line = {
-        "case": case_key or f"trace {trace.trace_id}",
-        "meta": {"trace_id": trace.trace_id}
-        | ({CASE_VALUE_META: case_value} if case_value else {}),
-        **telemetry,
-    }
-    try:
-        canonical = to_canonical(line, otel.NAME)
-        run = load_run(canonical)
-    except InvalidInput as exc:
-        reason = f"trace {trace.trace_id}: {describe(exc.problems)}"
-        if trace.run_id is None:
-            position = submission.stored_runs + submission.invalid + 1
-            InvalidLine.objects.create(submission=submission, line=position, reason=reason)
-            submission.invalid += 1
-            submission.save(update_fields=["invalid", "heartbeat"])
-        return reason
-    suite = submission.version.matcher_suite()
-    stored = trace.run
-    tools = tools_text(run)
-    values = {
-        "document": canonical,
-        "final_text": run.final_text,
-        "tools": tools,
-        "meta_values": meta_values(run.meta),
-    }
-    if stored is None:
-        seq = submission.stored_runs + 1
-        trial = submission.runs.filter(case_key=case_key).count()
-        canonical["trial"] = trial
-        stored = Run.objects.create(
-            submission=submission, seq=seq, line=seq, case_key=case_key, trial=trial, **values
-        )
-        trace.run = stored
-        submission.stored_runs = seq
-        if suite.case(case_key) is not None:
-            submission.total += 1
-        elif case_key:
-            note_unknown_case(submission.unknown_cases, case_key, seq)
-    else:
-        _clear_result(stored)
-        recase = stored.case_key != case_key  # a late span named another case
-        if recase:
-            stored.case_key = case_key
-            stored.trial = submission.runs.filter(case_key=case_key).count()
-        canonical["trial"] = stored.trial
-        for name, value in values.items():
-            setattr(stored, name, value)
-        stored.save()
-        if recase:
-            recount_cases(submission, suite)
-        update_counts(submission)
-    tools_seen, meta_keys = set(submission.tools_seen), set(submission.meta_keys)
-    note_seen(tools_seen, tool_names(tools))
-    note_seen(meta_keys, values["meta_values"])
-    submission.tools_seen, submission.meta_keys = sorted(tools_seen), sorted(meta_keys)
-    submission.status = Status.SCORING
-    submission.scoring_finished = None
-    finish_if_complete(submission)  # a run of no case in the version has nothing to score
-    submission.save()
-    if suite.case(case_key) is not None:
-        enqueue_chunks(submission, [stored.seq - 1])
-    return ""
-
-
-def _clear_result(run: Run) -> None:
-    """Forget the run's result, to score it again (its chunk is the run alone)."""
-    PredicateResult.objects.filter(result__run=run).delete()
-    Result.objects.filter(run=run).delete()
-    ScoredChunk.objects.filter(submission_id=run.submission_id, index=run.seq - 1).delete()

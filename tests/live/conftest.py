@@ -6,7 +6,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from cases import services
-from scoring.live import traces
+from scoring.live import assembly
 from tests.support.producers import SUITE
 
 
@@ -34,4 +34,4 @@ def sender(client_of, editor):
 def assembled_when_told(settings, monkeypatch):
     """No grace period, and no timer thread: ``assemble_due()`` is called by the test."""
     settings.CASEBOOK_TRACE_GRACE_SECONDS = 0
-    monkeypatch.setattr(traces.embedded_timer, "wake_in", lambda seconds: None)
+    monkeypatch.setattr(assembly.embedded_timer, "wake_in", lambda seconds: None)

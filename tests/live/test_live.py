@@ -16,7 +16,7 @@ import pytest
 from django.db import OperationalError
 from rest_framework.authtoken.models import Token
 
-from scoring.live import traces
+from scoring.live import assembly
 from scoring.models import Submission, Trace
 from tests.support.otlp_data import live_reports, run_agent, uploaded_reports
 
@@ -35,7 +35,7 @@ def token(editor):
 def short_grace(settings):
     settings.CASEBOOK_TRACE_GRACE_SECONDS = 1
     yield
-    timer = traces.embedded_timer.timer
+    timer = assembly.embedded_timer.timer
     if timer is not None:  # none should be left waiting on a database that is going away
         timer.cancel()
 

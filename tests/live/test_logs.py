@@ -14,7 +14,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 )
 
 from cases import services, tokens
-from scoring.live import traces
+from scoring.live import assembly
 from scoring.models import Result, Run, TraceSpan
 from tests.support.otlp_fixtures import WEATHER_SUITE, requests
 
@@ -48,13 +48,13 @@ def test_log_records_after_the_run_was_made_make_it_again_with_their_content(cli
     (spans,) = sent("openai-v2-events", "traces")
     (logs,) = sent("openai-v2-events", "logs")
     assert post(client, suite_key, "traces", spans).status_code == 200
-    assert traces.assemble_due() == 1
+    assert assembly.assemble_due() == 1
     assert verdict() == "error"  # the arguments and text were not captured: not a fail
     response = post(client, suite_key, "logs", logs)
     assert response.status_code == 200
     answer = ExportLogsServiceResponse.FromString(response.content)
     assert not answer.HasField("partial_success")
-    assert traces.assemble_due() == 1
+    assert assembly.assemble_due() == 1
     assert verdict() == "pass"
     assert Run.objects.get().document["final_text"].startswith("Paris is 18°C")
 
@@ -126,7 +126,7 @@ def test_chunked_bodies_are_read_with_their_framing_bounded(
 def test_the_run_page_says_what_was_not_captured(client, suite_key, editor):
     (spans,) = sent("openai-v2-events", "traces")
     post(client, suite_key, "traces", spans)
-    traces.assemble_due()
+    assembly.assemble_due()
     client.force_login(editor)
     page = client.get(Run.objects.get().get_absolute_url()).content.decode()
     assert page.count("arguments not captured by the instrumentation") == 2

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from cases import services, tokens
-from scoring.live import traces
+from scoring.live import assembly
 from scoring.matcher import load_run
 from scoring.models import Result, Run
 from tests.support.otlp_fixtures import (
@@ -59,7 +59,7 @@ def test_each_instrumentation_sent_as_it_sends_gives_its_runs(
     for request in requests(variant):
         status, answer = send(live_server.url, suite_key, *request)
         assert status == 200, answer
-    assert traces.assemble_due() == len(expected(variant)["runs"])
+    assert assembly.assemble_due() == len(expected(variant)["runs"])
     told = expected(variant)
     stored = list(Run.objects.order_by("seq"))
     assert [run.case_key for run in stored] == [run["case"] for run in told["runs"]]

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from cases import services
-from scoring.live import traces
+from scoring.live import assembly, traces
 from scoring.models import Run, Submission, Trace, TraceSpan
 from scoring.models import Status as SubmissionStatus
 from tests.support.otlp_data import (
@@ -398,9 +398,9 @@ def test_assembly_reads_no_more_spans_than_the_cap(sender, suite, settings, monk
     post(sender, export(suite.pk))
     settings.CASEBOOK_TRACE_MAX_SPANS = 2  # lowered after the spans were kept
     read = []
-    to_canonical = traces.to_canonical
+    to_canonical = assembly.to_canonical
     monkeypatch.setattr(
-        traces, "to_canonical", lambda line, name: read.append(line) or to_canonical(line, name)
+        assembly, "to_canonical", lambda line, name: read.append(line) or to_canonical(line, name)
     )
     assemble_due()
     first = sorted(FIXTURE_SPANS, key=lambda span: int(span["startTimeUnixNano"]))[:2]

@@ -26,7 +26,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 
 from scoring.ingest.pipeline import create_submission
-from scoring.live import traces
+from scoring.live import assembly
 from scoring.models import Result, Submission
 from tests.support.producers import FIXTURES
 
@@ -128,7 +128,7 @@ def status_of(response) -> Status:
 def assemble_due() -> int:
     """Assemble what is due, and run the scoring it enqueues (in this process)."""
     with TestCase.captureOnCommitCallbacks(execute=True):
-        return traces.assemble_due()
+        return assembly.assemble_due()
 
 
 def uploaded_reports(suite, user, lines: Iterable[dict]) -> list[dict]:

@@ -11,7 +11,7 @@ import time
 import pytest
 from rest_framework.authtoken.models import Token
 
-from scoring.live import traces
+from scoring.live import assembly
 from scoring.models import Submission, Trace
 from tests.support.otlp_data import live_reports, run_agent
 from tests.support.producers import SUITE
@@ -92,7 +92,7 @@ def test_spans_sent_while_the_broker_is_down_are_kept_and_the_sweep_assembles_th
     broker.start()
     workers.start(concurrency=1)
     time.sleep(GRACE)
-    assert traces.assemble_due() == 2  # what Celery beat's sweep does every few seconds
+    assert assembly.assemble_due() == 2  # what Celery beat's sweep does every few seconds
     live = wait_for(scored(2), TIMEOUT, "the traces to be scored", workers)
     assert (live.passed, live.failed) == (1, 1)
     report = json.dumps(live_reports(live))
