@@ -173,6 +173,22 @@ class SuiteSettingsForm(SuiteForm):
         ),
     )
 
+    live_retention_days = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label="Keep live runs for (days)",
+        help_text=(
+            "The runs of live traces, and those that named no case, are removed this many days "
+            "after their day; their submissions' counts and summaries stay. Empty: forever."
+        ),
+    )
+    upload_retention_days = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label="Keep uploaded runs for (days)",
+        help_text="Likewise for uploaded files' runs, counted from the upload. Empty: forever.",
+    )
+
     def clean_trace_case_map(self):
         text = self.cleaned_data["trace_case_map"].strip()
         if not text:

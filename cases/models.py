@@ -134,6 +134,9 @@ class Visibility(models.TextChoices):
     EVERYONE = "everyone", "every signed-in user"
 
 
+DEFAULT_LIVE_RETENTION_DAYS = 30
+
+
 class Suite(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="suites")
     name = models.CharField(max_length=200)
@@ -155,6 +158,12 @@ class Suite(models.Model):
     # Values of that attribute → the case keys they name ({"conv-17": "refund"}); a value
     # not in it names the case of its own key, if there is one (``scoring.live.traces``).
     trace_case_map = models.JSONField(default=dict, blank=True)
+    # Retention (docs/operations.md#retention): days the runs of live submissions, and of
+    # uploaded ones, are kept; null keeps them forever. Not part of the suite file.
+    live_retention_days = models.PositiveIntegerField(
+        null=True, blank=True, default=DEFAULT_LIVE_RETENTION_DAYS
+    )
+    upload_retention_days = models.PositiveIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

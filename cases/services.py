@@ -485,8 +485,8 @@ def _import(suite: Suite, document: Any, current: dict) -> None:
 @transaction.atomic
 def update_settings(suite: Suite, user, *, message: str = "", **fields) -> SuiteVersion:
     """Change the suite's own fields (name, description, tags, visibility, match,
-    ``catalog_checks``, and the case attribute of live traces and its map of values to case
-    keys); a new version only when the suite file changed."""
+    ``catalog_checks``, the case attribute of live traces and its map of values to case
+    keys, and the retention of runs); a new version only when the suite file changed."""
     suite = _locked(suite)
     document = suite_document(suite)
     for key in ("name", "description", "tags", "match"):

@@ -8,6 +8,7 @@ SECRET_KEY and ALLOWED_HOSTS mandatory.
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
@@ -259,6 +260,9 @@ CASEBOOK_TRACE_SWEEP_SECONDS = env.float("CASEBOOK_TRACE_SWEEP_SECONDS", default
 # rejected (OTLP partial success), so a trace's assembly reads a bounded amount.
 CASEBOOK_TRACE_MAX_SPANS = env.int("CASEBOOK_TRACE_MAX_SPANS", default=10_000)
 CASEBOOK_TRACE_MAX_BYTES = env.int("CASEBOOK_TRACE_MAX_BYTES", default=32 << 20)
+# The hour (UTC) at which runs past their suite's retention are removed (Celery beat,
+# docs/operations.md#retention).
+CASEBOOK_PRUNE_HOUR = env.int("CASEBOOK_PRUNE_HOUR", default=3)
 # Django reads a request body into memory up to this size; run files are streamed past it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 << 20
 
@@ -315,6 +319,10 @@ CELERY_BEAT_SCHEDULE = {
     "assemble-due-traces": {
         "task": "scoring.tasks.assemble_due_traces",
         "schedule": CASEBOOK_TRACE_SWEEP_SECONDS,
+    },
+    "prune-expired-runs": {
+        "task": "scoring.tasks.prune_expired_runs",
+        "schedule": crontab(minute=0, hour=CASEBOOK_PRUNE_HOUR),
     },
 }
 

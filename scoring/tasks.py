@@ -1,7 +1,7 @@
 """Celery tasks: thin wrappers over the services they run (docs/pipeline.md#tasks): reading
 and scoring a submission, and resuming stalled ones (``scoring.ingest``); storing its
 summaries once it is done (``scoring.results.failures``); assembling live traces
-(``scoring.live.assembly``).
+(``scoring.live.assembly``); removing runs past their suite's retention (``scoring.retention``).
 
 Tasks are acknowledged late (a worker lost mid-task leaves its message to be delivered
 again), retried with backoff when the database or broker hiccups, and idempotent, so a
@@ -18,6 +18,7 @@ from django.db import InterfaceError, OperationalError
 from scoring.ingest import chunks, pipeline, reading
 from scoring.live import assembly
 from scoring.results import failures
+from scoring.retention import pruning
 
 RETRIED = (OperationalError, InterfaceError)
 RETRY = {
@@ -76,3 +77,10 @@ def assemble_traces(trace_ids: list[int]) -> None:
 def assemble_due_traces() -> int:
     """Assemble the traces whose own task was lost (run every few seconds by Celery beat)."""
     return assembly.assemble_due()
+
+
+@shared_task(**RETRY)
+def prune_expired_runs() -> int:
+    """Remove the runs that outlived their suite's retention (run daily by Celery beat,
+    docs/operations.md#retention); a second run the same day finds nothing left."""
+    return pruning.prune().rows

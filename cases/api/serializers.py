@@ -167,6 +167,11 @@ TRACE_CASE_MAP_HELP = (
     "that attribute's values → case keys; a value not in it names the case of its own key, "
     "if there is one, else the run is unassigned"
 )
+LIVE_RETENTION_HELP = (
+    "days the runs of live traces (and those naming no case) are kept after their day; "
+    "null: forever (docs/operations.md#retention)"
+)
+UPLOAD_RETENTION_HELP = "days uploaded files' runs are kept after the upload; null: forever"
 
 
 class SuiteSerializer(serializers.ModelSerializer):
@@ -184,6 +189,12 @@ class SuiteSerializer(serializers.ModelSerializer):
         read_only=True, help_text=TRACE_CASE_ATTRIBUTE_HELP
     )
     trace_case_map = serializers.JSONField(read_only=True, help_text=TRACE_CASE_MAP_HELP)
+    live_retention_days = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text=LIVE_RETENTION_HELP
+    )
+    upload_retention_days = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text=UPLOAD_RETENTION_HELP
+    )
     case_count = serializers.IntegerField(read_only=True)
     version = serializers.IntegerField(
         read_only=True, allow_null=True, help_text="the current version's number"
@@ -203,6 +214,8 @@ class SuiteSerializer(serializers.ModelSerializer):
             "match",
             "trace_case_attribute",
             "trace_case_map",
+            "live_retention_days",
+            "upload_retention_days",
             "case_count",
             "version",
             "url",
@@ -232,6 +245,12 @@ class SuiteSettingsSerializer(serializers.Serializer):
         max_length=200, allow_blank=True, required=False, help_text=TRACE_CASE_ATTRIBUTE_HELP
     )
     trace_case_map = serializers.JSONField(required=False, help_text=TRACE_CASE_MAP_HELP)
+    live_retention_days = serializers.IntegerField(
+        min_value=1, allow_null=True, required=False, help_text=LIVE_RETENTION_HELP
+    )
+    upload_retention_days = serializers.IntegerField(
+        min_value=1, allow_null=True, required=False, help_text=UPLOAD_RETENTION_HELP
+    )
 
     def update(self, suite, validated_data):
         if not validated_data:

@@ -181,6 +181,8 @@ def suite_settings(request, pk):
         "trace_case_attribute": suite.trace_case_attribute,
         "trace_case_map": SuiteSettingsForm.map_text(suite.trace_case_map),
         "catalog_checks": suite.extra.get("catalog_checks") is True,
+        "live_retention_days": suite.live_retention_days,
+        "upload_retention_days": suite.upload_retention_days,
         **SuiteSettingsForm.initial_for(suite.match),
     }
     form = SuiteSettingsForm(request.POST or None, initial=initial)
@@ -199,6 +201,8 @@ def suite_settings(request, pk):
                 trace_case_attribute=data["trace_case_attribute"],
                 trace_case_map=data["trace_case_map"],
                 catalog_checks=data["catalog_checks"],
+                live_retention_days=data["live_retention_days"],
+                upload_retention_days=data["upload_retention_days"],
             )
         except InvalidInput as exc:
             problems = exc.problems

@@ -98,6 +98,8 @@ def rescore(submission: Submission, version: SuiteVersion) -> None:
         locked = Submission.objects.select_for_update().get(pk=submission.pk)
         if locked.status == Status.INGESTING:
             raise NotReady("the submission is still reading its file")
+        if locked.runs_pruned:  # docs/operations.md#retention
+            raise NotReady("its runs were removed by retention")
         keep_earlier(locked, version)
         clear_results(locked)
         locked.version = version
@@ -119,6 +121,8 @@ def retry(submission: Submission) -> None:
         locked = Submission.objects.select_for_update().get(pk=submission.pk)
         if locked.status != Status.FAILED:
             raise NotReady("only a failed submission can be retried")
+        if locked.runs_pruned:
+            raise NotReady("its runs and file were removed by retention")
         locked.error = ""
         if locked.ingest_finished is None or not locked.stored_runs:  # read it (again)
             locked.status = Status.INGESTING

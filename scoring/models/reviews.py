@@ -233,3 +233,28 @@ class KnownFailure(models.Model):
 
     def __str__(self):
         return f"{self.case_key}: {self.get_status_display()}"
+
+
+class PrunedRuns(models.Model):
+    """A note that retention removed reviewed runs (docs/operations.md#retention): a run with
+    a status other than untriaged, a comment or a label. Kept on the suite's page, so that
+    no reviewer's work goes without a word."""
+
+    suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="pruned_runs")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    days = models.PositiveIntegerField(help_text="the retention the runs were kept for")
+    reviewed_runs = models.PositiveIntegerField()
+    # What the reviews held: {"statuses": {status: runs}, "comments": n, "labels": {name: runs}}.
+    lost = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["suite", "-created"]
+
+    def __str__(self):
+        return f"{self.reviewed_runs} reviewed runs of submission {self.submission_id} pruned"
+
+    @property
+    def statuses(self) -> list[tuple[str, int]]:
+        """The statuses the removed runs had, as the pages name them, with their runs."""
+        return [(ReviewStatus(s).label, n) for s, n in self.lost.get("statuses", {}).items()]

@@ -84,6 +84,10 @@ class Submission(models.Model):
     scoring_restarted = models.DateTimeField(null=True, blank=True)
     # Moved by every step, so the sweep can tell a stalled submission from a busy one.
     heartbeat = models.DateTimeField(auto_now=True)
+    # When retention began removing its runs, results and reviews, and how many days the
+    # suite kept them (docs/operations.md#retention): its counts and summaries stay.
+    runs_pruned = models.DateTimeField(null=True, blank=True)
+    retention_days = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created"]

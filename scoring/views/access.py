@@ -28,6 +28,12 @@ def run_for(user, pk, run_id, *, edit: bool = False) -> Run:
     ``submission`` is the one ``submission_for`` gives."""
     submission = submission_for(user, pk, edit=edit)
     run = Run.objects.filter(submission=submission, pk=run_id).first()
+    if run is None and submission.runs_pruned:
+        raise Http404(
+            f"This run was removed by retention on {submission.runs_pruned:%Y-%m-%d}: the "
+            f"suite keeps runs for {submission.retention_days} days. The submission's counts "
+            "and summaries remain."
+        )
     if run is None:
         raise Http404("No such run.")
     run.submission = submission

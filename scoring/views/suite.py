@@ -24,6 +24,7 @@ from scoring.results.trends import suite_trend
 
 SUBMISSIONS_SHOWN = 20
 UNASSIGNED_PER_PAGE = 50
+PRUNED_NOTES_SHOWN = 10  # the latest notes of reviewed runs removed by retention
 KEY_PLACEHOLDER = "<token>"  # the panel's key, before a token is made
 PANEL = "cases/suite_detail.html#live"
 
@@ -48,6 +49,7 @@ def _suite_page(request, suite, panel: dict, status: int = 200):
         )[:SUBMISSIONS_SHOWN],
         "trend": suite_trend(suite),
         "unassigned": unassigned(suite).count(),
+        "pruned_notes": suite.pruned_runs.all()[:PRUNED_NOTES_SHOWN],
     }
     return render(request, "cases/suite_detail.html", context | panel, status=status)
 
