@@ -146,7 +146,8 @@ def reviewed(runs: QuerySet[Run]) -> QuerySet[Run]:
 def lost_reviews(runs: QuerySet[Run]) -> dict:
     """What the reviews of ``runs`` held, counted, for the note kept after they go."""
     reviews = Review.objects.filter(run__in=runs)
-    statuses = Counter(reviews.exclude(status=ReviewStatus.UNTRIAGED).values_list("status", flat=True))
+    decided = reviews.exclude(status=ReviewStatus.UNTRIAGED)
+    statuses = Counter(decided.values_list("status", flat=True))
     labels = Counter(
         LabelLink.objects.filter(review__in=reviews).values_list("reviewlabel__name", flat=True)
     )

@@ -17,10 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--suite", type=int, help="only this suite (its id)")
 
     def handle(self, *args, dry_run=False, suite=None, **options):
-        if dry_run:
-            result = pruning.expired(suite_id=suite)
-        else:
-            result = pruning.prune(suite_id=suite)
+        result = pruning.expired(suite_id=suite) if dry_run else pruning.prune(suite_id=suite)
         verb = "would remove" if dry_run else "removed"
         for each in result.submissions:
             submission = each.submission
