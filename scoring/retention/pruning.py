@@ -264,8 +264,9 @@ def _take(rows: QuerySet, limit: int) -> list[int]:
     (PostgreSQL; SQLite's transactions already hold the whole database)."""
     if connection.vendor == "postgresql":
         rows = rows.select_for_update(skip_locked=True, of=("self",))
-    # In the table's own order (its index), not by id: a sort would read every match.
-    return list(rows.values_list("pk", flat=True)[:limit])
+    # In no order: a sort would read every match, and a run's default order (by its
+    # submission) would join, and lock, the submission too.
+    return list(rows.order_by().values_list("pk", flat=True)[:limit])
 
 
 def _delete_ids(model, ids: list[int]) -> int:
