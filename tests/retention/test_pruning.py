@@ -93,13 +93,15 @@ def test_pruning_removes_runs_and_file_and_keeps_counts_and_summaries(scored):
         FailureSummary.objects.filter(submission=old).count(),
         CaseSummary.objects.filter(submission=old).count(),
     )
-    assert summaries[1] and UploadChunk.objects.filter(submission=old).exists()
+    assert summaries[1]
+    assert UploadChunk.objects.filter(submission=old).exists()
     out = io.StringIO()
     call_command("prune", stdout=out)
     assert f"removed 1 submissions' runs: {len(LINES)} runs" in out.getvalue()
     old.refresh_from_db()
     assert (old.total, old.scored, old.passed, old.failed, old.errored, old.stored_runs) == counts
-    assert old.runs_pruned is not None and old.retention_days == 30
+    assert old.runs_pruned is not None
+    assert old.retention_days == 30
     assert summaries == (
         FailureSummary.objects.filter(submission=old).count(),
         CaseSummary.objects.filter(submission=old).count(),
@@ -151,9 +153,11 @@ def test_reviewed_runs_are_removed_with_a_note_on_the_suites_page(
     decisions.assign(Run.objects.filter(pk=assigned_only.pk), editor, editor)
     pruning.prune()
     note = PrunedRuns.objects.get(suite=suite)
-    assert note.submission_id == old.pk and note.reviewed_runs == 2
+    assert note.submission_id == old.pk
+    assert note.reviewed_runs == 2
     assert note.lost["statuses"] == {"expectation_wrong": 1}
-    assert note.lost["comments"] == 1 and note.lost["labels"] == {"wrong tool": 1}
+    assert note.lost["comments"] == 1
+    assert note.lost["labels"] == {"wrong tool": 1}
     assert not Review.objects.filter(submission=old).exists()
     assert not ReviewEvent.objects.filter(run__submission=old).exists()
     html = text(as_user(viewer).get(suite.get_absolute_url()))
@@ -240,5 +244,6 @@ def test_the_api_changes_retention_validated(suite, as_user, editor, viewer):
     suite.refresh_from_db()
     assert (suite.live_retention_days, suite.upload_retention_days) == (None, 90)
     bad = as_user(editor).patch(url, {"upload_retention_days": 0}, content_type="application/json")
-    assert bad.status_code == 400 and "upload_retention_days" in bad.json()
+    assert bad.status_code == 400
+    assert "upload_retention_days" in bad.json()
     assert as_user(editor).get(url).json()["upload_retention_days"] == 90

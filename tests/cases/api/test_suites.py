@@ -292,6 +292,8 @@ def test_the_detail_describes_the_suite(api, viewer, suite, team):
         "match": {"tool_names": "exact", "arg_names": "exact", "null_args": "must_be_null"},
         "trace_case_attribute": "",
         "trace_case_map": {},
+        "live_retention_days": 30,
+        "upload_retention_days": None,
         "case_count": 2,
         "version": 1,
         "url": suite_page(suite.pk),
