@@ -44,6 +44,10 @@ from scoring.models import (
 )
 
 BATCH_ROWS = 1000  # rows deleted per transaction
+# Rows a run usually comes with (itself, its result, a few predicate rows): a transaction
+# takes BATCH_ROWS / this many runs, so it mostly deletes whole runs, not the same runs'
+# predicate rows over several transactions.
+ROWS_PER_RUN = 5
 CASE_KEYS_NOTED = 20  # case keys of reviewed runs a note lists
 
 # What hangs on a run, children before parents, each with its path to the run's id.
@@ -227,11 +231,11 @@ def _mark(expiry: Expired, now: datetime) -> bool:
 
 def _delete_runs(runs: QuerySet[Run], batch: int, done: Pruned) -> None:
     """Delete ``runs`` and what hangs on them, at most ``batch`` rows a transaction: a
-    transaction takes up to ``batch`` runs, deletes their dependents table by table while
-    its budget lasts, then as many of the runs as it still may."""
+    transaction takes some runs, deletes their dependents table by table while its budget
+    lasts, then as many of the runs as it still may (the next takes up the rest)."""
     while True:
         with transaction.atomic():
-            run_ids = _take(runs, batch)
+            run_ids = _take(runs, max(1, batch // ROWS_PER_RUN))
             if not run_ids:
                 return
             budget = batch
