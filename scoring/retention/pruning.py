@@ -212,20 +212,22 @@ def _mark(expiry: Expired, now: datetime) -> bool:
         submission = Submission.objects.get(pk=locked[0])
         if submission.status not in (Status.DONE, Status.FAILED):
             return False
+        if submission.runs_pruned is not None:
+            return True  # marked and noted by an earlier prune, which left some rows
         runs = Run.objects.filter(submission=submission)
-        if expiry.reviewed_runs:
+        reviewed_runs = reviewed(runs).count()
+        if reviewed_runs:
             PrunedRuns.objects.create(
                 suite_id=submission.suite_id,
                 submission=submission,
                 days=expiry.days,
-                reviewed_runs=reviewed(runs).count(),
+                reviewed_runs=reviewed_runs,
                 lost=lost_reviews(runs),
             )
-        if submission.runs_pruned is None:
-            # An update, not a save: the heartbeat is the pipeline's, not retention's.
-            Submission.objects.filter(pk=submission.pk).update(
-                runs_pruned=now, retention_days=expiry.days
-            )
+        # An update, not a save: the heartbeat is the pipeline's, not retention's.
+        Submission.objects.filter(pk=submission.pk).update(
+            runs_pruned=now, retention_days=expiry.days
+        )
     return True
 
 

@@ -247,3 +247,19 @@ def test_the_api_changes_retention_validated(suite, as_user, editor, viewer):
     assert bad.status_code == 400
     assert "upload_retention_days" in bad.json()
     assert as_user(editor).get(url).json()["upload_retention_days"] == 90
+
+
+def test_a_prune_that_finishes_anothers_work_notes_its_reviewed_runs_once(
+    scored, editor, monkeypatch
+):
+    old = scored(40)
+    two = list(old.runs.values_list("pk", flat=True)[:2])
+    decisions.set_status(Run.objects.filter(pk__in=two), "flaky", editor)
+    with monkeypatch.context() as cut_short:  # marked and noted, nothing deleted yet
+        cut_short.setattr(pruning, "_delete_runs", lambda *args: None)
+        pruning.prune()
+    assert [each.submission.pk for each in pruning.expired().submissions] == [old.pk]
+    pruning.prune()
+    assert list(PrunedRuns.objects.values_list("reviewed_runs", flat=True)) == [2]
+    assert not Run.objects.filter(submission=old).exists()
+    assert pruning.expired().submissions == []
