@@ -101,13 +101,12 @@ def expired(now: datetime | None = None, suite_id: int | None = None) -> Pruned:
     plan = Pruned()
     for suite, live_days, upload_days in _suites(suite_id):
         for submission, days in _expired_submissions(suite, now, live_days, upload_days):
-            runs = Run.objects.filter(submission=submission)
             plan.submissions.append(
                 Expired(
                     submission,
                     days,
-                    runs.count(),
-                    reviewed(runs).count(),
+                    Run.objects.filter(submission=submission).count(),
+                    reviewed(submission).count(),
                     UploadChunk.objects.filter(submission=submission).count(),
                 )
             )
@@ -138,31 +137,43 @@ def prune(
     return done
 
 
-def reviewed(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """The runs someone reviewed: a status other than untriaged, a comment, or a label."""
-    return runs.filter(
-        Q(review__status__in=[s for s in ReviewStatus.values if s != ReviewStatus.UNTRIAGED])
-        | Q(review_events__kind=ReviewEvent.Kind.COMMENT)
-        | Q(review__labels__isnull=False)
-    ).distinct()
-
-
-def lost_reviews(runs: QuerySet[Run]) -> dict:
-    """What the reviews of ``runs`` held, counted, for the note kept after they go."""
-    reviews = Review.objects.filter(run__in=runs)
-    decided = reviews.exclude(status=ReviewStatus.UNTRIAGED)
-    statuses = Counter(decided.values_list("status", flat=True))
-    labels = Counter(
-        LabelLink.objects.filter(review__in=reviews).values_list("reviewlabel__name", flat=True)
+def reviewed(submission: Submission) -> QuerySet[Run]:
+    """The submission's runs someone reviewed: a status other than untriaged, a comment, or
+    a label (an assignment alone is no review). Three lookups by index, not one join of
+    every run with its review and history."""
+    decided = _reviews(submission).exclude(status=ReviewStatus.UNTRIAGED).values("run_id")
+    commented = _comments(submission).values("run_id")
+    labelled = _labels(submission).values("review_id")
+    return Run.objects.filter(submission=submission).filter(
+        Q(pk__in=decided) | Q(pk__in=commented) | Q(pk__in=labelled)
     )
-    comments = ReviewEvent.objects.filter(run__in=runs, kind=ReviewEvent.Kind.COMMENT).count()
-    case_keys = sorted(set(reviewed(runs).values_list("case_key", flat=True)))
+
+
+def lost_reviews(submission: Submission) -> dict:
+    """What the reviews of the submission's runs held, counted, for the note kept after
+    they go."""
+    decided = _reviews(submission).exclude(status=ReviewStatus.UNTRIAGED)
+    statuses = Counter(decided.values_list("status", flat=True))
+    labels = Counter(_labels(submission).values_list("reviewlabel__name", flat=True))
+    case_keys = sorted(set(reviewed(submission).values_list("case_key", flat=True)))
     return {
         "statuses": dict(statuses.most_common()),
         "labels": dict(labels.most_common()),
-        "comments": comments,
+        "comments": _comments(submission).count(),
         "case_keys": case_keys[:CASE_KEYS_NOTED],
     }
+
+
+def _reviews(submission: Submission) -> QuerySet[Review]:
+    return Review.objects.filter(submission=submission)
+
+
+def _comments(submission: Submission) -> QuerySet[ReviewEvent]:
+    return ReviewEvent.objects.filter(run__submission=submission, kind=ReviewEvent.Kind.COMMENT)
+
+
+def _labels(submission: Submission) -> QuerySet:
+    return LabelLink.objects.filter(review__submission=submission)
 
 
 def _suites(suite_id: int | None):
@@ -214,15 +225,14 @@ def _mark(expiry: Expired, now: datetime) -> bool:
             return False
         if submission.runs_pruned is not None:
             return True  # marked and noted by an earlier prune, which left some rows
-        runs = Run.objects.filter(submission=submission)
-        reviewed_runs = reviewed(runs).count()
+        reviewed_runs = reviewed(submission).count()
         if reviewed_runs:
             PrunedRuns.objects.create(
                 suite_id=submission.suite_id,
                 submission=submission,
                 days=expiry.days,
                 reviewed_runs=reviewed_runs,
-                lost=lost_reviews(runs),
+                lost=lost_reviews(submission),
             )
         # An update, not a save: the heartbeat is the pipeline's, not retention's.
         Submission.objects.filter(pk=submission.pk).update(
