@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.datagen import as_openai_chat, realistic_stream  # noqa: E402
 from bench.stack import (  # noqa: E402
+    REDIS_DB,
     Stack,
     free_port,
     fresh_database,
@@ -59,6 +60,8 @@ def main() -> None:
     parser.add_argument("--gzip", action="store_true", help="upload the file gzip-compressed")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--port", type=int, default=0, help="default: a free one")
+    parser.add_argument("--database", default="casebook_bench", help="dropped and made again")
+    parser.add_argument("--redis-db", type=int, default=REDIS_DB)
     args = parser.parse_args()
 
     formats = ["canonical", "openai"] if args.format == "both" else [args.format]
@@ -70,7 +73,7 @@ def main() -> None:
         for name in formats:
             print(f"generating {args.runs:,} runs, {name} format ...", flush=True)
             suite, files[name] = write_runs(tmp, name, args.runs, compress=args.gzip)
-        env = stack_environment(tmp, "casebook_bench")
+        env = stack_environment(tmp, args.database, args.redis_db)
         fresh_database(env)
         suite_id, token = run_script(env, SETUP, SUITE=suite).split()[-2:]
         with Stack(env, args.port, args.workers, tmp) as stack:
