@@ -62,6 +62,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="default: a free one")
     parser.add_argument("--database", default="casebook_bench", help="dropped and made again")
     parser.add_argument("--redis-db", type=int, default=REDIS_DB)
+    parser.add_argument(
+        "--keep-files", type=Path, help="keep the generated run files here, and reuse them"
+    )
     args = parser.parse_args()
 
     formats = ["canonical", "openai"] if args.format == "both" else [args.format]
@@ -71,8 +74,9 @@ def main() -> None:
         suite = None
         files = {}
         for name in formats:
-            print(f"generating {args.runs:,} runs, {name} format ...", flush=True)
-            suite, files[name] = write_runs(tmp, name, args.runs, compress=args.gzip)
+            suite, files[name] = write_runs(
+                args.keep_files or tmp, name, args.runs, compress=args.gzip
+            )
         env = stack_environment(tmp, args.database, args.redis_db)
         fresh_database(env)
         suite_id, token = run_script(env, SETUP, SUITE=suite).split()[-2:]
@@ -84,9 +88,14 @@ def main() -> None:
                 report(name, files[name], args.runs, figures, stack.peak_memory(), cpu)
 
 
-def write_runs(tmp: Path, name: str, n_runs: int, *, compress: bool) -> tuple[dict, Path]:
+def write_runs(folder: Path, name: str, n_runs: int, *, compress: bool) -> tuple[dict, Path]:
+    """The suite and a file of ``n_runs`` runs in format ``name``; a file already in
+    ``folder`` (``--keep-files``) is used again, as the runs are made the same each time."""
     suite, runs = realistic_stream(seed=5, n_runs=n_runs)
-    path = tmp / f"runs-{name}.jsonl{'.gz' if compress else ''}"
+    path = folder / f"runs-{name}-{n_runs}.jsonl{'.gz' if compress else ''}"
+    if path.exists():
+        return suite, path
+    print(f"generating {n_runs:,} runs, {name} format ...", flush=True)
     opener = gzip.open(path, "wb", compresslevel=3) if compress else open(path, "wb")  # noqa: SIM115
     with opener as out:
         for run in runs:

@@ -23,6 +23,7 @@ import zlib
 from typing import BinaryIO
 
 from django.conf import settings
+from django.db import transaction
 
 from scoring.models import UploadChunk
 
@@ -123,32 +124,35 @@ class _BlockWriter:
     def write(self, data) -> None:
         self.pending += data
         while len(self.pending) >= BLOCK_BYTES:
-            cut = self.pending.rfind(b"\n", 0, BLOCK_BYTES) + 1 or BLOCK_BYTES
-            self._store(self.pending[:cut])
-            del self.pending[:cut]
+            self._store(self.pending.rfind(b"\n", 0, BLOCK_BYTES) + 1 or BLOCK_BYTES)
 
     def drop_partial_line(self) -> None:
         del self.pending[self.pending.rfind(b"\n") + 1 :]
 
     def finish(self) -> None:
         if self.pending:
-            self._store(self.pending)
-            self.pending = bytearray()
+            self._store(len(self.pending))
 
-    def _store(self, data) -> None:
-        self.before_each()
-        UploadChunk.objects.create(
-            submission_id=self.submission_id,
-            index=self.index,
-            data=gzip.compress(data, compresslevel=1, mtime=0),
-            offset=self.offset,
-            lines_before=self.lines,
-            starts_line=self.starts_line,
-        )
+    def _store(self, size: int) -> None:
+        """Write the first ``size`` pending bytes as a block (compressed from where they
+        are: no copy of them is made)."""
+        with memoryview(self.pending) as view:
+            packed = gzip.compress(view[:size], compresslevel=1, mtime=0)
+        with transaction.atomic():
+            self.before_each()
+            UploadChunk.objects.create(
+                submission_id=self.submission_id,
+                index=self.index,
+                data=packed,
+                offset=self.offset,
+                lines_before=self.lines,
+                starts_line=self.starts_line,
+            )
         self.index += 1
-        self.offset += len(data)
-        self.lines += data.count(b"\n")
-        self.starts_line = data.endswith(b"\n")
+        self.offset += size
+        self.lines += self.pending.count(b"\n", 0, size)
+        self.starts_line = self.pending[size - 1] == ord("\n")
+        del self.pending[:size]
 
 
 class _ChunkWriter(io.RawIOBase):
