@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from array import array
 from contextlib import closing
 from datetime import timedelta
 
@@ -165,7 +166,7 @@ def _plan_ranges(submission: Submission, generation: int) -> bool:
         return False
     stopped = ""
     if not in_blocks(pk):
-        stopped = restore_in_blocks(pk, before_each=lambda: _still_current(pk, generation))
+        stopped = restore_in_blocks(pk, before_each=lambda: _touch(pk, generation))
     ranges = plan(pk, submission.chunk_runs)
     if ranges is None:
         return False
@@ -219,11 +220,21 @@ def plan(submission_id: int, chunk_runs: int) -> list[ReadRange] | None:
 
 
 def _still_current(submission_id: int, generation: int) -> Submission:
-    """The submission, locked; raises ``Superseded`` if it moved on past ``generation``."""
+    """The submission, locked; raises ``Superseded`` if it moved on past ``generation``, or
+    is no longer reading its file (a range failed on a bug: the others stop)."""
     submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
-    if submission is None or submission.generation != generation:
+    if (
+        submission is None
+        or submission.generation != generation
+        or submission.status != Status.INGESTING
+    ):
         raise Superseded
     return submission
+
+
+def _touch(submission_id: int, generation: int) -> None:
+    """Show progress (the sweep leaves a submission that makes some), if still current."""
+    _still_current(submission_id, generation).save(update_fields=["heartbeat"])
 
 
 def _claim_range(
@@ -505,7 +516,8 @@ def _number_trials(submission: Submission) -> list[tuple]:
     does while a file is read whole; delete the runs that repeat a trial their case has,
     and return them as invalid lines."""
     numbering = TrialNumbering()
-    repeats, renumbered = [], {}
+    repeats = []
+    renumbered, trials = array("q"), array("q")  # ids and their new trials, 16 bytes a run
     runs = submission.runs.order_by("seq")
     runs = runs.values_list("pk", "line", "case_key", "trial", "trial_given")
     for pk, line, case_key, trial, given in runs.iterator(chunk_size=5000):
@@ -516,14 +528,15 @@ def _number_trials(submission: Submission) -> list[tuple]:
             repeats.append((pk, line, reason))
             continue
         if numbered != trial:
-            renumbered[pk] = numbered
+            renumbered.append(pk)
+            trials.append(numbered)
     Run.objects.filter(pk__in=[pk for pk, _, _ in repeats]).delete()
-    pks = list(renumbered)
-    for start in range(0, len(pks), INVALID_BATCH):
-        batch = Run.objects.filter(pk__in=pks[start : start + INVALID_BATCH])
-        runs = list(batch.only("trial", "document"))
+    for start in range(0, len(renumbered), INVALID_BATCH):
+        end = start + INVALID_BATCH
+        batch = dict(zip(renumbered[start:end], trials[start:end], strict=True))
+        runs = list(Run.objects.filter(pk__in=list(batch)).only("trial", "document"))
         for run in runs:
-            run.trial = run.document["trial"] = renumbered[run.pk]
+            run.trial = run.document["trial"] = batch[run.pk]
         Run.objects.bulk_update(runs, ["trial", "document"])
     return [(submission.pk, line, reason) for _, line, reason in repeats]
 
