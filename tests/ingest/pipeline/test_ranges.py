@@ -12,9 +12,10 @@ from django.test import TestCase
 from django.utils import timezone
 
 from scoring.ingest import reading, uploads
-from scoring.models import ReadRange, UploadChunk
+from scoring.ingest.pipeline import resume_stalled
+from scoring.models import ReadRange, Submission, UploadChunk
 
-from .conftest import jsonl, upload
+from .conftest import assert_consistent, jsonl, upload
 
 pytestmark = pytest.mark.django_db
 
@@ -80,6 +81,7 @@ def test_a_file_read_in_ranges_gives_what_it_gives_read_whole(
     assert apart.read_ranges.count() > 2
     assert read(apart) == read(whole)
     assert read(whole)["runs"]
+    assert_consistent(apart)
 
 
 def test_blocks_are_cut_after_a_newline_and_ranges_start_where_a_line_does(
@@ -137,3 +139,26 @@ def test_a_range_read_twice_or_after_a_lost_attempt_changes_nothing(
     whole = upload(demo_suite, data)  # no small ranges now: read in one
     assert read(submission) == read(whole)
     assert read(submission)["status"] == "done"
+
+
+def test_ranges_whose_tasks_were_lost_are_sent_again_by_the_sweep(
+    demo_suite, small_ranges, monkeypatch, settings
+):
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    data = FILES["trials numbered"]
+    sent = []
+    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
+    submission = upload(demo_suite, data)  # planned; the broker then lost the tasks
+    reading.read_range(*sent[1])  # one was read before the rest were lost
+    assert submission.read_ranges.filter(done=True).count() == 1
+    stale = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS + 1)
+    Submission.objects.filter(pk=submission.pk).update(heartbeat=stale)
+
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assert resume_stalled() == [submission.pk]
+
+    monkeypatch.undo()
+    whole = upload(demo_suite, data)
+    assert read(submission) == read(whole)
+    assert read(submission)["status"] == "done"
+    assert_consistent(submission)
