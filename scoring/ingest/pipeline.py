@@ -234,6 +234,17 @@ def clear_results(submission: Submission) -> None:
     submission.scored = submission.passed = submission.failed = submission.errored = 0
 
 
+def clear_chunk_results(submission: Submission, seqs: tuple[int, int]) -> None:
+    """Delete the results of the (locked) submission's runs whose ``seq`` is in ``seqs``
+    (first, last), and the record of the chunks that scored them; the counts summed again."""
+    results = Result.objects.filter(run__submission=submission, run__seq__range=seqs)
+    PredicateResult.objects.filter(result__in=results.values("pk")).delete()
+    results.only("pk").delete()
+    first, last = ((seq - 1) // submission.chunk_runs for seq in seqs)
+    ScoredChunk.objects.filter(submission=submission, index__range=(first, last)).delete()
+    update_counts(submission)
+
+
 def clear_runs(submission: Submission) -> None:
     """Delete everything read from the file, to read it again from the start."""
     clear_results(submission)

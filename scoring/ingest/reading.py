@@ -38,6 +38,7 @@ from cases.natural import natural_key
 from scoring.ingest.bulk import insert_rows, relax_durability
 from scoring.ingest.pipeline import (
     chunk_indexes,
+    clear_chunk_results,
     clear_runs,
     enqueue_chunks,
     enqueue_range,
@@ -258,6 +259,8 @@ def _claim_range(
             return None
         if span.attempt:  # an earlier attempt was lost: what it stored goes
             stored = (span.first_seq + 1, span.first_seq + span.runs)
+            if span.index == 0:  # its chunks were being scored: their results go too
+                clear_chunk_results(submission, stored)
             submission.runs.filter(seq__range=stored).only("pk").delete()
             lines = submission.invalid_lines.filter(line__gte=span.first_line)
             following = ReadRange.objects.filter(
@@ -413,10 +416,10 @@ class _Batch:
                 submission.total += self.known
                 for case_key, line in self.unknown:
                     note_unknown_case(submission.unknown_cases, case_key, line)
-                if span is None:
-                    enqueue_chunks(submission, [(self.seq - 1) // self.chunk_runs])
-                else:
+                if span is not None:
                     span.runs = self.seq - self.first_seq
+                if span is None or span.index == 0:  # final as written: scored at once
+                    enqueue_chunks(submission, [(self.seq - 1) // self.chunk_runs])
                 self.runs, self.unknown, self.known = [], [], 0
             insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
             submission.invalid += self.invalid_read
@@ -508,7 +511,11 @@ def settle(submission_id: int, generation: int) -> None:
         recount_cases(submission, submission.version.matcher_suite())
         _finish_reading(submission, first_problems)
         submission.save()
-        enqueue_chunks(submission, chunk_indexes(submission))
+        # The first range's chunks were sent as they were written (settling changes none
+        # of its runs); the others' now.
+        if len(ranges) > 1:
+            later = ranges[1].first_seq // submission.chunk_runs
+            enqueue_chunks(submission, [i for i in chunk_indexes(submission) if i >= later])
 
 
 def _number_trials(submission: Submission) -> list[tuple]:
