@@ -324,9 +324,11 @@ class _Batch:
         self.span = span
         self.first_seq = span.first_seq if span else 0
         self.seq = self.first_seq  # the last stored run's seq
-        # The whole file's trials are numbered here as it is read, and the first range's;
-        # a later range's are as given, or numbered within the range, until ``settle``
-        # numbers them in the file's order.
+        # Read from the file's start (the whole file, or the first range), its runs are
+        # final as they are read: trials numbered, counted against the version, and scored
+        # at once. A later range's trials are as given, or numbered within the range, and
+        # its runs counted, until ``settle`` does it in the file's order.
+        self.from_start = span is None or span.index == 0
         self.numbering = TrialNumbering()
         self.seen_in_range: dict[str, int] = {}
         self.last_line = 0
@@ -362,7 +364,7 @@ class _Batch:
         run = item.run
         canonical = item.canonical
         canonical["trial"] = run.trial  # as numbered: stored runs are complete
-        if self.span is not None:
+        if not self.from_start:
             pass  # counted against the version when the ranges are settled
         elif self.suite.case(run.case) is None:
             self.unknown.append((run.case, item.line))
@@ -382,7 +384,7 @@ class _Batch:
     def _number(self, item: RunLine) -> tuple[Problem, ...]:
         """Give the run its trial; the problem if its case already has that trial."""
         run = item.run
-        if self.span is not None and self.span.index:  # not the file's start: see above
+        if not self.from_start:
             if run.trial is None:
                 run.trial = self.seen_in_range.get(run.case, 0)
             self.seen_in_range[run.case] = self.seen_in_range.get(run.case, 0) + 1
@@ -418,7 +420,7 @@ class _Batch:
                     note_unknown_case(submission.unknown_cases, case_key, line)
                 if span is not None:
                     span.runs = self.seq - self.first_seq
-                if span is None or span.index == 0:  # final as written: scored at once
+                if self.from_start:
                     enqueue_chunks(submission, [(self.seq - 1) // self.chunk_runs])
                 self.runs, self.unknown, self.known = [], [], 0
             insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)

@@ -231,7 +231,8 @@ class Run(models.Model):
     # so that task-2 comes before task-10 on every page of it.
     case_order = models.TextField(default="", blank=True)
     trial = models.PositiveIntegerField()
-    # False when the file gave none and Casebook numbered it (docs/formats.md#trials).
+    # Whether the file gave the trial; one it did not is numbered again, in file order, when
+    # the file's ranges are settled (docs/pipeline.md#ranges).
     trial_given = models.BooleanField(default=True)
     document = JSONTextField(help_text="the canonical run, unknown fields kept")
     # A copy, for searching; null (no text reply) differs from "" (an empty one).
