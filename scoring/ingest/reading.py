@@ -294,6 +294,7 @@ def _claim(submission_id: int, *, take_over: bool) -> int | None:
             clear_runs(submission)  # what an earlier, lost attempt had stored
         submission.generation += 1
         submission.ingest_started = timezone.now()
+        submission.ingest_finished = None  # until this attempt settles its ranges
         submission.save()
         return submission.generation
 
