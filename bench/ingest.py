@@ -10,9 +10,11 @@ the peak resident memory of every process (the web server's and each worker's). 
 a 2-core machine: 100,000 runs in under 60 s end to end; every process under 300 MB, also
 for a file ten times that size.
 
-The stack is started here (bench/stack.py): a fresh database ``casebook_bench`` (dropped and
-made again), gunicorn with DEBUG off, two Celery workers (one process each), Redis database
-15. Runs are made by ``bench.datagen`` (realistic: 5-20 calls in 2-6 batches, ~60% passing).
+The stack is started here (bench/stack.py): a fresh database (``casebook_bench`` unless
+``--database``; dropped and made again), gunicorn with DEBUG off, two Celery workers (one
+process each, ``--workers``), Redis database 15 (``--redis-db``). Runs are made by
+``bench.datagen`` (realistic: 5-20 calls in 2-6 batches, ~60% passing); ``--keep-files``
+keeps the files to use again.
 """
 
 from __future__ import annotations
