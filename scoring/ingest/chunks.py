@@ -85,6 +85,11 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None or submission.generation != generation:
             return
+        scored_runs = [row[0] for row in results]
+        if Run.objects.filter(pk__in=scored_runs).count() != len(scored_runs):
+            # A range read again deleted them meanwhile (docs/pipeline.md#ranges): it sends
+            # this chunk again as it writes the runs anew.
+            return
         chunk = ScoredChunk.objects.filter(submission=submission, generation=generation)
         if chunk.filter(index=index).exists():
             earlier = Result.objects.filter(
