@@ -10,9 +10,11 @@ the peak resident memory of every process (the web server's and each worker's). 
 a 2-core machine: 100,000 runs in under 60 s end to end; every process under 300 MB, also
 for a file ten times that size.
 
-The stack is started here (bench/stack.py): a fresh database ``casebook_bench`` (dropped and
-made again), gunicorn with DEBUG off, two Celery workers (one process each), Redis database
-15. Runs are made by ``bench.datagen`` (realistic: 5-20 calls in 2-6 batches, ~60% passing).
+The stack is started here (bench/stack.py): a fresh database (``casebook_bench`` unless
+``--database``; dropped and made again), gunicorn with DEBUG off, two Celery workers (one
+process each, ``--workers``), Redis database 15 (``--redis-db``). Runs are made by
+``bench.datagen`` (realistic: 5-20 calls in 2-6 batches, ~60% passing); ``--keep-files``
+keeps the files to use again.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.datagen import as_openai_chat, realistic_stream  # noqa: E402
 from bench.stack import (  # noqa: E402
+    REDIS_DB,
     Stack,
     free_port,
     fresh_database,
@@ -59,6 +62,11 @@ def main() -> None:
     parser.add_argument("--gzip", action="store_true", help="upload the file gzip-compressed")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--port", type=int, default=0, help="default: a free one")
+    parser.add_argument("--database", default="casebook_bench", help="dropped and made again")
+    parser.add_argument("--redis-db", type=int, default=REDIS_DB)
+    parser.add_argument(
+        "--keep-files", type=Path, help="keep the generated run files here, and reuse them"
+    )
     args = parser.parse_args()
 
     formats = ["canonical", "openai"] if args.format == "both" else [args.format]
@@ -68,9 +76,10 @@ def main() -> None:
         suite = None
         files = {}
         for name in formats:
-            print(f"generating {args.runs:,} runs, {name} format ...", flush=True)
-            suite, files[name] = write_runs(tmp, name, args.runs, compress=args.gzip)
-        env = stack_environment(tmp, "casebook_bench")
+            suite, files[name] = write_runs(
+                args.keep_files or tmp, name, args.runs, compress=args.gzip
+            )
+        env = stack_environment(tmp, args.database, args.redis_db)
         fresh_database(env)
         suite_id, token = run_script(env, SETUP, SUITE=suite).split()[-2:]
         with Stack(env, args.port, args.workers, tmp) as stack:
@@ -81,9 +90,14 @@ def main() -> None:
                 report(name, files[name], args.runs, figures, stack.peak_memory(), cpu)
 
 
-def write_runs(tmp: Path, name: str, n_runs: int, *, compress: bool) -> tuple[dict, Path]:
+def write_runs(folder: Path, name: str, n_runs: int, *, compress: bool) -> tuple[dict, Path]:
+    """The suite and a file of ``n_runs`` runs in format ``name``; a file already in
+    ``folder`` (``--keep-files``) is used again, as the runs are made the same each time."""
     suite, runs = realistic_stream(seed=5, n_runs=n_runs)
-    path = tmp / f"runs-{name}.jsonl{'.gz' if compress else ''}"
+    path = folder / f"runs-{name}-{n_runs}.jsonl{'.gz' if compress else ''}"
+    if path.exists():
+        return suite, path
+    print(f"generating {n_runs:,} runs, {name} format ...", flush=True)
     opener = gzip.open(path, "wb", compresslevel=3) if compress else open(path, "wb")  # noqa: SIM115
     with opener as out:
         for run in runs:

@@ -52,6 +52,13 @@ def ingest_submission(self, submission_id: int) -> None:
         failures.summarize_when_scored(submission_id)
 
 
+@shared_task(bind=True, **RETRY)
+def ingest_range(self, submission_id: int, generation: int, index: int) -> None:
+    with _failing(submission_id):
+        reading.read_range(submission_id, generation, index, take_over=self.request.retries > 0)
+        failures.summarize_when_scored(submission_id)
+
+
 @shared_task(**RETRY)
 def score_chunk(submission_id: int, generation: int, index: int) -> None:
     with _failing(submission_id):

@@ -106,6 +106,11 @@ def score_runs(submission_id: int, generation: int, indexes: list[int]) -> None:
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None or submission.generation != generation:
             return
+        scored_runs = [run_id for run_id, _ in reports]
+        if Run.objects.filter(pk__in=scored_runs).count() != len(scored_runs):
+            # A range read again deleted them meanwhile (docs/pipeline.md#ranges): it sends
+            # this chunk again as it writes the runs anew.
+            return
         chunks = ScoredChunk.objects.filter(submission=submission, generation=generation)
         earlier = chunks.filter(index__in=indexes)
         if earlier.exists():  # scored before: its results are replaced, its tally taken back

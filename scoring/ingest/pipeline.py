@@ -18,7 +18,7 @@ from celery import Task, current_app
 from celery.exceptions import Retry
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Sum
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from cases.models import Suite, SuiteVersion
@@ -28,6 +28,7 @@ from scoring.models import (
     EarlierResult,
     EarlierScore,
     PredicateResult,
+    ReadRange,
     Result,
     Review,
     ReviewEvent,
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 
 # The tasks that run the pipeline's steps (scoring/tasks.py), by name.
 INGEST_TASK = "scoring.tasks.ingest_submission"
+RANGE_TASK = "scoring.tasks.ingest_range"
 SCORE_CHUNK_TASK = "scoring.tasks.score_chunk"
 
 # Seconds between the tries of a task run in-process (eager) that asked to be retried.
@@ -111,7 +113,7 @@ def rescore(submission: Submission, version: SuiteVersion) -> None:
         locked.scoring_finished = None
         finish_if_complete(locked)
         locked.save()
-        enqueue_chunks(locked, range(locked.chunk_count))
+        enqueue_chunks(locked, chunk_indexes(locked))
     submission.refresh_from_db()
 
 
@@ -155,16 +157,14 @@ def resume_stalled() -> list[int]:
             if submission.finished or submission.heartbeat >= cutoff:
                 continue  # moved on while we looked
             if submission.status == Status.INGESTING:
-                # Nobody is reading it: whoever started is gone (or never got the message).
-                submission.ingest_started = None
-                enqueue_ingest(pk)
+                _resume_reading(submission)
             else:
                 done = set(
                     ScoredChunk.objects.filter(
                         submission=submission, generation=submission.generation
                     ).values_list("index", flat=True)
                 )
-                missing = [i for i in range(submission.chunk_count) if i not in done]
+                missing = [i for i in chunk_indexes(submission) if i not in done]
                 enqueue_chunks(submission, missing)
                 finish_if_complete(submission)
             # Touched, so that it is not enqueued again before the workers have had a go.
@@ -172,6 +172,21 @@ def resume_stalled() -> list[int]:
         log.info("resumed stalled submission %s", pk)
         resumed.append(pk)
     return resumed
+
+
+def _resume_reading(submission: Submission) -> None:
+    """Nobody is reading the (locked) submission's file: whoever started is gone, or never
+    got the message. Its ranges not yet read are sent again (the last one when all are,
+    to put them together); a file not split into ranges is read again from the start."""
+    ranges = ReadRange.objects.filter(submission=submission, generation=submission.generation)
+    unread = list(ranges.filter(done=False).values_list("index", flat=True))
+    if not unread:
+        unread = list(ranges.order_by("-index").values_list("index", flat=True)[:1])
+    if not unread:
+        submission.ingest_started = None
+        enqueue_ingest(submission.pk)
+    for index in unread:
+        enqueue_range(submission.pk, submission.generation, index)
 
 
 def delete_submission(submission: Submission) -> None:
@@ -226,6 +241,17 @@ def clear_results(submission: Submission) -> None:
     submission.scored = submission.passed = submission.failed = submission.errored = 0
 
 
+def clear_chunk_results(submission: Submission, seqs: tuple[int, int]) -> None:
+    """Delete the results of the (locked) submission's runs whose ``seq`` is in ``seqs``
+    (first, last), and the record of the chunks that scored them; the counts summed again."""
+    results = Result.objects.filter(run__submission=submission, run__seq__range=seqs)
+    PredicateResult.objects.filter(result__in=results.values("pk")).delete()
+    results.only("pk").delete()
+    first, last = ((seq - 1) // submission.chunk_runs for seq in seqs)
+    ScoredChunk.objects.filter(submission=submission, index__range=(first, last)).delete()
+    update_counts(submission)
+
+
 def clear_runs(submission: Submission) -> None:
     """Delete everything read from the file, to read it again from the start."""
     clear_results(submission)
@@ -235,6 +261,7 @@ def clear_runs(submission: Submission) -> None:
     Review.objects.filter(submission=submission).delete()
     submission.runs.only("pk").delete()
     submission.invalid_lines.all().delete()
+    submission.read_ranges.all().delete()
     submission.stored_runs = submission.total = submission.invalid = 0
     submission.unknown_cases = {}
     submission.formats_seen = []
@@ -263,6 +290,21 @@ def note_unknown_case(unknown: dict, case_key: str, line: int) -> None:
     entry["runs"] += 1
     if len(entry["lines"]) < UNKNOWN_LINES_KEPT:
         entry["lines"].append(line)
+
+
+def chunk_indexes(submission: Submission) -> list[int]:
+    """The scoring chunks that hold runs. A file read in ranges leaves gaps in ``seq``
+    between them (docs/pipeline.md#ranges), so not every index below the last has runs."""
+    last = submission.runs.order_by("-seq").values_list("seq", flat=True).first()
+    if last == submission.stored_runs:  # no gap: 1, 2, 3, ...
+        return list(range(submission.chunk_count))
+    chunk = (F("seq") - 1) / submission.chunk_runs
+    return list(
+        submission.runs.annotate(chunk=chunk)
+        .order_by("chunk")
+        .values_list("chunk", flat=True)
+        .distinct()
+    )
 
 
 def update_counts(submission: Submission) -> None:
@@ -329,6 +371,10 @@ def task_named(name: str) -> Task:
 
 def enqueue_ingest(submission_id: int) -> None:
     _after_commit(task_named(INGEST_TASK), submission_id)
+
+
+def enqueue_range(submission_id: int, generation: int, index: int) -> None:
+    _after_commit(task_named(RANGE_TASK), submission_id, generation, index)
 
 
 def enqueue_chunks(submission: Submission, indexes) -> None:

@@ -13,12 +13,19 @@ lines under a green "done".
 
 Reading again after a lost worker starts from the beginning: everything the earlier attempt
 stored is deleted first, under a new generation that makes its stray tasks do nothing.
+
+A JSON-lines file stored in blocks is read in **ranges** (docs/pipeline.md#ranges): the first
+task (``ingest``) plans them, each is read by a task of its own (``read_range``), on any
+worker, and the one that finds every range read puts them together (``settle``): it numbers
+the trials of the whole file in order, refuses repeats, keeps the first invalid lines, and
+sends the scoring chunks. A file that is one document of runs is read in one task.
 """
 
 from __future__ import annotations
 
 import gzip
 import zlib
+from array import array
 from contextlib import closing
 from datetime import timedelta
 
@@ -30,22 +37,32 @@ from cases.models import Case
 from cases.natural import natural_key
 from scoring.ingest.bulk import insert_rows, relax_durability
 from scoring.ingest.pipeline import (
+    chunk_indexes,
+    clear_chunk_results,
     clear_runs,
     enqueue_chunks,
+    enqueue_range,
     finish_if_complete,
     note_unknown_case,
+    recount_cases,
 )
-from scoring.ingest.uploads import UploadRefused, open_upload
-from scoring.matcher import Problem
+from scoring.ingest.uploads import (
+    UploadRefused,
+    broken_gzip,
+    in_blocks,
+    open_upload,
+    restore_in_blocks,
+)
+from scoring.matcher import InvalidInput, Problem, TrialNumbering
 from scoring.matcher import Suite as MatcherSuite
-from scoring.models import InvalidLine, Run, Status, Submission
+from scoring.models import InvalidLine, ReadRange, Run, Status, Submission, UploadChunk
 from scoring.runfiles.diagnosis import FIRST_PROBLEMS, HEAD_BYTES, diagnose
-from scoring.runfiles.reader import RunLine, read_run_lines
+from scoring.runfiles.reader import RunLine, read_lines_from, read_run_lines, reads_line_by_line
 from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
 
 RUN_FIELDS = (
-    "submission_id", "seq", "line", "case_key", "case_order", "trial", "document", "final_text",
-    "tools", "meta_values",
+    "submission_id", "seq", "line", "case_key", "case_order", "trial", "trial_given", "document",
+    "final_text", "tools", "meta_values",
 )  # fmt: skip
 INVALID_FIELDS = ("submission_id", "line", "reason")
 INVALID_BATCH = 1000  # invalid lines stored per write
@@ -54,6 +71,12 @@ COUNTED_BATCH = 20_000  # invalid lines only counted (past the stored limit) per
 # line rather than failing its whole chunk's insert.
 CASE_KEY_LIMIT = Case._meta.get_field("key").max_length  # no suite can have a longer one
 TRIAL_LIMIT = 2**31 - 1
+# Of the decompressed file, per range: a range is read by one task, in seconds.
+RANGE_BYTES = 32 << 20
+# The fewest bytes a record of a run takes (``{}``, and a newline or a comma): a range of
+# b bytes gives at most b // 2 + 1 runs, so each range's window of ``seq`` is that wide.
+MIN_RECORD_BYTES = 2
+SEQ_LIMIT = 2**31 - 1  # Run.seq's column
 
 
 class Superseded(Exception):
@@ -61,7 +84,8 @@ class Superseded(Exception):
 
 
 def ingest(submission_id: int, *, take_over: bool = False) -> None:
-    """Read the submission's file into runs; a no-op if another attempt is at it or done.
+    """Read the submission's file into runs, or plan its ranges and send them to be read;
+    a no-op if another attempt is at it or done.
 
     ``take_over``: the attempt before this one is known to have died (its task is being
     retried after losing the database), so its recent progress is no reason to wait."""
@@ -73,29 +97,185 @@ def ingest(submission_id: int, *, take_over: bool = False) -> None:
         .defer("version__document")
         .get(pk=submission_id)
     )
-    batch = _Batch(submission, generation, submission.version.matcher_suite())
     try:
-        with closing(open_upload(submission_id)) as stream:
-            lines = read_run_lines(
+        if _plan_ranges(submission, generation):
+            return
+    except Superseded:
+        return
+    batch = _Batch(submission, generation, submission.version.matcher_suite())
+    _read(batch, lambda: open_upload(submission_id), read_run_lines, {"numbered": False})
+
+
+def read_range(submission_id: int, generation: int, index: int, *, take_over=False) -> None:
+    """Read range ``index`` of the submission's file (a no-op if it is read, or being read
+    by an attempt that makes progress); the task that reads the last range settles them."""
+    span = _claim_range(submission_id, generation, index, take_over=take_over)
+    if span is not None:
+        submission = (
+            Submission.objects.select_related("version")
+            .defer("version__document")
+            .get(pk=submission_id)
+        )
+        batch = _Batch(submission, generation, submission.version.matcher_suite(), span=span)
+        opened = lambda: open_upload(submission_id, span.first_chunk, span.end_chunk)  # noqa: E731
+        if not _read(batch, opened, read_lines_from, {"first_line": span.first_line}):
+            return
+    settle(submission_id, generation)
+
+
+def _read(batch: _Batch, opened, reader, arguments: dict) -> bool:
+    """Read what ``opened()`` gives with ``reader`` into ``batch``, and write the last of it;
+    False when the attempt was superseded meanwhile."""
+    submission = batch.submission
+    try:
+        with closing(opened()) as stream:
+            lines = reader(
                 stream,
                 format_name=submission.format or None,
                 case_field=submission.case_field or None,
                 max_line_bytes=settings.CASEBOOK_MAX_LINE_BYTES,
                 max_depth=settings.CASEBOOK_MAX_JSON_DEPTH,
                 max_uncompressed_bytes=settings.CASEBOOK_MAX_UNCOMPRESSED_BYTES,
+                **arguments,
             )
             for item in lines:
                 batch.add(item)
     except UploadRefused as exc:
         batch.stop(str(exc))
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        batch.stop(f"the gzip data is broken: {exc or 'it ends too soon'}")
+        batch.stop(broken_gzip(exc))
     except Superseded:
-        return
+        return False
     try:
         batch.flush(final=True)
     except Superseded:
-        return
+        return False
+    return True
+
+
+def _plan_ranges(submission: Submission, generation: int) -> bool:
+    """Plan the ranges of a JSON-lines file and send them to be read; False (nothing done)
+    for a file to read in one task: a document of runs, or one too large for the windows
+    of ``seq``. A file sent compressed is first stored again in blocks."""
+    pk = submission.pk
+    try:
+        with closing(open_upload(pk)) as stream:
+            apart = reads_line_by_line(stream, max_line_bytes=settings.CASEBOOK_MAX_LINE_BYTES)
+    except (UploadRefused, EOFError, gzip.BadGzipFile, zlib.error):
+        apart = False  # read in one task, which says why the file breaks off
+    if not apart:
+        return False
+    stopped = ""
+    if not in_blocks(pk):
+        stopped = restore_in_blocks(pk, before_each=lambda: _touch(pk, generation))
+    ranges = plan(pk, submission.chunk_runs)
+    if ranges is None:
+        return False
+    with transaction.atomic():
+        locked = _still_current(pk, generation)
+        for span in ranges:
+            span.generation = generation
+        ranges[-1].stop_reason = stopped
+        ReadRange.objects.bulk_create(ranges)
+        locked.save(update_fields=["heartbeat"])
+        for span in ranges:
+            enqueue_range(pk, generation, span.index)
+    return True
+
+
+def plan(submission_id: int, chunk_runs: int) -> list[ReadRange] | None:
+    """The ranges of a file in blocks: each starts at a block where a line starts, after
+    ``RANGE_BYTES`` or more of the one before, so no line is split; each has a window of
+    ``seq`` of its own, starting at a multiple of ``chunk_runs`` so no scoring chunk holds
+    runs of two ranges. None when the windows would pass ``SEQ_LIMIT`` (a file of gigabytes)."""
+    blocks = list(
+        UploadChunk.objects.filter(submission_id=submission_id)
+        .order_by("index")
+        .values_list("index", "offset", "lines_before", "starts_line")
+    )
+    if not blocks:
+        return None  # nothing could be read: read whole, to say so
+    last = UploadChunk.objects.filter(submission_id=submission_id, index=blocks[-1][0])
+    end = blocks[-1][1] + len(gzip.decompress(bytes(last.values_list("data", flat=True)[0])))
+    starts = [0]
+    for i, (_, offset, _, starts_line) in enumerate(blocks):
+        if i and starts_line and offset - blocks[starts[-1]][1] >= RANGE_BYTES:
+            starts.append(i)
+    ranges, first_seq = [], 0
+    for n, i in enumerate(starts):
+        stop = starts[n + 1] if n + 1 < len(starts) else len(blocks)
+        size = (blocks[stop][1] if stop < len(blocks) else end) - blocks[i][1]
+        ranges.append(
+            ReadRange(
+                submission_id=submission_id,
+                index=n,
+                first_chunk=blocks[i][0],
+                end_chunk=blocks[stop][0] if stop < len(blocks) else blocks[-1][0] + 1,
+                first_line=blocks[i][2] + 1,
+                first_seq=first_seq,
+            )
+        )
+        window = size // MIN_RECORD_BYTES + 1
+        first_seq = -(-(first_seq + window) // chunk_runs) * chunk_runs
+    return ranges if first_seq <= SEQ_LIMIT else None
+
+
+def _still_current(submission_id: int, generation: int) -> Submission:
+    """The submission, locked; raises ``Superseded`` if it moved on past ``generation``, or
+    is no longer reading its file (a range failed on a bug: the others stop)."""
+    submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+    if (
+        submission is None
+        or submission.generation != generation
+        or submission.status != Status.INGESTING
+    ):
+        raise Superseded
+    return submission
+
+
+def _touch(submission_id: int, generation: int) -> None:
+    """Show progress (the sweep leaves a submission that makes some), if still current."""
+    _still_current(submission_id, generation).save(update_fields=["heartbeat"])
+
+
+def _claim_range(
+    submission_id: int, generation: int, index: int, *, take_over: bool
+) -> ReadRange | None:
+    """Start a new attempt at reading a range, deleting what an earlier one stored; None
+    when it is read, superseded, or being read by an attempt making progress."""
+    with transaction.atomic():
+        try:
+            submission = _still_current(submission_id, generation)
+        except Superseded:
+            return None
+        span = ReadRange.objects.select_for_update().filter(
+            submission_id=submission_id, generation=generation, index=index
+        )
+        span = span.first()
+        if span is None or span.done:
+            return None
+        busy_since = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS)
+        if span.attempt and span.heartbeat >= busy_since and not take_over:
+            return None
+        if span.attempt:  # an earlier attempt was lost: what it stored goes
+            stored = (span.first_seq + 1, span.first_seq + span.runs)
+            if span.index == 0:  # its chunks were being scored: their results go too
+                clear_chunk_results(submission, stored)
+            submission.runs.filter(seq__range=stored).only("pk").delete()
+            lines = submission.invalid_lines.filter(line__gte=span.first_line)
+            following = ReadRange.objects.filter(
+                submission_id=submission_id, generation=generation, index=index + 1
+            ).values_list("first_line", flat=True)
+            if following:
+                lines = lines.filter(line__lt=following[0])
+            lines.delete()
+            submission.stored_runs -= span.runs
+            submission.invalid -= span.invalid
+            submission.save()
+            span.runs = span.invalid = span.last_line = 0
+        span.attempt += 1
+        span.save()
+        return span
 
 
 def _claim(submission_id: int, *, take_over: bool) -> int | None:
@@ -114,6 +294,7 @@ def _claim(submission_id: int, *, take_over: bool) -> int | None:
             clear_runs(submission)  # what an earlier, lost attempt had stored
         submission.generation += 1
         submission.ingest_started = timezone.now()
+        submission.ingest_finished = None  # until this attempt settles its ranges
         submission.save()
         return submission.generation
 
@@ -125,14 +306,32 @@ def tools_text(run) -> str:
 
 
 class _Batch:
-    """The runs and invalid lines read since the last write."""
+    """The runs and invalid lines read since the last write: of the whole file, or of one
+    range of it (``span``)."""
 
-    def __init__(self, submission: Submission, generation: int, suite: MatcherSuite):
+    def __init__(
+        self,
+        submission: Submission,
+        generation: int,
+        suite: MatcherSuite,
+        *,
+        span: ReadRange | None = None,
+    ):
+        self.submission = submission
         self.submission_id = submission.pk
         self.chunk_runs = submission.chunk_runs
         self.generation = generation
         self.suite = suite
-        self.seq = 0  # runs stored, and the last one's seq
+        self.span = span
+        self.first_seq = span.first_seq if span else 0
+        self.seq = self.first_seq  # the last stored run's seq
+        # Read from the file's start (the whole file, or the first range), its runs are
+        # final as they are read: trials numbered, counted against the version, and scored
+        # at once. A later range's trials are as given, or numbered within the range, and
+        # its runs counted, until ``settle`` does it in the file's order.
+        self.from_start = span is None or span.index == 0
+        self.numbering = TrialNumbering()
+        self.seen_in_range: dict[str, int] = {}
         self.last_line = 0
         self.runs: list[tuple] = []
         self.known = 0
@@ -150,6 +349,8 @@ class _Batch:
         if item.format:
             self.formats.add(item.format)
         problems = item.problems or unstorable(item)
+        given = not problems and item.run.trial is not None
+        problems = problems or self._number(item)
         if problems:
             if len(self.first_problems) < FIRST_PROBLEMS:
                 self.first_problems.append(str(problems[0]))
@@ -164,7 +365,9 @@ class _Batch:
         run = item.run
         canonical = item.canonical
         canonical["trial"] = run.trial  # as numbered: stored runs are complete
-        if self.suite.case(run.case) is None:
+        if not self.from_start:
+            pass  # counted against the version when the ranges are settled
+        elif self.suite.case(run.case) is None:
             self.unknown.append((run.case, item.line))
         else:
             self.known += 1
@@ -174,10 +377,24 @@ class _Batch:
         note_seen(self.meta_keys, meta)
         self.runs.append(
             (self.submission_id, self.seq, item.line, run.case, natural_key(run.case),
-             run.trial, canonical, run.final_text, tools, meta)
+             run.trial, given, canonical, run.final_text, tools, meta)
         )  # fmt: skip
         if len(self.runs) == self.chunk_runs:
             self.flush()
+
+    def _number(self, item: RunLine) -> tuple[Problem, ...]:
+        """Give the run its trial; the problem if its case already has that trial."""
+        run = item.run
+        if not self.from_start:
+            if run.trial is None:
+                run.trial = self.seen_in_range.get(run.case, 0)
+            self.seen_in_range[run.case] = self.seen_in_range.get(run.case, 0) + 1
+            return ()
+        try:
+            run.trial = self.numbering.trial(run.case, run.trial)
+        except InvalidInput as exc:
+            return tuple(item.problem(p.path, p.message) for p in exc.problems)
+        return ()
 
     def stop(self, reason: str) -> None:
         """The file cannot be read past here; what was read is kept, and why it stopped is
@@ -190,45 +407,160 @@ class _Batch:
         """Write what was read, in one transaction with the submission's counts.
 
         Runs are written a whole scoring chunk at a time (or the last, partial one), so
-        each chunk is enqueued once, when all its runs are there."""
+        each chunk of the whole file is sent to be scored once, when all its runs are there;
+        a range's chunks are sent when the ranges are settled."""
         with transaction.atomic():
             relax_durability()  # runs can be read again from the stored upload
-            submission = Submission.objects.select_for_update().filter(pk=self.submission_id)
-            submission = submission.first()
-            if submission is None or submission.generation != self.generation:
-                raise Superseded
+            submission = _still_current(self.submission_id, self.generation)
+            span = self._locked_span()
             if runs and self.runs:
                 insert_rows(Run, RUN_FIELDS, self.runs)
-                submission.stored_runs = self.runs[-1][1]
+                submission.stored_runs += len(self.runs)
                 submission.total += self.known
                 for case_key, line in self.unknown:
                     note_unknown_case(submission.unknown_cases, case_key, line)
-                enqueue_chunks(submission, [(submission.stored_runs - 1) // self.chunk_runs])
+                if span is not None:
+                    span.runs = self.seq - self.first_seq
+                if self.from_start:
+                    enqueue_chunks(submission, [(self.seq - 1) // self.chunk_runs])
                 self.runs, self.unknown, self.known = [], [], 0
             insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
             submission.invalid += self.invalid_read
-            submission.formats_seen = sorted(self.formats)
-            submission.tools_seen = sorted(self.tools_seen)
-            submission.meta_keys = sorted(self.meta_keys)
-            if final:
-                submission.ingest_finished = timezone.now()
-                if submission.stored_runs:
-                    submission.status = Status.SCORING
-                    finish_if_complete(submission)
-                else:
-                    submission.status = Status.FAILED
-                    submission.error = self.diagnosis(submission.invalid)
+            if span is None:
+                submission.formats_seen = sorted(self.formats)
+                submission.tools_seen = sorted(self.tools_seen)
+                submission.meta_keys = sorted(self.meta_keys)
+            else:
+                span.invalid += self.invalid_read
+                span.last_line = self.last_line
+                span.done = final
+                span.first_problems = self.first_problems
+                span.formats_seen = sorted(self.formats)
+                span.tools_seen = sorted(self.tools_seen)
+                span.meta_keys = sorted(self.meta_keys)
+                span.save()
+            if span is None and final:
+                _finish_reading(submission, self.first_problems)
             submission.save()
         self.invalid, self.invalid_read = [], 0
 
-    def diagnosis(self, invalid: int) -> str:
-        """What the file that gave no valid run looks like, and what to change."""
+    def _locked_span(self) -> ReadRange | None:
+        """The range being read, locked; raises ``Superseded`` if another attempt took it."""
+        if self.span is None:
+            return None
+        span = ReadRange.objects.select_for_update().get(pk=self.span.pk)
+        if span.attempt != self.span.attempt:
+            raise Superseded
+        return span
+
+
+def _finish_reading(submission: Submission, first_problems: list[str]) -> None:
+    """The (locked) submission's file is read: on to scoring, or failed if it gave no run."""
+    submission.ingest_finished = timezone.now()
+    if submission.stored_runs:
+        submission.status = Status.SCORING
+        finish_if_complete(submission)
+    else:
+        submission.status = Status.FAILED
+        submission.error = diagnosis(submission.pk, first_problems, submission.invalid)
+
+
+def diagnosis(submission_id: int, first_problems: list[str], invalid: int) -> str:
+    """What the file that gave no valid run looks like, and what to change."""
+    try:
+        with closing(open_upload(submission_id)) as stream:
+            head = stream.read(HEAD_BYTES)
+    except (UploadRefused, EOFError, gzip.BadGzipFile, zlib.error):
+        head = b""
+    return diagnose(head, first_problems, invalid=invalid)
+
+
+def settle(submission_id: int, generation: int) -> None:
+    """Once every range of the file is read, put them together, as reading the file whole
+    would have (docs/pipeline.md#ranges): number the trials in the file's order (a run
+    repeating a trial its case has is invalid, and goes), keep the first invalid lines up
+    to the limit (and why the file broke off, past it), count the runs against the version,
+    and send the scoring chunks. A no-op until then, and once done."""
+    with transaction.atomic():
+        relax_durability()
         try:
-            with closing(open_upload(self.submission_id)) as stream:
-                head = stream.read(HEAD_BYTES)
-        except (UploadRefused, EOFError, gzip.BadGzipFile, zlib.error):
-            head = b""
-        return diagnose(head, self.first_problems, invalid=invalid)
+            submission = _still_current(submission_id, generation)
+        except Superseded:
+            return
+        ranges = list(ReadRange.objects.filter(submission=submission, generation=generation))
+        if submission.ingest_finished or not ranges or not all(r.done for r in ranges):
+            return
+        first_problems = [p for r in ranges for p in r.first_problems][:FIRST_PROBLEMS]
+        repeats = _number_trials(submission)
+        submission.invalid = sum(r.invalid for r in ranges) + len(repeats)
+        if repeats:
+            insert_rows(InvalidLine, INVALID_FIELDS, repeats)
+        _keep_first_invalid(submission)
+        stopped = ranges[-1].stop_reason
+        if stopped:
+            last_line = max(r.last_line for r in ranges)
+            InvalidLine.objects.create(submission=submission, line=last_line + 1, reason=stopped)
+            submission.invalid += 1
+            first_problems.append(stopped)
+        submission.stored_runs = submission.runs.count()
+        formats, tools, meta = set(), set(), set()
+        for r in ranges:
+            formats.update(r.formats_seen)
+            note_seen(tools, r.tools_seen)
+            note_seen(meta, r.meta_keys)
+        submission.formats_seen = sorted(formats)
+        submission.tools_seen = sorted(tools)
+        submission.meta_keys = sorted(meta)
+        recount_cases(submission, submission.version.matcher_suite())
+        _finish_reading(submission, first_problems)
+        submission.save()
+        # The first range's chunks were sent as they were written (settling changes none
+        # of its runs); the others' now.
+        if len(ranges) > 1:
+            later = ranges[1].first_seq // submission.chunk_runs
+            enqueue_chunks(submission, [i for i in chunk_indexes(submission) if i >= later])
+
+
+def _number_trials(submission: Submission) -> list[tuple]:
+    """Number the trials of the submission's runs in file order, as ``TrialNumbering``
+    does while a file is read whole; delete the runs that repeat a trial their case has,
+    and return them as invalid lines."""
+    numbering = TrialNumbering()
+    repeats = []
+    renumbered, trials = array("q"), array("q")  # ids and their new trials, 16 bytes a run
+    runs = submission.runs.order_by("seq")
+    runs = runs.values_list("pk", "line", "case_key", "trial", "trial_given")
+    for pk, line, case_key, trial, given in runs.iterator(chunk_size=5000):
+        try:
+            numbered = numbering.trial(case_key, trial if given else None)
+        except InvalidInput as exc:
+            reason = describe(tuple(RunLine(line).problem(p.path, p.message) for p in exc.problems))
+            repeats.append((pk, line, reason))
+            continue
+        if numbered != trial:
+            renumbered.append(pk)
+            trials.append(numbered)
+    Run.objects.filter(pk__in=[pk for pk, _, _ in repeats]).delete()
+    for start in range(0, len(renumbered), INVALID_BATCH):
+        end = start + INVALID_BATCH
+        batch = dict(zip(renumbered[start:end], trials[start:end], strict=True))
+        runs = list(Run.objects.filter(pk__in=list(batch)).only("trial", "document"))
+        for run in runs:
+            run.trial = run.document["trial"] = batch[run.pk]
+        Run.objects.bulk_update(runs, ["trial", "document"])
+    return [(submission.pk, line, reason) for _, line, reason in repeats]
+
+
+def _keep_first_invalid(submission: Submission) -> None:
+    """Of the invalid lines the ranges stored (each up to the limit), keep the file's first
+    ``CASEBOOK_MAX_STORED_INVALID_LINES``."""
+    limit = settings.CASEBOOK_MAX_STORED_INVALID_LINES
+    lines = submission.invalid_lines.order_by("line", "pk")
+    past = lines.values_list("line", "pk")[limit : limit + 1]
+    if past:
+        line, pk = past[0]
+        lines.filter(line__gt=line).delete()
+        lines.filter(line=line, pk__gte=pk).delete()
 
 
 def unstorable(item: RunLine) -> tuple[Problem, ...]:
@@ -239,7 +571,7 @@ def unstorable(item: RunLine) -> tuple[Problem, ...]:
         length = len(item.run.case)
         message = f"at most {CASE_KEY_LIMIT} characters, as a case's key (this is {length:,})"
         problems.append(item.problem("case", message))
-    if item.run.trial > TRIAL_LIMIT:
+    if item.run.trial is not None and item.run.trial > TRIAL_LIMIT:
         problems.append(item.problem("trial", f"at most {TRIAL_LIMIT:,}"))
     return tuple(problems)
 

@@ -6,19 +6,31 @@ was sent compressed, else compressed here on the way in (at the fastest level, r
 shrink about eight times, and the database writes and reads a fraction of the bytes). It is
 decompressed while it is read, with a cap on what it may expand to. A zip archive (an
 Inspect ``.eval`` log) is compressed already, and kept as it came.
+
+A file compressed here is stored in **blocks** (docs/pipeline.md#blocks): each chunk is a
+gzip member of its own, of about ``BLOCK_BYTES`` of the file cut after a newline, with where
+it starts in the decompressed file and how many lines come before it. Reading can then
+start at any block, so the file is read in ranges by several workers at once. A file sent
+gzip-compressed (one member, often) is stored as it came, and put in blocks by the first
+pass of its reading (``restore_in_blocks``).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from typing import BinaryIO
 
 from django.conf import settings
+from django.db import transaction
 
 from scoring.models import UploadChunk
 
 CHUNK_BYTES = 1 << 20
+# Of the decompressed file, per block (an eighth of that or so once compressed): a few of
+# them in memory at a time, while blocks are written, stay far below the line limit.
+BLOCK_BYTES = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -44,9 +56,8 @@ def store_upload(submission_id: int, stream: BinaryIO) -> int:
     bytes received."""
     limit = settings.CASEBOOK_MAX_UPLOAD_BYTES
     data = stream.read(CHUNK_BYTES)
-    chunks = _ChunkWriter(submission_id)
     compressed = data.startswith((GZIP_MAGIC, ZIP_MAGIC))
-    sink = chunks if compressed else _compressor(chunks)
+    sink = _ChunkWriter(submission_id) if compressed else _BlockWriter(submission_id)
     size = 0
     while data:
         size += len(data)
@@ -54,13 +65,94 @@ def store_upload(submission_id: int, stream: BinaryIO) -> int:
             raise UploadTooLarge(limit)
         sink.write(data)
         data = stream.read(CHUNK_BYTES)
-    sink.close()
-    chunks.finish()
+    sink.finish()
     return size
 
 
-def _compressor(sink: BinaryIO) -> gzip.GzipFile:
-    return gzip.GzipFile(fileobj=sink, mode="wb", compresslevel=1, mtime=0)
+def restore_in_blocks(submission_id: int, *, before_each=lambda: None) -> str:
+    """Store the submission's file again in blocks, after its chunks as they are, and
+    delete those: the first pass of reading a file that was sent compressed. Returns why
+    the file could not be read to its end ("" if it was): what came before is kept, up to
+    its last newline (a line cut off is no line). ``before_each`` is called before each
+    block is written (to stop, by raising, an attempt that was superseded)."""
+    # Blocks a lost attempt wrote go first; the chunks as they came are kept until the end.
+    UploadChunk.objects.filter(submission_id=submission_id, offset__isnull=False).delete()
+    old = UploadChunk.objects.filter(submission_id=submission_id, offset__isnull=True)
+    after = max(old.values_list("index", flat=True), default=-1) + 1
+    blocks = _BlockWriter(submission_id, index=after, before_each=before_each)
+    stopped = ""
+    stream = open_upload(submission_id, 0, after)  # not the blocks written meanwhile
+    try:
+        while data := stream.read1(CHUNK_BYTES):  # a piece at a time: none lost to an error
+            blocks.write(data)
+    except UploadRefused as exc:
+        stopped = str(exc)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        stopped = broken_gzip(exc)
+    finally:
+        stream.close()
+    if stopped:
+        blocks.drop_partial_line()
+    blocks.finish()
+    old.delete()
+    return stopped
+
+
+def broken_gzip(exc: Exception) -> str:
+    return f"the gzip data is broken: {exc or 'it ends too soon'}"
+
+
+def in_blocks(submission_id: int) -> bool:
+    """Whether the submission's file is stored in blocks (its first chunk is one)."""
+    first = UploadChunk.objects.filter(submission_id=submission_id).order_by("index")
+    return first.values_list("offset", flat=True).first() is not None
+
+
+class _BlockWriter:
+    """Writes the decompressed bytes it is given as blocks, each a gzip member cut after
+    the last newline in its ``BLOCK_BYTES`` (or at them, inside a longer line)."""
+
+    def __init__(self, submission_id: int, *, index: int = 0, before_each=lambda: None):
+        self.submission_id = submission_id
+        self.index = index
+        self.before_each = before_each
+        self.pending = bytearray()
+        self.offset = 0
+        self.lines = 0
+        self.starts_line = True
+
+    def write(self, data) -> None:
+        self.pending += data
+        while len(self.pending) >= BLOCK_BYTES:
+            self._store(self.pending.rfind(b"\n", 0, BLOCK_BYTES) + 1 or BLOCK_BYTES)
+
+    def drop_partial_line(self) -> None:
+        del self.pending[self.pending.rfind(b"\n") + 1 :]
+
+    def finish(self) -> None:
+        if self.pending:
+            self._store(len(self.pending))
+
+    def _store(self, size: int) -> None:
+        """Write the first ``size`` pending bytes as a block (compressed from where they
+        are: no copy of them is made)."""
+        with memoryview(self.pending) as view:
+            packed = gzip.compress(view[:size], compresslevel=1, mtime=0)
+        with transaction.atomic():
+            self.before_each()
+            UploadChunk.objects.create(
+                submission_id=self.submission_id,
+                index=self.index,
+                data=packed,
+                offset=self.offset,
+                lines_before=self.lines,
+                starts_line=self.starts_line,
+            )
+        self.index += 1
+        self.offset += size
+        self.lines += self.pending.count(b"\n", 0, size)
+        self.starts_line = self.pending[size - 1] == ord("\n")
+        del self.pending[:size]
 
 
 class _ChunkWriter(io.RawIOBase):
@@ -97,11 +189,13 @@ class _ChunkWriter(io.RawIOBase):
 
 
 class _StoredUpload(io.RawIOBase):
-    """The stored chunks of one upload, read in order, one chunk in memory at a time."""
+    """The stored chunks of one upload, read in order of their index from ``first`` up to
+    ``end`` (excluded; None: the last), one chunk in memory at a time."""
 
-    def __init__(self, submission_id: int):
+    def __init__(self, submission_id: int, first: int = 0, end: int | None = None):
         self.submission_id = submission_id
-        self.index = 0
+        self.index = first
+        self.end = end
         self.pending = memoryview(b"")
 
     def readable(self) -> bool:
@@ -109,15 +203,18 @@ class _StoredUpload(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         if not self.pending:
-            data = (
-                UploadChunk.objects.filter(submission_id=self.submission_id, index=self.index)
-                .values_list("data", flat=True)
+            if self.end is not None and self.index >= self.end:
+                return 0
+            found = (
+                UploadChunk.objects.filter(submission_id=self.submission_id, index__gte=self.index)
+                .order_by("index")
+                .values_list("index", "data")
                 .first()
             )
-            if data is None:
+            if found is None:
                 return 0
-            self.index += 1
-            self.pending = memoryview(bytes(data))
+            self.index = found[0] + 1
+            self.pending = memoryview(bytes(found[1]))
         n = min(len(buffer), len(self.pending))
         buffer[:n] = self.pending[:n]
         self.pending = self.pending[n:]
@@ -148,9 +245,11 @@ class _Capped(io.RawIOBase):
         return len(data)
 
 
-def open_upload(submission_id: int) -> BinaryIO:
-    """The uploaded file as a binary stream, decompressed if it was gzip."""
-    raw = io.BufferedReader(_StoredUpload(submission_id), buffer_size=CHUNK_BYTES)
+def open_upload(submission_id: int, first: int = 0, end: int | None = None) -> BinaryIO:
+    """The uploaded file as a binary stream, decompressed if it was gzip; or of a file in
+    blocks, the blocks from ``first`` up to ``end`` (excluded)."""
+    stored = _StoredUpload(submission_id, first, end)
+    raw = io.BufferedReader(stored, buffer_size=CHUNK_BYTES)
     if raw.peek(2)[:2] == GZIP_MAGIC:
         expanded = gzip.GzipFile(fileobj=raw, mode="rb")
         capped = _Capped(expanded, settings.CASEBOOK_MAX_UNCOMPRESSED_BYTES)

@@ -401,7 +401,7 @@ def _add_runs(submission: Submission, suite, made: list[_Made]) -> None:
         submission.stored_runs += 1
         seq = submission.stored_runs
         rows.append(
-            (submission.pk, seq, seq, item.case_key, natural_key(item.case_key), trial,
+            (submission.pk, seq, seq, item.case_key, natural_key(item.case_key), trial, False,
              item.canonical, item.run.final_text, item.tools, item.meta)
         )  # fmt: skip
         if suite.case(item.case_key) is not None:

@@ -148,6 +148,12 @@ class UploadChunk(models.Model):
     )
     index = models.PositiveIntegerField()
     data = models.BinaryField()
+    # Set on a block: a gzip member of its own, so that reading may start at it
+    # (docs/pipeline.md#blocks). ``offset``: where its bytes start in the decompressed file;
+    # ``lines_before``: the newlines before them; ``starts_line``: whether a line starts there.
+    offset = models.BigIntegerField(null=True)
+    lines_before = models.BigIntegerField(null=True)
+    starts_line = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["submission", "index"]
@@ -157,6 +163,46 @@ class UploadChunk(models.Model):
 
     def __str__(self):
         return f"upload of submission {self.submission_id}, chunk {self.index}"
+
+
+class ReadRange(models.Model):
+    """A stretch of an uploaded file's blocks, read into runs by one task of its own
+    (docs/pipeline.md#ranges): the blocks ``first_chunk`` up to ``end_chunk`` (excluded), its
+    first line's number, and the runs' ``seq`` window, which starts after ``first_seq``."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="read_ranges", db_index=False
+    )
+    generation = models.PositiveIntegerField()
+    index = models.PositiveIntegerField()
+    first_chunk = models.PositiveIntegerField()
+    end_chunk = models.PositiveIntegerField()
+    first_line = models.BigIntegerField()
+    first_seq = models.PositiveIntegerField()
+    # Claimed anew by each attempt at reading it: an older attempt's writes then stop.
+    attempt = models.PositiveIntegerField(default=0)
+    done = models.BooleanField(default=False)
+    runs = models.PositiveIntegerField(default=0)
+    invalid = models.PositiveIntegerField(default=0)
+    last_line = models.BigIntegerField(default=0, help_text="the line of the last record read")
+    first_problems = models.JSONField(default=list, blank=True)
+    formats_seen = models.JSONField(default=list, blank=True)
+    tools_seen = models.JSONField(default=list, blank=True)
+    meta_keys = models.JSONField(default=list, blank=True)
+    # Why the file could not be read past this range (its gzip broke off), on the last one.
+    stop_reason = models.TextField(blank=True)
+    heartbeat = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["submission", "generation", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "generation", "index"], name="one_read_range_per_index"
+            )
+        ]
+
+    def __str__(self):
+        return f"range {self.index} of submission {self.submission_id}"
 
 
 class InvalidLine(models.Model):
@@ -189,6 +235,9 @@ class Run(models.Model):
     # so that task-2 comes before task-10 on every page of it.
     case_order = models.TextField(default="", blank=True)
     trial = models.PositiveIntegerField()
+    # Whether the file gave the trial; one it did not is numbered again, in file order, when
+    # the file's ranges are settled (docs/pipeline.md#ranges).
+    trial_given = models.BooleanField(default=True)
     document = JSONTextField(help_text="the canonical run, unknown fields kept")
     # A copy, for searching; null (no text reply) differs from "" (an empty one).
     final_text = models.TextField(null=True, blank=True)  # noqa: DJ001
@@ -204,11 +253,11 @@ class Run(models.Model):
         ordering = ["submission", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["submission", "seq"], name="run_seq_unique"),
-            models.UniqueConstraint(
-                fields=["submission", "case_key", "trial"], name="one_run_per_trial"
-            ),
         ]
         indexes = [
+            # Not unique: ranges read apart store a run's trial as given, and the step that
+            # puts them together numbers them and refuses repeats (docs/pipeline.md#ranges).
+            models.Index(fields=["submission", "case_key", "trial"], name="run_trials"),
             models.Index(
                 fields=["submission", "case_order", "case_key", "trial"], name="run_natural_order"
             ),

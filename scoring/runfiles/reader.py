@@ -185,14 +185,16 @@ def read_run_lines(
     max_line_bytes: int | None = None,
     max_depth: int = MAX_DEPTH,
     max_uncompressed_bytes: int | None = None,
+    numbered: bool = True,
 ) -> Iterator[RunLine]:
     """The runs of a run file (``lines``: an iterable of byte lines, such as a binary file),
     in order; blank lines are skipped. A file that is one document of runs (an array, an
     Inspect AI log) gives a run per element or sample. The limits are those of
     ``json_lines`` (every kind of file is read no deeper than ``max_depth``), and for an
-    ``.eval`` archive what its entries may expand to."""
+    ``.eval`` archive what its entries may expand to. Unless ``numbered``, a run's trial is
+    its own (None when it gives none), for the caller to number."""
     rest = iter(lines)  # a file is its own iterator: what ``bounded`` leaves is read on
-    records = RecordReader(format_name, case_field)
+    records = RecordReader(format_name, case_field, numbered=numbered)
     # Told before any line is read: an array or an archive may hold no newline for long.
     starts = _document_start(rest)
     if starts == _ARRAY:
@@ -233,6 +235,25 @@ def read_run_lines(
         yield from records.runs(json_lines(chain([head], bounded), **limits), LINE)
 
 
+def read_lines_from(
+    stream: BinaryIO,
+    *,
+    first_line: int,
+    format_name: str | None = None,
+    case_field: str | None = None,
+    max_line_bytes: int | None = None,
+    max_depth: int = MAX_DEPTH,
+    max_uncompressed_bytes: int | None = None,  # a stretch expands to no more than its blocks
+) -> Iterator[RunLine]:
+    """The runs of a stretch of a JSON-lines file read apart from the rest (a range of its
+    blocks, docs/pipeline.md#ranges), whose first line is line ``first_line`` of the file:
+    as ``read_run_lines`` reads them, each line alone, but their trials left unnumbered
+    (their own, or None) for whoever puts the stretches together."""
+    records = RecordReader(format_name, case_field, numbered=False)
+    limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth, "start": first_line}
+    yield from records.runs(json_lines(stream, **limits), LINE)
+
+
 def line_batches(
     stream: BinaryIO, *, max_line_bytes: int | None, batch_lines: int, batch_bytes: int
 ) -> Iterator[tuple[int, list[bytes | SkippedLine]]] | None:
@@ -251,11 +272,24 @@ def line_batches(
         return None
     bounded = bounded_lines(stream, max_line_bytes)
     blank, head = _head(bounded)
-    first = _stripped(head)
-    if first.startswith((_ZIP, b"[")) or first == b"{" or _is_collector_line(first):
+    if not _lines_apart(head):
         stream.seek(at)
         return None
     return _batched(chain([head], bounded), batch_lines, batch_bytes, start=blank + 1)
+
+
+def reads_line_by_line(stream: BinaryIO, *, max_line_bytes: int | None) -> bool:
+    """Whether a run file (a binary stream, read from its start and left part read) is
+    JSON lines whose lines may be read apart, in any stretches (docs/pipeline.md#ranges):
+    not a document of runs (an array, an Inspect log) nor the Collector's lines."""
+    if _document_start(stream):
+        return False
+    return _lines_apart(_head(bounded_lines(stream, max_line_bytes))[1])
+
+
+def _lines_apart(head: bytes | SkippedLine) -> bool:
+    first = _stripped(head)
+    return not (first.startswith((_ZIP, b"[")) or first == b"{" or _is_collector_line(first))
 
 
 def _batched(

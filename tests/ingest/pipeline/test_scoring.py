@@ -27,6 +27,7 @@ from scoring.matcher import CAUSE_KINDS
 from scoring.models import (
     InvalidLine,
     PredicateResult,
+    ReadRange,
     Result,
     Run,
     ScoredChunk,
@@ -53,9 +54,11 @@ def counts(submission) -> tuple[int, int, int, int]:
 
 
 def stall(submission) -> None:
-    """Make the submission look as if nothing had happened to it for an hour."""
+    """Make the submission, and the ranges of its file, look as if nothing had happened to
+    them for an hour."""
     an_hour_ago = timezone.now() - timedelta(hours=1)
     Submission.objects.filter(pk=submission.pk).update(heartbeat=an_hour_ago)
+    ReadRange.objects.filter(submission=submission).update(heartbeat=an_hour_ago)
 
 
 def uploaded_not_ingested(suite, data: bytes = DEMO_RUNS) -> tuple[Submission, list]:
@@ -69,8 +72,11 @@ def ingested_not_scored(suite, data: bytes = DEMO_RUNS) -> tuple[Submission, lis
     """A submission whose file was read but whose chunks were never scored (their sends
     are returned, in chunk order)."""
     submission, (send_ingest,) = uploaded_not_ingested(suite, data)
+    with TestCase.captureOnCommitCallbacks() as planned:
+        send_ingest()  # the file's one range planned, and sent
     with TestCase.captureOnCommitCallbacks() as sends:
-        send_ingest()
+        (send_range,) = planned
+        send_range()
     submission.refresh_from_db()
     assert submission.status == Status.SCORING
     return submission, sends
@@ -215,11 +221,14 @@ def test_the_sweep_starts_an_ingestion_that_never_ran(demo_suite):
     assert counts(submission) == (7, 4, 3, 0)
 
 
-def test_a_stalled_ingestion_starts_again_from_scratch_and_counts_each_run_once(
+def test_a_stalled_range_is_read_again_from_its_start_and_counts_each_run_once(
     demo_suite, small_chunks, monkeypatch
 ):
     data = tau_bench.run_file(tau_bench.RECORDS[:7]) + DEMO_RUNS + b"oops\n"
     submission, (send_ingest,) = uploaded_not_ingested(demo_suite, data)
+    with TestCase.captureOnCommitCallbacks() as planned:
+        send_ingest()  # the file's one range planned, and sent
+    (send_ingest,) = planned
 
     add = reading._Batch.add
     read = []
@@ -252,7 +261,7 @@ def test_a_stalled_ingestion_starts_again_from_scratch_and_counts_each_run_once(
     stray[2]()
 
     assert_consistent(submission)
-    assert submission.generation > stale_generation
+    assert submission.generation == stale_generation  # the range read again, not the file
     assert submission.stored_runs == 14
     assert submission.invalid == 1
     assert InvalidLine.objects.filter(submission=submission).count() == 1
@@ -321,7 +330,7 @@ def test_a_task_run_in_process_that_the_database_refuses_is_tried_again(
 
     monkeypatch.setattr(pipeline, "EAGER_RETRY_WAITS", (0, 0, 0))
     monkeypatch.setattr(chunks, "finish_if_complete", refusing("chunk", chunks.finish_if_complete))
-    monkeypatch.setattr(reading, "read_run_lines", refusing("ingest", reading.read_run_lines))
+    monkeypatch.setattr(reading, "read_lines_from", refusing("ingest", reading.read_lines_from))
     submission = upload(demo_suite, DEMO_RUNS)
     assert refusals == {"ingest": 0, "chunk": 0}
     assert_consistent(submission)

@@ -1,0 +1,164 @@
+"""Reading a file in ranges (docs/pipeline.md#ranges): blocks cut where lines start, ranges
+that never split a line, and the same runs, lines, trials and invalid lines as reading the
+file whole, however the ranges fall and however often one is read."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import timedelta
+
+import pytest
+from django.test import TestCase
+from django.utils import timezone
+
+from scoring.ingest import reading, uploads
+from scoring.ingest.pipeline import resume_stalled
+from scoring.models import ReadRange, Submission, UploadChunk
+
+from .conftest import assert_consistent, jsonl, upload
+
+pytestmark = pytest.mark.django_db
+
+GREETING = {"case": "greeting", "batches": [], "final_text": "Hello! How can I help?"}
+
+
+def greeting(n: int, **fields) -> dict:
+    return {**GREETING, "final_text": f"Hello {n}", **fields}
+
+
+FILES = {
+    "trials given": jsonl(greeting(n, trial=n) for n in range(60)),
+    "trials numbered": jsonl(greeting(n) for n in range(60)),
+    "mixed, with repeats": jsonl(
+        greeting(n, trial=n % 7) if n % 3 else greeting(n) for n in range(60)
+    ),
+    "CRLF, blank lines, junk, unknown cases": b"\r\n".join(
+        [b"", *(jsonl([greeting(n)]).strip() for n in range(30)), b"", b"not json", b"{}"]
+        + [jsonl([{**greeting(n), "case": f"nope-{n % 3}"}]).strip() for n in range(20)]
+    ),
+    "a line longer than a range, none at the end": jsonl(greeting(n) for n in range(20))
+    + jsonl([greeting(99, final_text="x" * 3000)])
+    + jsonl(greeting(n) for n in range(20)).rstrip(b"\n"),
+}
+
+
+@pytest.fixture
+def small_ranges(monkeypatch):
+    """Blocks of 256 bytes and ranges of 1 KB: a file of a few KB is read in several."""
+    monkeypatch.setattr(uploads, "BLOCK_BYTES", 256)
+    monkeypatch.setattr(reading, "RANGE_BYTES", 1024)
+
+
+def read(submission) -> dict:
+    """What reading left: the runs in file order (without their seq), and the invalid lines."""
+    submission.refresh_from_db()
+    runs = submission.runs.order_by("seq").values_list("line", "case_key", "trial", "document")
+    return {
+        "status": submission.status,
+        "runs": list(runs),
+        "invalid": sorted(submission.invalid_lines.values_list("line", "reason")),
+        "counts": (submission.stored_runs, submission.total, submission.invalid),
+        "unknown": submission.unknown_cases,
+        "passed": submission.passed,
+    }
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("name", list(FILES))
+def test_a_file_read_in_ranges_gives_what_it_gives_read_whole(
+    demo_suite, monkeypatch, settings, name, compress
+):
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    settings.CASEBOOK_MAX_STORED_INVALID_LINES = 2
+    data = gzip.compress(FILES[name]) if compress else FILES[name]
+    whole = upload(demo_suite, data)
+    assert whole.read_ranges.count() == 1
+
+    monkeypatch.setattr(uploads, "BLOCK_BYTES", 256)
+    monkeypatch.setattr(reading, "RANGE_BYTES", 1024)
+    apart = upload(demo_suite, data)
+
+    assert apart.read_ranges.count() > 2
+    assert read(apart) == read(whole)
+    assert read(whole)["runs"]
+    assert_consistent(apart)
+
+
+def test_blocks_are_cut_after_a_newline_and_ranges_start_where_a_line_does(
+    demo_suite, small_ranges
+):
+    data = FILES["a line longer than a range, none at the end"]
+    submission = upload(demo_suite, data)
+
+    blocks = list(UploadChunk.objects.filter(submission=submission).order_by("index"))
+    assert b"".join(gzip.decompress(bytes(b.data)) for b in blocks) == data
+    for block in blocks:
+        before = data[: block.offset]
+        assert block.lines_before == before.count(b"\n")
+        assert block.starts_line == (not before or before.endswith(b"\n"))
+    assert not all(b.starts_line for b in blocks)  # the long line spans blocks
+    starts = {b.index: b for b in blocks}
+    for span in ReadRange.objects.filter(submission=submission):
+        assert starts[span.first_chunk].starts_line
+        assert span.first_line == starts[span.first_chunk].lines_before + 1
+
+
+def test_a_multi_member_gzip_upload_is_read_in_ranges(demo_suite, small_ranges):
+    data = FILES["trials numbered"]
+    members = gzip.compress(data[:1000]) + gzip.compress(data[1000:])
+    submission = upload(demo_suite, members)
+
+    assert submission.read_ranges.count() > 2
+    assert [run[0] for run in read(submission)["runs"]] == list(range(1, 61))
+
+
+def test_a_range_read_twice_or_after_a_lost_attempt_changes_nothing(
+    demo_suite, small_ranges, monkeypatch, settings
+):
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    sent = []
+    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
+    data = FILES["mixed, with repeats"]
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        submission = upload(demo_suite, data)
+    assert len(sent) > 2
+    first, *rest = sent
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        reading.read_range(*first)
+        stored = list(submission.runs.values_list("seq", "line", "trial"))
+        reading.read_range(*first)  # delivered twice: it is read, nothing to do
+        assert list(submission.runs.values_list("seq", "line", "trial")) == stored
+        # A lost attempt at the next one: it had stored part of its runs, then stalled.
+        reading.read_range(*rest[0])
+        stale = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS + 1)
+        ReadRange.objects.filter(submission=submission, index=1).update(done=False, heartbeat=stale)
+        for args in rest:
+            reading.read_range(*args)
+
+    monkeypatch.undo()
+    whole = upload(demo_suite, data)  # no small ranges now: read in one
+    assert read(submission) == read(whole)
+    assert read(submission)["status"] == "done"
+
+
+def test_ranges_whose_tasks_were_lost_are_sent_again_by_the_sweep(
+    demo_suite, small_ranges, monkeypatch, settings
+):
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    data = FILES["trials numbered"]
+    sent = []
+    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
+    submission = upload(demo_suite, data)  # planned; the broker then lost the tasks
+    reading.read_range(*sent[1])  # one was read before the rest were lost
+    assert submission.read_ranges.filter(done=True).count() == 1
+    stale = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS + 1)
+    Submission.objects.filter(pk=submission.pk).update(heartbeat=stale)
+
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assert resume_stalled() == [submission.pk]
+
+    monkeypatch.undo()
+    whole = upload(demo_suite, data)
+    assert read(submission) == read(whole)
+    assert read(submission)["status"] == "done"
+    assert_consistent(submission)
