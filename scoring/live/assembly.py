@@ -245,8 +245,10 @@ def _read_telemetry(traces: list[Trace]) -> dict[int, tuple[str, str, dict]]:
     ``spans`` and ``resourceLogs``). No more than the caps let a trace hold is read, whatever
     is stored (spans kept before a cap was lowered are left out)."""
     max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
-    within = [t.pk for t in traces if t.span_count <= max_spans and t.span_bytes <= max_bytes]
-    over = [t.pk for t in traces if t.pk not in set(within)]
+    within, over = [], []
+    for trace in traces:
+        fits = trace.span_count <= max_spans and trace.span_bytes <= max_bytes
+        (within if fits else over).append(trace.pk)
     rows = [_span_rows(TraceSpan.objects.filter(trace_id__in=within))] if within else []
     # A trace stored past a cap is read on its own, no further than the cap.
     rows += [_span_rows(TraceSpan.objects.filter(trace_id=pk))[:max_spans] for pk in over]
