@@ -45,21 +45,18 @@ from scoring.importers import otel, to_canonical
 from scoring.ingest.bulk import insert_rows, update_rows
 from scoring.ingest.chunks import score_runs
 from scoring.ingest.pipeline import (
+    clear_chunk_results,
     finish_if_complete,
     note_unknown_case,
     recount_cases,
     task_named,
-    update_counts,
 )
 from scoring.ingest.reading import RUN_FIELDS, describe, tools_text
 from scoring.live.otlp_codec import log_record_document, span_document
 from scoring.matcher import InvalidInput, load_run
 from scoring.models import (
     InvalidLine,
-    PredicateResult,
-    Result,
     Run,
-    ScoredChunk,
     Status,
     Submission,
     Trace,
@@ -421,7 +418,7 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
     """A trace whose spans came late: its run made again in place, its result cleared (it
     is scored again with the batch), its trial the next of its case if the case changed."""
     stored = item.trace.run
-    _clear_result(stored)
+    clear_chunk_results(submission, (stored.seq, stored.seq))  # its chunk is the run alone
     recase = stored.case_key != item.case_key
     if recase:
         stored.case_key, stored.case_order = item.case_key, natural_key(item.case_key)
@@ -432,14 +429,6 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
     stored.save()
     if recase:
         recount_cases(submission, suite)
-    update_counts(submission)
-
-
-def _clear_result(run: Run) -> None:
-    """Forget the run's result, to score it again (its chunk is the run alone)."""
-    PredicateResult.objects.filter(result__run=run).delete()
-    Result.objects.filter(run=run).delete()
-    ScoredChunk.objects.filter(submission_id=run.submission_id, index=run.seq - 1).delete()
 
 
 def _note_invalid(submission: Submission, made: list[_Made]) -> None:
