@@ -1,6 +1,7 @@
 """Review pages on a large submission: server time and queries per page.
 
     python bench/pages.py                 # seed 100,000 runs, then measure
+    python bench/pages.py --runs 1000000 --total 10000000   # a million, ten million in all
     python bench/pages.py --reuse         # measure the submission seeded last time
     python bench/pages.py --requests 50
     python bench/pages.py --reuse --proposed-indexes   # with the indexes proposed below
@@ -9,7 +10,11 @@ Seeds a database of its own, ``casebook_benchpages`` or ``$BENCH_PAGES_DATABASE`
 and made again): a suite of 50 realistic cases and two submissions of 100,000 runs each
 made by ``bench.datagen`` (5-20 calls in 2-6 batches, about 60% passing; the first,
 "baseline", other runs of the same suite), read and scored by the real ingest and scoring
-code in this process (Celery eager), then a share of each one's runs reviewed. Then requests
+code in this process (Celery eager), then a share of each one's runs reviewed. With
+``--runs`` above ``--template`` (100,000), the template is what is read and scored, and
+copies of it inside PostgreSQL (``bench.copies``) grow each submission to ``--runs``;
+``--total`` adds older submissions ("nightly N", a day apart) of copies until that many runs
+are stored. Drop the database afterwards: ten million runs take about 30 GB. Then requests
 each page N times through Django's test client, signed in as an editor, and prints the
 least, median and p95 server time, the CPU time and the number of queries of each: the
 results page, a filtered page (``verdict=fail&tool=…``), the table swapped by htmx for that
@@ -80,12 +85,14 @@ def recreate_database(database: str = DATABASE) -> None:
         conn.execute(f"CREATE DATABASE {database}")
 
 
-def seed(n_runs: int):
+def seed(n_runs: int, total: int, template_runs: int):
     """The editor and two submissions of the suite (the second, another file of the same
     suite, is what the comparison and the problems across submissions read), each read and
-    scored; about 10% of each one's failures triaged."""
+    scored, about 10% of each one's failures triaged, then grown to ``n_runs`` by copies
+    (``bench.copies``); then older submissions of those runs until ``total`` are stored."""
     from django.core.management import call_command
 
+    from bench import copies
     from bench.datagen import realistic_stream
     from cases import services
     from cases.models import User
@@ -95,10 +102,24 @@ def seed(n_runs: int):
     team = services.create_team("Bench", user)
     suite_document, _ = realistic_stream(seed=6, n_runs=0)
     suite = services.create_suite(team, suite_document, user)
+    templates = []
     for label, runs_seed in ((BASELINE_LABEL, 7), (LABEL, None)):
-        submission = upload(suite, user, runs_seed, n_runs, label)
-        triage(submission, user, n_runs)
+        submission = upload(suite, user, runs_seed, template_runs, label)
+        triage(submission, user, template_runs)
+        templates.append(copies.Template.of(submission))
     seed_long_run(suite, user)
+    started = time.perf_counter()
+    for template in templates:
+        copies.grow(template, n_runs // template_runs - 1)
+    older = max(0, total - 2 * n_runs) // template_runs
+    for day in range(1, older + 1):
+        copies.copy_submission(templates[day % 2], f"nightly {day}", days_ago=day)
+    if n_runs > template_runs or older:
+        print(
+            f"copied to {n_runs:,} runs a submission and {older} older submissions of "
+            f"{template_runs:,} in {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
     return user, submission
 
 
@@ -172,6 +193,7 @@ def settle(proposed_indexes: bool) -> None:
 
     call_command("migrate", verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)  # DEBUG off: the manifest
+    started = time.perf_counter()
     for pk in Submission.objects.values_list("pk", flat=True):
         summarize_when_scored(pk)
     with connection.cursor() as cursor:
@@ -181,6 +203,7 @@ def settle(proposed_indexes: bool) -> None:
         analyzed = (Run, Result, PredicateResult, Review, FailureSummary, KnownFailureSummary)
         for model in (*analyzed, CaseSummary):
             cursor.execute(f"VACUUM ANALYZE {model._meta.db_table}")
+    print(f"summarized and vacuumed in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def existing():
@@ -276,7 +299,16 @@ def measure(user, submission, n_requests: int, only: str = "") -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=100_000, help="in the submission measured")
+    parser.add_argument(
+        "--total", type=int, default=0, help="runs stored in all: older submissions add the rest"
+    )
+    parser.add_argument(
+        "--template",
+        type=int,
+        default=100_000,
+        help="runs read and scored by the real code; the others are copies (bench/copies.py)",
+    )
     parser.add_argument("--requests", type=int, default=30, help="per page")
     parser.add_argument("--reuse", action="store_true", help="keep the last seeded database")
     parser.add_argument("--proposed-indexes", action="store_true", help="see the notes above")
@@ -285,7 +317,11 @@ def main() -> None:
     if not args.reuse:
         recreate_database()
     configure()
-    user, submission = existing() if args.reuse else seed(args.runs)
+    if args.runs % min(args.template, args.runs):
+        parser.error("--runs must be a multiple of --template")
+    user, submission = (
+        existing() if args.reuse else seed(args.runs, args.total, min(args.template, args.runs))
+    )
     settle(args.proposed_indexes)
     fast = measure(user, submission, args.requests, args.only)
     print(f"\n{'every page' if fast else 'NOT every page'} under {TARGET_MS} ms at p95")
