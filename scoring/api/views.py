@@ -20,6 +20,7 @@ from cases import permissions as rules
 from cases.api.permissions import InSuiteAccess
 from cases.api.views import NOT_ALLOWED, NOT_FOUND, PROBLEMS, CasebookViewMixin
 from cases.models import SuiteVersion
+from scoring.api.pagination import CountedPagination
 from scoring.api.parsers import RawRunFileParser
 from scoring.api.serializers import (
     CaseDraftsQuerySerializer,
@@ -167,6 +168,7 @@ class SubmissionViewSet(
     """``/api/submissions/{id}/``: status, results, re-scoring."""
 
     serializer_class = SubmissionSerializer
+    pagination_class = CountedPagination
     lookup_value_regex = "[0-9]+"
 
     def get_queryset(self):
@@ -220,8 +222,9 @@ class SubmissionViewSet(
         if not filters.is_valid():
             raise ValidationError(filters.errors)
         number = _version_number(request.query_params, submission)
+        count = None
         if number == submission.version.number:
-            results = filters.results(submission)
+            results, count = filters.results(submission), filters.count(submission)
         elif submission.earlier_scores.filter(version__number=number).exists():
             try:
                 results = filters.earlier_results(submission, number)
@@ -229,7 +232,9 @@ class SubmissionViewSet(
                 raise ValidationError({"version": [str(exc)]}) from None
         else:
             raise NotFound(f"The submission was not scored against version {number}.")
-        page = self.paginate_queryset(results.only("run_id", "submission_id", "report"))
+        page = self.paginator.paginate_queryset(
+            results.only("run_id", "submission_id", "report"), request, self, count=count
+        )
         context = self.get_serializer_context()
         context["reviews"] = decisions.decisions_of_runs([result.run_id for result in page])
         serializer = ReportSerializer(page, many=True, context=context)

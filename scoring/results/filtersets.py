@@ -10,6 +10,8 @@ not which runs it holds: ``sort`` and ``columns``.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -33,13 +35,14 @@ from scoring.models import (
     Verdict,
     with_review_status,
 )
-from scoring.results.tables import case_tags
+from scoring.results.tables import T, case_tags, kept
 from scoring.runfiles.runmeta import META_KEY_LIMIT
 
 LABEL_NAME_LIMIT = ReviewLabel._meta.get_field("name").max_length
 SIGNATURE_LENGTH = 32
 COLUMNS_SHOWN = 6  # meta columns at most
 VIEW_ONLY = ("sort", "columns")  # parameters that change how the table looks, not its runs
+REVIEW_FILTERS = ("review", "label")
 EARLIER_FILTERS = ("verdict", "case", "problem", "tool", "text")  # see ``earlier_results``
 
 # Review statuses in the workflow's order (untriaged first), for sorting by review.
@@ -222,9 +225,32 @@ class RunFilterSet(django_filters.FilterSet):
         )
 
     def count(self, submission: Submission) -> int:
-        """How many results pass the filters (counted without the join that ``results``
-        adds for ordering: a count of the submission reads only the results' index)."""
-        return self.matching(submission).count()
+        """How many results pass the filters (docs/review.md#scale). With no filter but the
+        verdict, the count the submission keeps; else counted without the join that
+        ``results`` adds for ordering, and kept when the filters read no review."""
+        stored = stored_count(submission, self.verdict if self.is_bound else "")
+        if stored is not None and self.narrowing() <= {"verdict"}:
+            return stored
+        counted = self.matching(submission).count
+        return counted() if self.reads_reviews else self.kept(submission, "runs-count", counted)
+
+    def narrowing(self) -> set[str]:
+        """The names of the filters that are set (not the sort or the columns)."""
+        return {name for name in self.as_query() if name not in VIEW_ONLY}
+
+    @property
+    def reads_reviews(self) -> bool:
+        """Whether a filter reads the reviews: they change while the results stay, so what
+        such a filter selects is never kept."""
+        return bool(self.narrowing() & set(REVIEW_FILTERS))
+
+    def kept(self, submission: Submission, name: str, make: Callable[[], T]) -> T:
+        """``make()``, a figure of the results these filters select, kept as
+        ``tables.kept`` keeps the submission's own."""
+        query = self.as_query()
+        narrowing = sorted((key, query[key]) for key in self.narrowing())
+        digest = hashlib.sha256(urlencode(narrowing).encode()).hexdigest()
+        return kept(submission, f"{name}:{digest}", make)
 
     def matching(self, submission: Submission) -> QuerySet[Result]:
         """The submission's results that pass the filters, unordered."""
@@ -296,6 +322,22 @@ class RunFilterSet(django_filters.FilterSet):
             reviewlabel__team_id=self.submission.suite.team_id, reviewlabel__name=label
         )
         return results.filter(pk__in=labelled.values("review_id"))
+
+
+def stored_count(submission: Submission, verdict: str = "") -> int | None:
+    """The submission's runs with a result (of ``verdict``, if given) as its counts keep
+    them: scoring writes a chunk's results and moves the counts in one transaction, and
+    clears both together. None once retention has removed its results, keeping its counts
+    (docs/operations.md#retention): the results must then be counted."""
+    if submission.runs_pruned:
+        return None
+    by_verdict = {
+        "": submission.scored,
+        Verdict.PASS: submission.passed,
+        Verdict.FAIL: submission.failed,
+        Verdict.ERROR: submission.errored,
+    }
+    return by_verdict.get(verdict)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,98 @@
+"""What keeps the pages fast at a million runs a submission (docs/review.md#scale): the
+runs table and the results API take their totals from the submission's counts, the run
+page and the submission page count a failure's runs once, and the drafts of "cases from
+these runs" read the passing cases from the stored case summaries. Each is checked to give
+what counting the rows gives."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from scoring.models import CaseSummary, Result, Submission
+from scoring.results import case_drafts, known_failures
+from scoring.results.filtersets import RunFilterSet
+from tests.support.pages import text
+from tests.support.runs import TRIALS, url
+
+COUNT_OF_RESULTS = re.compile(r'SELECT COUNT\(\*\) AS "__count" FROM "scoring_result"')
+
+
+@pytest.fixture
+def scored(suite, submit):
+    """TRIALS against the demo suite: 3 runs pass, 5 fail."""
+    return submit(suite, TRIALS, label="model-a")
+
+
+def results_counted(queries) -> int:
+    return sum(bool(COUNT_OF_RESULTS.search(query["sql"])) for query in queries)
+
+
+def shown_count(html: str) -> str:
+    return re.search(r'role="status">([^<]*)</p>', html).group(1).strip()
+
+
+def test_the_runs_table_counts_by_verdict_from_the_submissions_counts(scored, as_user, viewer):
+    client = as_user(viewer)
+    # A count the rows would not give shows which one the page read.
+    Submission.objects.filter(pk=scored.pk).update(failed=4)
+    with CaptureQueriesContext(connection) as queries:
+        html = text(client.get(url(scored), {"verdict": "fail"}))
+    assert shown_count(html) == "4 runs match"
+    assert results_counted(queries) == 0
+
+
+def test_a_pruned_submission_counts_its_remaining_results(scored, as_user, viewer):
+    """Retention removes results and keeps the counts: these no longer describe the rows."""
+    Submission.objects.filter(pk=scored.pk).update(failed=4, runs_pruned=timezone.now())
+    html = text(as_user(viewer).get(url(scored), {"verdict": "fail"}))
+    assert shown_count(html) == "5 runs match"
+
+
+def test_another_filter_is_counted(scored, as_user, viewer):
+    Submission.objects.filter(pk=scored.pk).update(failed=4)
+    html = text(as_user(viewer).get(url(scored), {"verdict": "fail", "case": "greeting"}))
+    assert shown_count(html) == "1 run matches"
+
+
+def test_the_results_api_counts_from_the_submissions_counts(scored, as_user, viewer):
+    client = as_user(viewer)
+    Submission.objects.filter(pk=scored.pk).update(passed=2)
+    with CaptureQueriesContext(connection) as queries:
+        answer = client.get(f"/api/submissions/{scored.pk}/results/", {"verdict": "pass"}).json()
+    assert answer["count"] == 2
+    assert results_counted(queries) == 0
+    counted = client.get(
+        f"/api/submissions/{scored.pk}/results/", {"verdict": "pass", "case": "greeting"}
+    ).json()
+    assert counted["count"] == 2
+    assert len(counted["results"]) == 2
+
+
+def test_runs_by_signature_are_those_the_results_hold(scored):
+    failing = Result.objects.filter(submission=scored).exclude(signature="")
+    signatures = sorted(set(failing.values_list("signature", flat=True)))
+    expected = {s: failing.filter(signature=s).count() for s in signatures}
+    assert sum(expected.values()) == 5
+    assert known_failures.runs_here(scored, signatures) == expected  # kept: the submission is done
+    Submission.objects.filter(pk=scored.pk).update(status="scoring")
+    scored.refresh_from_db()
+    assert known_failures.runs_here(scored, signatures[:1]) == {
+        signatures[0]: expected[signatures[0]]
+    }
+
+
+def test_the_drafts_read_the_passing_cases_from_the_summaries_as_from_the_runs(scored):
+    assert CaseSummary.objects.filter(submission=scored).exists()
+    with CaptureQueriesContext(connection) as queries:
+        summarized = case_drafts.draft_cases(scored, RunFilterSet(), into=None)
+    assert not any("DISTINCT" in query["sql"] for query in queries)
+    CaseSummary.objects.filter(submission=scored).delete()
+    counted = case_drafts.draft_cases(scored, RunFilterSet(), into=None)
+    assert [d.key for d in summarized.drafts] == [d.key for d in counted.drafts]
+    assert [d.key for d in counted.drafts] == ["greeting", "weather-two-cities"]
+    assert (summarized.keys, summarized.runs) == (counted.keys, counted.runs) == (2, 3)
