@@ -172,7 +172,12 @@ class Failures:
 
     @cached_property
     def _aggregate(self) -> tuple[int, list[CauseGroup]]:
-        return aggregate(self.submission, self.filters)
+        def grouped():
+            return aggregate(self.submission, self.filters)
+
+        if self.filters is None or self.filters.reads_reviews:
+            return grouped()
+        return self.filters.kept(self.submission, "failures", grouped)
 
     def failing_runs(self) -> int:
         """How many runs of the filter did not pass."""

@@ -7,11 +7,12 @@ tags; the failing predicates with the most runs; and the runs per review status.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import islice
 from operator import itemgetter
+from typing import TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
@@ -32,6 +33,7 @@ from scoring.models import (
 from scoring.results.passk import KFigures, pass_at_k, pass_hat_k, suite_figures
 
 COMMON_FAILURES_SHOWN = 10
+T = TypeVar("T")
 SUMMARY_CACHE_SECONDS = 24 * 3600
 
 
@@ -61,16 +63,20 @@ def shown_ks(most: int) -> list[int]:
     return [k for k in range(1, most + 1) if k <= 5 or k & (k - 1) == 0 or k == most]
 
 
-def case_trials(submission: Submission) -> Trials:
-    """Runs and passes per case, with pass@k and pass^k (for the scored runs).
-
-    Kept in the cache once the submission is done: its results change only when it is
-    scored again, which starts a new generation (and so a new key); reading every run and
-    its verdict takes a few hundred milliseconds for 100,000 runs."""
+def kept(submission: Submission, name: str, make: Callable[[], T]) -> T:
+    """``make()``, a figure of the submission's results, kept in the cache once it is done:
+    its results change only when it is scored again, which starts a new generation, or,
+    live, when runs arrive, which moves ``scored`` (either makes a new key). Reading every
+    result of a million runs takes seconds (docs/review.md#scale)."""
     if submission.status != Status.DONE:
-        return _case_trials(submission)
-    key = f"casebook:case-trials:{submission.uuid}:{submission.generation}"
-    return cache.get_or_set(key, lambda: _case_trials(submission), SUMMARY_CACHE_SECONDS)
+        return make()
+    key = f"casebook:{name}:{submission.uuid}:{submission.generation}:{submission.scored}"
+    return cache.get_or_set(key, make, SUMMARY_CACHE_SECONDS)
+
+
+def case_trials(submission: Submission) -> Trials:
+    """Runs and passes per case, with pass@k and pass^k (for the scored runs)."""
+    return kept(submission, "case-trials", lambda: _case_trials(submission))
 
 
 def _case_trials(submission: Submission) -> Trials:
@@ -119,7 +125,11 @@ def failure_groups(submission: Submission) -> QuerySet:
 
 def common_failures(submission: Submission) -> list[dict]:
     """The failure groups with the most runs: where to start reading."""
-    return list(failure_groups(submission)[:COMMON_FAILURES_SHOWN])
+    return kept(
+        submission,
+        "common-failures",
+        lambda: list(failure_groups(submission)[:COMMON_FAILURES_SHOWN]),
+    )
 
 
 @dataclass(frozen=True)

@@ -876,8 +876,8 @@ def test_run_page_queries_do_not_grow_with_the_trials(
     submission = submit(suite, many_runs(count))
     run = submission.runs.filter(case_key="weather-two-cities").last()
     client = as_user(viewer)
-    # 19: with the failure as a known failure (first seen, the decision made elsewhere),
-    # and whether the user reviews the run blind.
-    with django_assert_max_num_queries(19):
+    # 20: with the failure as a known failure (first seen, the submission's runs by
+    # signature, the decision made elsewhere), and whether the user reviews the run blind.
+    with django_assert_max_num_queries(20):
         response = client.get(url(submission, f"runs/{run.pk}/"))
     assert response.status_code == 200
