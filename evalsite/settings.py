@@ -100,8 +100,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     options = DATABASES["default"].setdefault("OPTIONS", {})
     options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5))
     # Every server-side cursor here (``QuerySet.iterator``) is read to its end; planned, by
-    # default, for its first tenth, a filtered read chose plans three times slower.
-    options.setdefault("options", "-c cursor_tuple_fraction=1")
+    # default, for its first tenth, a filtered read chose plans three times slower. And no
+    # JIT: a page's query over a million runs spent 1.7 of its 3 s compiling itself
+    # (docs/review.md#scale).
+    options.setdefault("options", "-c cursor_tuple_fraction=1 -c jit=off")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite has one writer at a time, and select_for_update does nothing there. A deferred
     # transaction that reads and then writes fails at once ("database is locked") when
