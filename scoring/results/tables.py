@@ -66,9 +66,10 @@ def shown_ks(most: int) -> list[int]:
 def kept(submission: Submission, name: str, make: Callable[[], T]) -> T:
     """``make()``, a figure of the submission's results, kept in the cache once it is done:
     its results change only when it is scored again, which starts a new generation, or,
-    live, when runs arrive, which moves ``scored`` (either makes a new key). Reading every
-    result of a million runs takes seconds (docs/review.md#scale)."""
-    if submission.status != Status.DONE:
+    live, when runs arrive, which moves ``scored`` (either makes a new key); and retention,
+    which removes them (its runs gone, there is little to read). Reading every result of a
+    million runs takes seconds (docs/review.md#scale)."""
+    if submission.status != Status.DONE or submission.runs_pruned:
         return make()
     key = f"casebook:{name}:{submission.uuid}:{submission.generation}:{submission.scored}"
     return cache.get_or_set(key, make, SUMMARY_CACHE_SECONDS)
