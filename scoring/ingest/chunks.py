@@ -98,15 +98,15 @@ def score_runs(submission_id: int, generation: int, indexes: list[int]) -> None:
         for run_id, seq, trial in present.values_list("pk", "seq", "trial"):
             trials[run_id] = trial
             occupied.add((seq - 1) // submission.chunk_runs)
+        live = submission.live_day is not None
         if any(run_id not in trials for run_id, _, _ in reports):
-            if submission.ingest_finished is None:
-                # A range read again deleted them meanwhile: it sends this chunk again as it
-                # writes the runs anew.
+            if live or submission.ingest_finished is None:
+                # A range read again, or a live run made again, deleted them meanwhile: it
+                # sends this chunk again as it writes the runs anew.
                 return
             reports = [item for item in reports if item[0] in trials]  # refused repeats
         # A chunk of a file left with no run (all refused as repeats) has no tally: only
         # the chunks that hold runs are scored (``chunk_indexes``).
-        live = submission.live_day is not None
         tallies = {index: Counter() for index in indexes if live or index in occupied}
         predicates, results, now = [], [], timezone.now()
         for run_id, seq, report in reports:
