@@ -33,7 +33,7 @@ from contextlib import closing
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from cases.models import Case
@@ -419,12 +419,28 @@ class _Batch:
 
         Runs are written a whole scoring chunk at a time (or the last, partial one), so
         each chunk is sent to be scored once, when all its runs are there."""
+        try:
+            self._write(runs=runs, final=final)
+        except IntegrityError:
+            # Another attempt wrote the same ``seq`` first: this one was superseded (it
+            # raises so), unless something else is wrong.
+            with transaction.atomic():
+                _still_current(self.submission_id, self.generation)
+                self._locked_span()
+            raise
+        self.invalid, self.invalid_read = [], 0
+
+    def _write(self, *, runs: bool, final: bool) -> None:
         with transaction.atomic():
             relax_durability()  # runs can be read again from the stored upload
+            # The runs are copied before the locks are taken: the submission's lock is held
+            # to the commit, and copying a chunk of runs is most of the write, so the other
+            # workers write meanwhile. Superseded, this attempt rolls them back below.
+            if runs and self.runs:
+                insert_rows(Run, RUN_FIELDS, self.runs)
             submission = _still_current(self.submission_id, self.generation)
             span = self._locked_span()
             if runs and self.runs:
-                insert_rows(Run, RUN_FIELDS, self.runs)
                 submission.stored_runs += len(self.runs)
                 submission.total += self.known
                 for case_key, line in self.unknown:
@@ -451,7 +467,6 @@ class _Batch:
             if span is None and final:
                 _finish_reading(submission, self.first_problems)
             submission.save()
-        self.invalid, self.invalid_read = [], 0
 
     def _locked_span(self) -> ReadRange | None:
         """The range being read, locked; raises ``Superseded`` if another attempt took it."""

@@ -225,3 +225,33 @@ def test_a_chunk_being_scored_while_the_ranges_are_settled_writes_what_settling_
     whole = upload(demo_suite, data)
     assert read(submission) == read(whole)
     assert_consistent(submission)
+
+
+def test_a_lost_attempt_writing_after_the_next_one_took_over_stops_quietly(
+    demo_suite, small_ranges, monkeypatch, settings
+):
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    sent = []
+    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
+    data = FILES["trials given"]
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        submission = upload(demo_suite, data)
+    first, second, *rest = sent
+    write = reading._Batch._write
+
+    def overtaken(batch, **kwargs):  # the first attempt, about to write its runs
+        monkeypatch.setattr(reading._Batch, "_write", write)
+        reading.read_range(*second, take_over=True)  # the next one reads them all first
+        return write(batch, **kwargs)  # the same seq: it finds itself superseded
+
+    monkeypatch.setattr(reading._Batch, "_write", overtaken)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        reading.read_range(*second)
+        for args in [first, *rest]:
+            reading.read_range(*args)
+
+    assert ReadRange.objects.get(submission=submission, index=1).attempt == 2
+    monkeypatch.undo()
+    whole = upload(demo_suite, data)
+    assert read(submission) == read(whole)
+    assert_consistent(submission)
