@@ -5,8 +5,9 @@ PostgreSQL, Redis and two Celery workers, read and scored as docs/pipeline.md de
     python bench/ingest.py --runs 1000000 --format canonical --gzip   # memory vs file size
 
 Prints, per format: the file's size, runs ingested per second (upload start to the last
-run stored), runs scored per second end to end (upload start to the submission done), and
-the peak resident memory of every process (the web server's and each worker's). Targets on
+run stored), runs scored per second end to end (upload start to the submission done), the
+peak resident memory and CPU time of every process (the web server's and each worker's),
+and the machine's load average as it ends. Targets on
 a 2-core machine: 100,000 runs in under 60 s end to end; every process under 300 MB, also
 for a file ten times that size.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import shutil
 import sys
 import tempfile
@@ -126,6 +128,8 @@ def report(name: str, path: Path, n_runs: int, figures: dict, memory: dict, cpu:
         _row(f"peak memory, {process}", f"{mb:8.0f} MB", over)
     for process, seconds in cpu.items():
         _row(f"CPU time, {process}", f"{seconds:8.1f} s")
+    # The machine may be shared: the figures above are only comparable at like loads.
+    _row("load average, 1/5/15 min", " / ".join(f"{load:.2f}" for load in os.getloadavg()))
     sys.stdout.flush()
 
 

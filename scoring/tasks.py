@@ -16,6 +16,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from scoring.ingest import chunks, pipeline, reading
+from scoring.ingest.garbage import fewer_collections
 from scoring.live import assembly
 from scoring.results import failures
 from scoring.retention import pruning
@@ -46,7 +47,7 @@ def _failing(submission_id: int):
 def ingest_submission(self, submission_id: int) -> None:
     # A retry follows this task's own attempt, which lost the database mid-file: it starts
     # again at once rather than wait for the sweep to see the submission stalled.
-    with _failing(submission_id):
+    with _failing(submission_id), fewer_collections():
         reading.ingest(submission_id, take_over=self.request.retries > 0)
         # The last step of the scoring, whichever it is, summarizes the failures.
         failures.summarize_when_scored(submission_id)
@@ -54,14 +55,14 @@ def ingest_submission(self, submission_id: int) -> None:
 
 @shared_task(bind=True, **RETRY)
 def ingest_range(self, submission_id: int, generation: int, index: int) -> None:
-    with _failing(submission_id):
+    with _failing(submission_id), fewer_collections():
         reading.read_range(submission_id, generation, index, take_over=self.request.retries > 0)
         failures.summarize_when_scored(submission_id)
 
 
 @shared_task(**RETRY)
 def score_chunk(submission_id: int, generation: int, index: int) -> None:
-    with _failing(submission_id):
+    with _failing(submission_id), fewer_collections():
         chunks.score_chunk(submission_id, generation, index)
         failures.summarize_when_scored(submission_id)
 

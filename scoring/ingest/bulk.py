@@ -50,25 +50,28 @@ def insert_rows(
 
 
 def update_rows(
-    model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[int]]
+    model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> None:
-    """Set ``fields`` (integer columns, attribute names such as ``run_id``) of many rows
-    at once: ``rows`` are (pk, *values). One statement per batch, where ``bulk_update``
-    writes a CASE over every row for each field (a second for a thousand rows)."""
-    table = connection.ops.quote_name(model._meta.db_table)
-    pk = connection.ops.quote_name(model._meta.pk.column)
-    columns = [
-        connection.ops.quote_name(model._meta.get_field(name.removesuffix("_id")).column)
-        for name in fields
-    ]
+    """Set ``fields`` (attribute names such as ``run_id``) of many rows at once: ``rows``
+    are (pk, *values), each value as its field takes it (a JSON field's, parsed). One
+    statement per batch, where ``bulk_update`` writes a CASE over every row for each field
+    (a second for a thousand rows)."""
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    pk = quote(model._meta.pk.column)
+    columns = [model._meta.get_field(name.removesuffix("_id")) for name in fields]
     assignments = ", ".join(
-        f"{column} = changed.column{i}" for i, column in enumerate(columns, start=2)
+        f"{quote(column.column)} = changed.column{i}" for i, column in enumerate(columns, start=2)
     )
+    prepare = [(i, fn) for i, column in enumerate(columns, start=1) if (fn := _preparer(column))]
     placeholders = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
     batch_rows = UPDATE_PARAMETERS // (len(fields) + 1)
     with connection.cursor() as cursor:
         for start in range(0, len(rows), batch_rows):
-            batch = rows[start : start + batch_rows]
+            batch = [list(row) for row in rows[start : start + batch_rows]]
+            for row in batch:
+                for i, fn in prepare:
+                    row[i] = fn(row[i])
             cursor.execute(
                 f"UPDATE {table} SET {assignments} FROM (VALUES "
                 f"{', '.join([placeholders] * len(batch))}) AS changed "

@@ -79,38 +79,44 @@ def score_runs(submission_id: int, generation: int, indexes: list[int]) -> None:
     suite = submission.version.matcher_suite()
     in_chunks = _seq_ranges(submission, indexes)
     runs = Run.objects.filter(in_chunks, submission=submission).order_by("seq")
-    reports, predicates, tallies = [], [], {index: Counter() for index in indexes}
+    reports = []
     for run_id, seq, case_key, document in runs.values_list("pk", "seq", "case_key", "document"):
         case = suite.case(case_key)
         if case is None:
             continue  # a run of no case in this version: listed as unknown, not scored
-        report = _score(case, document)
-        tallies[(seq - 1) // submission.chunk_runs][report.verdict] += 1
-        reports.append((run_id, report))
-        predicates.extend(_predicate_row(run_id, submission_id, p) for p in report.predicates)
-    now = timezone.now()
-    results = [
-        (
-            run_id,
-            submission_id,
-            report.verdict,
-            report.to_dict(),
-            now,
-            failure_signature(report) or "",
-        )
-        for run_id, report in reports
-    ]
+        reports.append((run_id, seq, _score(case, document)))
 
     with transaction.atomic():
         relax_durability()  # results can be scored again
         submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
         if submission is None or submission.generation != generation:
             return
-        scored_runs = [run_id for run_id, _ in reports]
-        if Run.objects.filter(pk__in=scored_runs).count() != len(scored_runs):
-            # A range read again deleted them meanwhile (docs/pipeline.md#ranges): it sends
-            # this chunk again as it writes the runs anew.
-            return
+        # The runs as they are now: settling a file read in ranges may have renumbered some
+        # or deleted repeats since they were read (docs/pipeline.md#ranges).
+        present = Run.objects.filter(in_chunks, submission=submission)
+        trials, occupied = {}, set()
+        for run_id, seq, trial in present.values_list("pk", "seq", "trial"):
+            trials[run_id] = trial
+            occupied.add((seq - 1) // submission.chunk_runs)
+        live = submission.live_day is not None
+        if any(run_id not in trials for run_id, _, _ in reports):
+            if live or submission.ingest_finished is None:
+                # A range read again, or a live run made again, deleted them meanwhile: it
+                # sends this chunk again as it writes the runs anew.
+                return
+            reports = [item for item in reports if item[0] in trials]  # refused repeats
+        # A chunk of a file left with no run (all refused as repeats) has no tally: only
+        # the chunks that hold runs are scored (``chunk_indexes``).
+        tallies = {index: Counter() for index in indexes if live or index in occupied}
+        predicates, results, now = [], [], timezone.now()
+        for run_id, seq, report in reports:
+            report.trial = trials[run_id]
+            tallies[(seq - 1) // submission.chunk_runs][report.verdict] += 1
+            predicates.extend(_predicate_row(run_id, submission_id, p) for p in report.predicates)
+            signature = failure_signature(report) or ""
+            results.append(
+                (run_id, submission_id, report.verdict, report.to_dict(), now, signature)
+            )
         chunks = ScoredChunk.objects.filter(submission=submission, generation=generation)
         earlier = chunks.filter(index__in=indexes)
         if earlier.exists():  # scored before: its results are replaced, its tally taken back

@@ -16,9 +16,11 @@ stored is deleted first, under a new generation that makes its stray tasks do no
 
 A JSON-lines file stored in blocks is read in **ranges** (docs/pipeline.md#ranges): the first
 task (``ingest``) plans them, each is read by a task of its own (``read_range``), on any
-worker, and the one that finds every range read puts them together (``settle``): it numbers
-the trials of the whole file in order, refuses repeats, keeps the first invalid lines, and
-sends the scoring chunks. A file that is one document of runs is read in one task.
+worker, each sending its scoring chunks as it writes them; the one that finds every range
+read puts them together (``settle``): it numbers the trials of the whole file in order
+(correcting the few runs, and results, a range could not number), refuses repeats, keeps
+the first invalid lines and counts the runs against the version. A file that is one
+document of runs is read in one task.
 """
 
 from __future__ import annotations
@@ -26,25 +28,25 @@ from __future__ import annotations
 import gzip
 import zlib
 from array import array
+from collections import Counter
 from contextlib import closing
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from cases.models import Case
 from cases.natural import natural_key
-from scoring.ingest.bulk import insert_rows, relax_durability
+from scoring.ingest.bulk import insert_rows, relax_durability, update_rows
 from scoring.ingest.pipeline import (
-    chunk_indexes,
     clear_chunk_results,
     clear_runs,
     enqueue_chunks,
     enqueue_range,
     finish_if_complete,
     note_unknown_case,
-    recount_cases,
+    update_counts,
 )
 from scoring.ingest.uploads import (
     UploadRefused,
@@ -53,9 +55,18 @@ from scoring.ingest.uploads import (
     open_upload,
     restore_in_blocks,
 )
-from scoring.matcher import InvalidInput, Problem, TrialNumbering
+from scoring.matcher import ERROR, FAIL, PASS, InvalidInput, Problem, TrialNumbering
 from scoring.matcher import Suite as MatcherSuite
-from scoring.models import InvalidLine, ReadRange, Run, Status, Submission, UploadChunk
+from scoring.models import (
+    InvalidLine,
+    ReadRange,
+    Result,
+    Run,
+    ScoredChunk,
+    Status,
+    Submission,
+    UploadChunk,
+)
 from scoring.runfiles.diagnosis import FIRST_PROBLEMS, HEAD_BYTES, diagnose
 from scoring.runfiles.reader import RunLine, read_lines_from, read_run_lines, reads_line_by_line
 from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
@@ -259,8 +270,7 @@ def _claim_range(
             return None
         if span.attempt:  # an earlier attempt was lost: what it stored goes
             stored = (span.first_seq + 1, span.first_seq + span.runs)
-            if span.index == 0:  # its chunks were being scored: their results go too
-                clear_chunk_results(submission, stored)
+            clear_chunk_results(submission, stored)  # its chunks were being scored
             submission.runs.filter(seq__range=stored).only("pk").delete()
             lines = submission.invalid_lines.filter(line__gte=span.first_line)
             following = ReadRange.objects.filter(
@@ -326,9 +336,10 @@ class _Batch:
         self.first_seq = span.first_seq if span else 0
         self.seq = self.first_seq  # the last stored run's seq
         # Read from the file's start (the whole file, or the first range), its runs are
-        # final as they are read: trials numbered, counted against the version, and scored
-        # at once. A later range's trials are as given, or numbered within the range, and
-        # its runs counted, until ``settle`` does it in the file's order.
+        # final as they are read: trials numbered and counted against the version. A later
+        # range's trials are as given, or numbered within the range, and its runs counted,
+        # until ``settle`` does it in the file's order. Either way, each chunk is scored
+        # as soon as it is written.
         self.from_start = span is None or span.index == 0
         self.numbering = TrialNumbering()
         self.seen_in_range: dict[str, int] = {}
@@ -407,22 +418,36 @@ class _Batch:
         """Write what was read, in one transaction with the submission's counts.
 
         Runs are written a whole scoring chunk at a time (or the last, partial one), so
-        each chunk of the whole file is sent to be scored once, when all its runs are there;
-        a range's chunks are sent when the ranges are settled."""
+        each chunk is sent to be scored once, when all its runs are there."""
+        try:
+            self._write(runs=runs, final=final)
+        except IntegrityError:
+            # Another attempt wrote the same ``seq`` first: this one was superseded (it
+            # raises so), unless something else is wrong.
+            with transaction.atomic():
+                _still_current(self.submission_id, self.generation)
+                self._locked_span()
+            raise
+        self.invalid, self.invalid_read = [], 0
+
+    def _write(self, *, runs: bool, final: bool) -> None:
         with transaction.atomic():
             relax_durability()  # runs can be read again from the stored upload
+            # The runs are copied before the locks are taken: the submission's lock is held
+            # to the commit, and copying a chunk of runs is most of the write, so the other
+            # workers write meanwhile. Superseded, this attempt rolls them back below.
+            if runs and self.runs:
+                insert_rows(Run, RUN_FIELDS, self.runs)
             submission = _still_current(self.submission_id, self.generation)
             span = self._locked_span()
             if runs and self.runs:
-                insert_rows(Run, RUN_FIELDS, self.runs)
                 submission.stored_runs += len(self.runs)
                 submission.total += self.known
                 for case_key, line in self.unknown:
                     note_unknown_case(submission.unknown_cases, case_key, line)
                 if span is not None:
                     span.runs = self.seq - self.first_seq
-                if self.from_start:
-                    enqueue_chunks(submission, [(self.seq - 1) // self.chunk_runs])
+                enqueue_chunks(submission, [(self.seq - 1) // self.chunk_runs])
                 self.runs, self.unknown, self.known = [], [], 0
             insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
             submission.invalid += self.invalid_read
@@ -442,7 +467,6 @@ class _Batch:
             if span is None and final:
                 _finish_reading(submission, self.first_problems)
             submission.save()
-        self.invalid, self.invalid_read = [], 0
 
     def _locked_span(self) -> ReadRange | None:
         """The range being read, locked; raises ``Superseded`` if another attempt took it."""
@@ -479,8 +503,9 @@ def settle(submission_id: int, generation: int) -> None:
     """Once every range of the file is read, put them together, as reading the file whole
     would have (docs/pipeline.md#ranges): number the trials in the file's order (a run
     repeating a trial its case has is invalid, and goes), keep the first invalid lines up
-    to the limit (and why the file broke off, past it), count the runs against the version,
-    and send the scoring chunks. A no-op until then, and once done."""
+    to the limit (and why the file broke off, past it), and count the runs against the
+    version. The chunks were sent to be scored as they were written. A no-op until then,
+    and once done."""
     with transaction.atomic():
         relax_durability()
         try:
@@ -491,7 +516,7 @@ def settle(submission_id: int, generation: int) -> None:
         if submission.ingest_finished or not ranges or not all(r.done for r in ranges):
             return
         first_problems = [p for r in ranges for p in r.first_problems][:FIRST_PROBLEMS]
-        repeats = _number_trials(submission)
+        repeats = _settle_runs(submission, submission.version.matcher_suite())
         submission.invalid = sum(r.invalid for r in ranges) + len(repeats)
         if repeats:
             insert_rows(InvalidLine, INVALID_FIELDS, repeats)
@@ -502,7 +527,7 @@ def settle(submission_id: int, generation: int) -> None:
             InvalidLine.objects.create(submission=submission, line=last_line + 1, reason=stopped)
             submission.invalid += 1
             first_problems.append(stopped)
-        submission.stored_runs = submission.runs.count()
+        submission.stored_runs = sum(r.runs for r in ranges) - len(repeats)
         formats, tools, meta = set(), set(), set()
         for r in ranges:
             formats.update(r.formats_seen)
@@ -511,23 +536,22 @@ def settle(submission_id: int, generation: int) -> None:
         submission.formats_seen = sorted(formats)
         submission.tools_seen = sorted(tools)
         submission.meta_keys = sorted(meta)
-        recount_cases(submission, submission.version.matcher_suite())
         _finish_reading(submission, first_problems)
         submission.save()
-        # The first range's chunks were sent as they were written (settling changes none
-        # of its runs); the others' now.
-        if len(ranges) > 1:
-            later = ranges[1].first_seq // submission.chunk_runs
-            enqueue_chunks(submission, [i for i in chunk_indexes(submission) if i >= later])
 
 
-def _number_trials(submission: Submission) -> list[tuple]:
-    """Number the trials of the submission's runs in file order, as ``TrialNumbering``
-    does while a file is read whole; delete the runs that repeat a trial their case has,
-    and return them as invalid lines."""
+def _settle_runs(submission: Submission, suite: MatcherSuite) -> list[tuple]:
+    """In one pass over the (locked) submission's runs in file order: number their trials
+    as ``TrialNumbering`` does while a file is read whole, and count them against ``suite``
+    (``total``, the unknown cases). A run whose range numbered it otherwise is corrected,
+    with its result if it was scored already; a run that repeats a trial its case has is
+    deleted, with its result, and returned as an invalid line."""
     numbering = TrialNumbering()
     repeats = []
-    renumbered, trials = array("q"), array("q")  # ids and their new trials, 16 bytes a run
+    # Few, unless the runs leave their trials to number and cases span ranges: 16 bytes a run.
+    renumbered, trials = array("q"), array("q")
+    submission.total = 0
+    submission.unknown_cases = {}
     runs = submission.runs.order_by("seq")
     runs = runs.values_list("pk", "line", "case_key", "trial", "trial_given")
     for pk, line, case_key, trial, given in runs.iterator(chunk_size=5000):
@@ -540,15 +564,58 @@ def _number_trials(submission: Submission) -> list[tuple]:
         if numbered != trial:
             renumbered.append(pk)
             trials.append(numbered)
-    Run.objects.filter(pk__in=[pk for pk, _, _ in repeats]).delete()
+        if suite.case(case_key) is not None:
+            submission.total += 1
+        else:
+            note_unknown_case(submission.unknown_cases, case_key, line)
     for start in range(0, len(renumbered), INVALID_BATCH):
         end = start + INVALID_BATCH
-        batch = dict(zip(renumbered[start:end], trials[start:end], strict=True))
-        runs = list(Run.objects.filter(pk__in=list(batch)).only("trial", "document"))
-        for run in runs:
-            run.trial = run.document["trial"] = batch[run.pk]
-        Run.objects.bulk_update(runs, ["trial", "document"])
+        _renumber(dict(zip(renumbered[start:end], trials[start:end], strict=True)))
+    if repeats:
+        _delete_repeats(submission, [pk for pk, _, _ in repeats])
     return [(submission.pk, line, reason) for _, line, reason in repeats]
+
+
+def _renumber(trials: dict[int, int]) -> None:
+    """Give the runs ``trials`` (by id) their trial: in the row, the document, and the
+    report of their result if they were scored already."""
+    runs = Run.objects.filter(pk__in=list(trials)).values_list("pk", "document")
+    rows = []
+    for pk, document in runs:
+        document["trial"] = trials[pk]
+        rows.append((pk, trials[pk], document))
+    update_rows(Run, ("trial", "document"), rows)
+    results = Result.objects.filter(run_id__in=list(trials)).values_list("pk", "report")
+    rows = []
+    for pk, report in results:
+        report["trial"] = trials[pk]
+        rows.append((pk, report))
+    update_rows(Result, ("report",), rows)
+
+
+def _delete_repeats(submission: Submission, run_ids: list[int]) -> None:
+    """Delete the (locked) submission's runs ``run_ids``, refused when the ranges were
+    settled; their results, if scored, leave their chunks' tallies and the counts."""
+    scored = Result.objects.filter(run_id__in=run_ids).values_list("run__seq", "verdict")
+    taken_back: dict[int, Counter] = {}
+    for seq, verdict in scored:
+        taken_back.setdefault((seq - 1) // submission.chunk_runs, Counter())[verdict] += 1
+    Run.objects.filter(pk__in=run_ids).delete()  # with their results
+    chunks = ScoredChunk.objects.filter(
+        submission=submission, generation=submission.generation, index__in=taken_back
+    )
+    for chunk in chunks:
+        tally = taken_back[chunk.index]
+        first, last = submission.chunk_bounds(chunk.index)
+        if not submission.runs.filter(seq__range=(first, last)).exists():
+            chunk.delete()  # no run of it is left: no chunk
+            continue
+        chunk.scored -= tally.total()
+        chunk.passed -= tally[PASS]
+        chunk.failed -= tally[FAIL]
+        chunk.errored -= tally[ERROR]
+        chunk.save()
+    update_counts(submission)
 
 
 def _keep_first_invalid(submission: Submission) -> None:

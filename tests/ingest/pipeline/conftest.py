@@ -97,6 +97,7 @@ def assert_consistent(submission: Submission) -> None:
         by_verdict.get("fail", 0),
         by_verdict.get("error", 0),
     )
+    assert all(r.report["trial"] == r.run.trial for r in results.select_related("run"))
     predicates = PredicateResult.objects.filter(submission=submission)
     assert predicates.count() == sum(len(r.report["predicates"]) for r in results)
     assert not predicates.exclude(result__submission=submission).exists()

@@ -11,7 +11,7 @@ import pytest
 from django.test import TestCase
 from django.utils import timezone
 
-from scoring.ingest import reading, uploads
+from scoring.ingest import chunks, reading, uploads
 from scoring.ingest.pipeline import resume_stalled
 from scoring.models import ReadRange, Submission, UploadChunk
 
@@ -149,11 +149,16 @@ def test_ranges_whose_tasks_were_lost_are_sent_again_by_the_sweep(
     sent = []
     monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
     submission = upload(demo_suite, data)  # planned; the broker then lost the tasks
-    reading.read_range(*sent[1])  # one was read before the rest were lost
+    reading.read_range(*sent[1])  # one was read (its chunks' tasks lost too) before the rest
     assert submission.read_ranges.filter(done=True).count() == 1
     stale = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS + 1)
     Submission.objects.filter(pk=submission.pk).update(heartbeat=stale)
 
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assert resume_stalled() == [submission.pk]
+    submission.refresh_from_db()
+    assert submission.status == "scoring"  # read; the lost chunks wait for the next sweep
+    Submission.objects.filter(pk=submission.pk).update(heartbeat=stale)
     with TestCase.captureOnCommitCallbacks(execute=True):
         assert resume_stalled() == [submission.pk]
 
@@ -161,4 +166,92 @@ def test_ranges_whose_tasks_were_lost_are_sent_again_by_the_sweep(
     whole = upload(demo_suite, data)
     assert read(submission) == read(whole)
     assert read(submission)["status"] == "done"
+    assert_consistent(submission)
+
+
+@pytest.mark.parametrize("name", ["trials numbered", "mixed, with repeats"])
+def test_chunks_scored_before_the_ranges_are_settled_are_corrected_by_settling(
+    demo_suite, small_ranges, monkeypatch, settings, name
+):
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    sent = []
+    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
+    data = FILES[name]
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        submission = upload(demo_suite, data)
+    # The last range first: every chunk but the first range's is scored, with the trials
+    # its range gave, before the first range is read and the ranges settled.
+    for args in reversed(sent):
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            reading.read_range(*args)
+
+    monkeypatch.undo()
+    whole = upload(demo_suite, data)
+    assert read(submission) == read(whole)
+    assert_consistent(submission)
+
+
+@pytest.mark.parametrize("name", ["trials numbered", "mixed, with repeats"])
+def test_a_chunk_being_scored_while_the_ranges_are_settled_writes_what_settling_left(
+    demo_suite, small_ranges, monkeypatch, settings, name
+):
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    ranges, scoring = [], []
+    monkeypatch.setattr(reading, "enqueue_range", lambda *args: ranges.append(args))
+    monkeypatch.setattr(reading, "enqueue_chunks", lambda s, indexes: scoring.extend(indexes))
+    data = FILES[name]
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        submission = upload(demo_suite, data)
+    first, *rest = ranges
+    for args in rest:
+        reading.read_range(*args)
+    later = [index for index in scoring if index > min(scoring)]
+    score = chunks._score
+
+    def settled_meanwhile(case, document):  # the runs are read: the ranges settle now
+        if not submission.ingest_finished:
+            reading.read_range(*first)
+            submission.refresh_from_db()
+        return score(case, document)
+
+    monkeypatch.setattr(chunks, "_score", settled_meanwhile)
+    chunks.score_chunk(submission.pk, submission.generation, later[-1])
+    monkeypatch.setattr(chunks, "_score", score)
+    for index in set(scoring):
+        if index != later[-1]:
+            chunks.score_chunk(submission.pk, submission.generation, index)
+
+    monkeypatch.undo()
+    whole = upload(demo_suite, data)
+    assert read(submission) == read(whole)
+    assert_consistent(submission)
+
+
+def test_a_lost_attempt_writing_after_the_next_one_took_over_stops_quietly(
+    demo_suite, small_ranges, monkeypatch, settings
+):
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    sent = []
+    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
+    data = FILES["trials given"]
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        submission = upload(demo_suite, data)
+    first, second, *rest = sent
+    write = reading._Batch._write
+
+    def overtaken(batch, **kwargs):  # the first attempt, about to write its runs
+        monkeypatch.setattr(reading._Batch, "_write", write)
+        reading.read_range(*second, take_over=True)  # the next one reads them all first
+        return write(batch, **kwargs)  # the same seq: it finds itself superseded
+
+    monkeypatch.setattr(reading._Batch, "_write", overtaken)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        reading.read_range(*second)
+        for args in [first, *rest]:
+            reading.read_range(*args)
+
+    assert ReadRange.objects.get(submission=submission, index=1).attempt == 2
+    monkeypatch.undo()
+    whole = upload(demo_suite, data)
+    assert read(submission) == read(whole)
     assert_consistent(submission)
