@@ -231,13 +231,15 @@ class RescoreSerializer(serializers.Serializer):
 
 
 class SubmissionListSerializer(SubmissionSerializer):
-    """A submission in a list: its status and counts, without the invalid lines."""
+    """A submission in a list: its status and counts, without what takes a query of each
+    (the invalid lines, earlier results and regressions: a query of a million runs' results
+    for the last, docs/review.md#scale)."""
 
     class Meta(SubmissionSerializer.Meta):
         fields = [
             f
             for f in SubmissionSerializer.Meta.fields
-            if f not in ("invalid_lines", "invalid_lines_omitted", "earlier_results")
+            if f not in ("invalid_lines", "invalid_lines_omitted", "earlier_results", "regressions")
         ]
 
 

@@ -96,3 +96,19 @@ def test_the_drafts_read_the_passing_cases_from_the_summaries_as_from_the_runs(s
     assert [d.key for d in summarized.drafts] == [d.key for d in counted.drafts]
     assert [d.key for d in counted.drafts] == ["greeting", "weather-two-cities"]
     assert (summarized.keys, summarized.runs) == (counted.keys, counted.runs) == (2, 3)
+
+
+def test_the_submissions_list_takes_as_many_queries_for_ten_as_for_one(
+    suite, submit, as_user, viewer, django_assert_max_num_queries
+):
+    client = as_user(viewer)
+    path = f"/api/suites/{suite.pk}/submissions/"
+    submit(suite, TRIALS, label="first")
+    with CaptureQueriesContext(connection) as one:
+        assert len(client.get(path).json()["results"]) == 1
+    for n in range(9):
+        submit(suite, TRIALS, label=f"more {n}")
+    with django_assert_max_num_queries(len(one)):
+        listed = client.get(path).json()["results"]
+    assert len(listed) == 10
+    assert "regressions" not in listed[0]
