@@ -49,6 +49,16 @@ def small_ranges(monkeypatch):
     monkeypatch.setattr(reading, "RANGE_BYTES", 1024)
 
 
+@pytest.fixture
+def sent_ranges(monkeypatch, settings) -> list[tuple]:
+    """The range tasks an upload sends, held here for the test to run (scoring chunks of 8
+    runs): ``monkeypatch.undo()`` sends them as before."""
+    settings.CASEBOOK_CHUNK_RUNS = 8
+    sent = []
+    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
+    return sent
+
+
 def read(submission) -> dict:
     """What reading left: the runs in file order (without their seq), and the invalid lines."""
     submission.refresh_from_db()
@@ -113,16 +123,13 @@ def test_a_multi_member_gzip_upload_is_read_in_ranges(demo_suite, small_ranges):
 
 
 def test_a_range_read_twice_or_after_a_lost_attempt_changes_nothing(
-    demo_suite, small_ranges, monkeypatch, settings
+    demo_suite, small_ranges, sent_ranges, monkeypatch, settings
 ):
-    settings.CASEBOOK_CHUNK_RUNS = 8
-    sent = []
-    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
     data = FILES["mixed, with repeats"]
     with TestCase.captureOnCommitCallbacks(execute=True):
         submission = upload(demo_suite, data)
-    assert len(sent) > 2
-    first, *rest = sent
+    assert len(sent_ranges) > 2
+    first, *rest = sent_ranges
     with TestCase.captureOnCommitCallbacks(execute=True):
         reading.read_range(*first)
         stored = list(submission.runs.values_list("seq", "line", "trial"))
@@ -142,14 +149,11 @@ def test_a_range_read_twice_or_after_a_lost_attempt_changes_nothing(
 
 
 def test_ranges_whose_tasks_were_lost_are_sent_again_by_the_sweep(
-    demo_suite, small_ranges, monkeypatch, settings
+    demo_suite, small_ranges, sent_ranges, monkeypatch, settings
 ):
-    settings.CASEBOOK_CHUNK_RUNS = 8
     data = FILES["trials numbered"]
-    sent = []
-    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
     submission = upload(demo_suite, data)  # planned; the broker then lost the tasks
-    reading.read_range(*sent[1])  # one was read (its chunks' tasks lost too) before the rest
+    reading.read_range(*sent_ranges[1])  # one was read (its chunks' tasks lost too) before the rest
     assert submission.read_ranges.filter(done=True).count() == 1
     stale = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS + 1)
     Submission.objects.filter(pk=submission.pk).update(heartbeat=stale)
@@ -171,17 +175,14 @@ def test_ranges_whose_tasks_were_lost_are_sent_again_by_the_sweep(
 
 @pytest.mark.parametrize("name", ["trials numbered", "mixed, with repeats"])
 def test_chunks_scored_before_the_ranges_are_settled_are_corrected_by_settling(
-    demo_suite, small_ranges, monkeypatch, settings, name
+    demo_suite, small_ranges, sent_ranges, monkeypatch, name
 ):
-    settings.CASEBOOK_CHUNK_RUNS = 8
-    sent = []
-    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
     data = FILES[name]
     with TestCase.captureOnCommitCallbacks(execute=True):
         submission = upload(demo_suite, data)
     # The last range first: every chunk but the first range's is scored, with the trials
     # its range gave, before the first range is read and the ranges settled.
-    for args in reversed(sent):
+    for args in reversed(sent_ranges):
         with TestCase.captureOnCommitCallbacks(execute=True):
             reading.read_range(*args)
 
@@ -193,16 +194,14 @@ def test_chunks_scored_before_the_ranges_are_settled_are_corrected_by_settling(
 
 @pytest.mark.parametrize("name", ["trials numbered", "mixed, with repeats"])
 def test_a_chunk_being_scored_while_the_ranges_are_settled_writes_what_settling_left(
-    demo_suite, small_ranges, monkeypatch, settings, name
+    demo_suite, small_ranges, sent_ranges, monkeypatch, name
 ):
-    settings.CASEBOOK_CHUNK_RUNS = 8
-    ranges, scoring = [], []
-    monkeypatch.setattr(reading, "enqueue_range", lambda *args: ranges.append(args))
+    scoring = []
     monkeypatch.setattr(reading, "enqueue_chunks", lambda s, indexes: scoring.extend(indexes))
     data = FILES[name]
     with TestCase.captureOnCommitCallbacks(execute=True):
         submission = upload(demo_suite, data)
-    first, *rest = ranges
+    first, *rest = sent_ranges
     for args in rest:
         reading.read_range(*args)
     later = [index for index in scoring if index > min(scoring)]
@@ -228,15 +227,12 @@ def test_a_chunk_being_scored_while_the_ranges_are_settled_writes_what_settling_
 
 
 def test_a_lost_attempt_writing_after_the_next_one_took_over_stops_quietly(
-    demo_suite, small_ranges, monkeypatch, settings
+    demo_suite, small_ranges, sent_ranges, monkeypatch, settings
 ):
-    settings.CASEBOOK_CHUNK_RUNS = 8
-    sent = []
-    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
     data = FILES["trials given"]
     with TestCase.captureOnCommitCallbacks(execute=True):
         submission = upload(demo_suite, data)
-    first, second, *rest = sent
+    first, second, *rest = sent_ranges
     write = reading._Batch._write
 
     def overtaken(batch, **kwargs):  # the first attempt, about to write its runs
