@@ -224,7 +224,7 @@ class SubmissionViewSet(
         number = _version_number(request.query_params, submission)
         count = None
         if number == submission.version.number:
-            results, count = filters.results(submission), filters.count(submission)
+            results, count = filters.paged(submission), filters.count(submission)
         elif submission.earlier_scores.filter(version__number=number).exists():
             try:
                 results = filters.earlier_results(submission, number)

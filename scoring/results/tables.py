@@ -69,10 +69,15 @@ def kept(submission: Submission, name: str, make: Callable[[], T]) -> T:
     live, when runs arrive, which moves ``scored`` (either makes a new key); and retention,
     which removes them (its runs gone, there is little to read). Reading every result of a
     million runs takes seconds (docs/review.md#scale)."""
-    if submission.status != Status.DONE or submission.runs_pruned:
+    if not keeps(submission):
         return make()
     key = f"casebook:{name}:{submission.uuid}:{submission.generation}:{submission.scored}"
     return cache.get_or_set(key, make, SUMMARY_CACHE_SECONDS)
+
+
+def keeps(submission: Submission) -> bool:
+    """Whether ``kept`` keeps the submission's figures (else it makes them each time)."""
+    return submission.status == Status.DONE and not submission.runs_pruned
 
 
 def case_trials(submission: Submission) -> Trials:
@@ -253,8 +258,8 @@ def meta_text(meta: dict, name: str) -> str:
 
 
 def table_rows(results: QuerySet[Result], *, meta: bool = False) -> QuerySet:
-    """The results as the runs table reads them: plain values, nothing large; with the
-    runs' meta values when ``meta`` (for columns: else they are not read)."""
+    """The results (or their ``ByReviewStatus``) as the runs table reads them: plain values,
+    nothing large; with the runs' meta values when ``meta`` (for columns: else not read)."""
     return results.values(*ROW_FIELDS, *(["run__meta_values"] if meta else []))
 
 

@@ -234,7 +234,8 @@ def runs_context(request, submission, filters: RunFilterSet, *, can_edit: bool) 
     """What the runs section shows: one page of the filtered table (keys, verdicts, failing
     labels and reviews; never a run's document or report), the filters' choices, and the
     bulk review form for editors."""
-    paginator = Paginator(filters.results(submission), RUNS_PER_PAGE)
+    rows = table_rows(filters.paged(submission), meta=bool(filters.columns))
+    paginator = Paginator(rows, RUNS_PER_PAGE)
     # Counted on the filters alone: the ordered query joins the runs for its order, which a
     # count of every matching run does not need (and pays for on 100,000 runs).
     paginator.count = filters.count(submission)
@@ -246,11 +247,7 @@ def runs_context(request, submission, filters: RunFilterSet, *, can_edit: bool) 
         "can_edit": can_edit,
         "filters": filters,
         "page": page,
-        "rows": run_rows(
-            table_rows(page.object_list, meta=bool(filters.columns)),
-            case_tags(submission),
-            filters.column_names,
-        ),
+        "rows": run_rows(page.object_list, case_tags(submission), filters.column_names),
         "column_choices": column_choices(submission, filters),
         "tags": version_tags(submission),
         "verdicts": Verdict.choices,

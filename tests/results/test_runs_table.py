@@ -613,10 +613,11 @@ def test_table_pages_run_a_bounded_number_of_queries(
     client = as_user(editor)  # an editor sees the most: the bulk forms and their assignees
     # A whole page: 19, with the earlier decisions on its failures (known failures), the
     # results against versions scored before, the team's review labels and those on the
-    # page's runs.
+    # page's runs. Sorted by review, a read per status until the page is full.
+    by_review = {"verdict": "fail", "tool": "get_weather", "sort": "-review"}
     pages = [
         (url(submission), {}, {}, 19),
-        (url(submission), {"verdict": "fail", "tool": "get_weather", "sort": "-review"}, {}, 19),
+        (url(submission), by_review, {}, 18 + len(ReviewStatus)),
         (url(submission), {"verdict": "fail", "review": "untriaged"}, TABLE, 12),
         (url(submission), {"predicate": label}, {}, 19),
         # Groups by cause: the page's count, the groups, their arguments, first submissions

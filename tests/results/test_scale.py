@@ -13,9 +13,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from scoring.models import CaseSummary, Result, Submission
+from scoring.models import CaseSummary, Result, ReviewStatus, Submission
 from scoring.results import case_drafts, known_failures
 from scoring.results.filtersets import RunFilterSet
+from scoring.results.tables import common_failures
+from scoring.review import decisions
 from tests.support.pages import text
 from tests.support.runs import TRIALS, url
 
@@ -71,6 +73,66 @@ def test_the_results_api_counts_from_the_submissions_counts(scored, as_user, vie
     ).json()
     assert counted["count"] == 2
     assert len(counted["results"]) == 2
+
+
+@pytest.mark.parametrize("query", [{}, {"verdict": "fail"}, {"review": "flaky"}])
+@pytest.mark.parametrize("sort", ["review", "-review"])
+def test_sorted_by_review_every_cut_is_that_of_sorting_every_run(scored, editor, sort, query):
+    """A page sorted by review is read one status at a time: each cut of it, across the
+    statuses' edges too, holds the runs the sorted query of every run holds."""
+    runs = scored.runs.order_by("seq")
+    decisions.set_status(runs.filter(seq__in=[2, 6]), ReviewStatus.FLAKY, editor)
+    decisions.set_status(runs.filter(seq=4), ReviewStatus.REGRESSION, editor)
+    decisions.set_status(runs.filter(seq=5), ReviewStatus.UNTRIAGED, editor)  # a review row
+    filters = RunFilterSet({**query, "sort": sort})
+    expected = list(filters.results(scored).values_list("pk", flat=True))
+    with CaptureQueriesContext(connection) as queries:
+        paged = filters.paged(scored).values("pk")
+        assert paged.count() == len(expected)
+        for start in range(len(expected) + 1):
+            for stop in range(start, len(expected) + 2):
+                assert [row["pk"] for row in paged[start:stop]] == expected[start:stop]
+    assert not any("CASE WHEN" in query["sql"] for query in queries)  # nothing sorted by status
+
+
+def test_the_results_api_and_the_table_page_by_review(scored, editor, as_user, viewer):
+    decisions.set_status(scored.runs.filter(case_key="greeting"), ReviewStatus.FLAKY, editor)
+    client = as_user(viewer)
+    with CaptureQueriesContext(connection) as queries:
+        answer = client.get(f"/api/submissions/{scored.pk}/results/", {"sort": "-review"}).json()
+        html = text(client.get(url(scored), {"sort": "-review"}))
+    cases = [report["case"] for report in answer["results"]]
+    assert answer["count"] == 8
+    assert cases[:3] == ["greeting"] * 3 and "greeting" not in cases[3:]
+    assert shown_count(html) == "8 runs"
+    assert not any("CASE WHEN" in query["sql"] for query in queries)
+
+
+GROUP_READ = 'FROM "scoring_predicateresult" U0'  # the group filter's subquery
+
+
+@pytest.mark.parametrize("sort", ["line", "-case"])
+def test_a_failure_groups_pages_read_the_order_kept_of_it(scored, as_user, viewer, sort):
+    label = common_failures(scored)[0]["label"]
+    filters = RunFilterSet({"predicate": label, "sort": sort})
+    expected = list(filters.results(scored).values_list("pk", flat=True))
+    assert len(expected) >= 2
+    client = as_user(viewer)
+    client.get(url(scored), {"predicate": label, "sort": sort})  # keeps its order and count
+    with CaptureQueriesContext(connection) as queries:
+        paged = filters.paged(scored).values("pk")
+        assert paged.count() == len(expected)
+        for start in range(len(expected) + 1):
+            assert [row["pk"] for row in paged[start : start + 2]] == expected[start : start + 2]
+        html = text(client.get(url(scored), {"predicate": label, "sort": sort}))
+    assert shown_count(html) == f"{len(expected)} runs match"
+    assert not any(GROUP_READ in query["sql"] for query in queries)
+    # Live, its runs still arriving, a submission's group is read by the filter each time.
+    Submission.objects.filter(pk=scored.pk).update(status="scoring")
+    scored.refresh_from_db()
+    with CaptureQueriesContext(connection) as queries:
+        assert [row["pk"] for row in filters.paged(scored).values("pk")[0:9]] == expected
+    assert any(GROUP_READ in query["sql"] for query in queries)
 
 
 def test_runs_by_signature_are_those_the_results_hold(scored):
