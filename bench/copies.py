@@ -7,7 +7,10 @@ So ``bench/pages.py`` reads and scores a template of runs for real (``--template
 ``grow`` appends copies of it to a submission and ``copy_submission`` makes other
 submissions of the same runs. Every copy is one ``INSERT … SELECT`` a table, which never
 leaves the server: the rows are not parsed again, as a ``COPY`` through the client would
-parse them.
+parse them. Copies are made inside ``bulk_loading``, as PostgreSQL's "Populating a
+Database" advises: the secondary indexes of the large tables are dropped and made again
+once at the end, and foreign keys are not checked row by row (the copies refer to rows that
+are there by construction; the unique indexes, made again, check that no copy collides).
 
 A copy keeps every column of its row but those below: new ids (the template's, shifted
 past the table's highest), the submission, and ``seq``, ``line`` and ``trial`` moved past
@@ -18,6 +21,7 @@ it once the runs are stored.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -36,12 +40,17 @@ from scoring.models import (
     Submission,
 )
 
+LARGE = (Run, Result, PredicateResult)  # whose secondary indexes ``bulk_loading`` drops
+RUN_ROWS = (PredicateResult, ReviewEvent, LabelLink)  # rows of runs, with ids of their own
+
 
 @dataclass(frozen=True)
 class Template:
     """The runs of a submission as read and scored, before any copy: ids ``first_id`` to
     ``last_id`` (``bench/pages.py`` reads them before those of any other submission, so
-    no other run has an id between), ``seq`` and ``line`` up to ``last_seq``."""
+    no other run has an id between), ``seq`` and ``line`` up to ``last_seq``; and the ids
+    of the rows of those runs in the tables of ``RUN_ROWS`` (written while the template
+    was read, scored and triaged, so that no other rows have ids between either)."""
 
     submission_id: int
     last_seq: int
@@ -49,6 +58,7 @@ class Template:
     last_id: int
     last_trial: int
     last_chunk: int
+    row_ids: dict[type, tuple[int, int] | tuple[None, None]]
 
     @classmethod
     def of(cls, submission: Submission) -> Template:
@@ -64,14 +74,51 @@ class Template:
                 [submission.pk],
             )
             (last_chunk,) = cursor.fetchone()
-        return cls(submission.pk, last_seq, first_id, last_id, last_trial, last_chunk)
+            row_ids = {}
+            for model in RUN_ROWS:
+                cursor.execute(
+                    f"SELECT min(id), max(id) FROM {model._meta.db_table}"
+                    f" WHERE {_run_column(model)} BETWEEN %s AND %s",
+                    [first_id, last_id],
+                )
+                row_ids[model] = cursor.fetchone()
+        return cls(submission.pk, last_seq, first_id, last_id, last_trial, last_chunk, row_ids)
+
+
+@contextmanager
+def bulk_loading():
+    """Copies made fast: the large tables' indexes dropped but those of their
+    constraints, then made again once; no foreign key checked per row (``session_replication_role``, which needs the
+    superuser the benchmarks connect as); and every submission counted at the end, once
+    the indexes that count them are there."""
+    with connection.cursor() as cursor:
+        tables = [model._meta.db_table for model in LARGE]
+        cursor.execute(  # not those of a constraint: primary keys, unique (submission, seq)
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = ANY(%s) AND NOT"
+            " EXISTS (SELECT FROM pg_constraint WHERE conindid = indexname::regclass)",
+            [tables],
+        )
+        indexes = cursor.fetchall()
+        for name, _ in indexes:
+            cursor.execute(f"DROP INDEX {name}")
+        cursor.execute("SET session_replication_role = replica")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET session_replication_role = DEFAULT")
+            cursor.execute("SET maintenance_work_mem = '1GB'")
+            for _, definition in indexes:
+                cursor.execute(definition)
+            cursor.execute("RESET maintenance_work_mem")
+        for submission_id in Submission.objects.values_list("pk", flat=True):
+            _recount(submission_id)
 
 
 def grow(template: Template, copies: int) -> None:
     """Append ``copies`` copies of the template's runs to its own submission."""
     for copy in range(1, copies + 1):
         _copy(template, template.submission_id, copy)
-    _recount(template.submission_id)
 
 
 def copy_submission(template: Template, label: str, days_ago: int) -> Submission:
@@ -91,7 +138,6 @@ def copy_submission(template: Template, label: str, days_ago: int) -> Submission
         created=created, ingest_started=created, ingest_finished=created, scoring_finished=created
     )
     _copy(template, submission.pk, 0)
-    _recount(submission.pk)
     return submission
 
 
@@ -109,29 +155,22 @@ def _copy(template: Template, submission_id: int, copy: int) -> None:
         moved = {"run_id": f"run_id + {run_shift}", "submission_id": str(submission_id)}
         _insert(cursor, Result, in_template.format(run="run_id"), where, moved)
         _insert(cursor, Review, in_template.format(run="run_id"), where, moved)
-        first_predicate = _lowest(cursor, PredicateResult, "result_id", template)
-        _insert(cursor, PredicateResult, in_template.format(run="result_id"), where, {
-            "id": f"id + {_shift(cursor, PredicateResult, first_predicate)}",
-            "result_id": f"result_id + {run_shift}", "submission_id": str(submission_id),
-        })  # fmt: skip
-        of_template_runs = "run_id BETWEEN %s AND %s"
-        first_event = _lowest(cursor, ReviewEvent, "run_id", template)
-        _insert(cursor, ReviewEvent, of_template_runs, where[1:], {
-            "id": f"id + {_shift(cursor, ReviewEvent, first_event)}",
-            "run_id": f"run_id + {run_shift}",
-        })  # fmt: skip
-        first_link = _lowest(cursor, LabelLink, "review_id", template)
-        _insert(cursor, LabelLink, of_template_runs.replace("run_id", "review_id"), where[1:], {
-            "id": f"id + {_shift(cursor, LabelLink, first_link)}",
-            "review_id": f"review_id + {run_shift}",
-        })  # fmt: skip
+        for model in RUN_ROWS:
+            first, last = template.row_ids[model]
+            if first is None:
+                continue
+            run = _run_column(model)
+            replaced = {"id": f"id + {_shift(cursor, model, first)}", run: f"{run} + {run_shift}"}
+            if model is PredicateResult:
+                replaced["submission_id"] = str(submission_id)
+            _insert(cursor, model, "id BETWEEN %s AND %s", [first, last], replaced)
         _insert(cursor, ScoredChunk, "submission_id = %s AND index <= %s", [
             template.submission_id, template.last_chunk,
         ], {
             "id": "DEFAULT", "submission_id": str(submission_id),
             "index": f"index + {copy * (template.last_chunk + 1)}",
         })  # fmt: skip
-        for model in (Run, PredicateResult, ReviewEvent, LabelLink):
+        for model in (Run, *RUN_ROWS):
             table = model._meta.db_table
             cursor.execute(
                 f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}"
@@ -161,13 +200,9 @@ def _shift(cursor, model, first_id: int | None) -> int:
     return highest + 1 - (first_id or 0)
 
 
-def _lowest(cursor, model, run_column: str, template: Template) -> int | None:
-    """The lowest id of ``model``'s rows of the template's runs."""
-    cursor.execute(
-        f"SELECT min(id) FROM {model._meta.db_table} WHERE {run_column} BETWEEN %s AND %s",
-        [template.first_id, template.last_id],
-    )
-    return cursor.fetchone()[0]
+def _run_column(model) -> str:
+    """The column of ``model`` that holds the run's id."""
+    return {PredicateResult: "result_id", ReviewEvent: "run_id", LabelLink: "review_id"}[model]
 
 
 def _recount(submission_id: int) -> None:

@@ -109,12 +109,13 @@ def seed(n_runs: int, total: int, template_runs: int):
         templates.append(copies.Template.of(submission))
     seed_long_run(suite, user)
     started = time.perf_counter()
-    for template in templates:
-        copies.grow(template, n_runs // template_runs - 1)
     older = max(0, total - 2 * n_runs) // template_runs
-    for day in range(1, older + 1):
-        copies.copy_submission(templates[day % 2], f"nightly {day}", days_ago=day)
     if n_runs > template_runs or older:
+        with copies.bulk_loading():
+            for template in templates:
+                copies.grow(template, n_runs // template_runs - 1)
+            for day in range(1, older + 1):
+                copies.copy_submission(templates[day % 2], f"nightly {day}", days_ago=day)
         print(
             f"copied to {n_runs:,} runs a submission and {older} older submissions of "
             f"{template_runs:,} in {time.perf_counter() - started:.0f} s",
