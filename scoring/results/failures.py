@@ -175,7 +175,7 @@ class Failures:
         def grouped():
             return aggregate(self.submission, self.filters)
 
-        if self.filters is None or self.filters.reads_reviews:
+        if self.filters is None:
             return grouped()
         return self.filters.kept(self.submission, "failures", grouped)
 

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import django_filters
+import orjson
 from django.core.exceptions import ValidationError
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
@@ -42,7 +43,6 @@ LABEL_NAME_LIMIT = ReviewLabel._meta.get_field("name").max_length
 SIGNATURE_LENGTH = 32
 COLUMNS_SHOWN = 6  # meta columns at most
 VIEW_ONLY = ("sort", "columns")  # parameters that change how the table looks, not its runs
-REVIEW_FILTERS = ("review", "label")
 GROUP_FILTERS = ("predicate", "cause", "problem")  # see ``paged``
 KEPT_ORDER_LIMIT = 100_000  # results of a group whose order is kept: ids of at most ~1 MB
 EARLIER_FILTERS = ("verdict", "case", "problem", "tool", "text")  # see ``earlier_results``
@@ -242,7 +242,7 @@ class RunFilterSet(django_filters.FilterSet):
         # A group's results are a few thousand scattered among a million: putting them in
         # order reads each one's run, on every page. The order is kept instead, as figures
         # are, unless a filter reads the reviews, which change while the results stay.
-        if self.narrowing() & set(GROUP_FILTERS) and keeps(submission) and not self.reads_reviews:
+        if self.narrowing() & set(GROUP_FILTERS) and keeps(submission) and not self.label:
             order = self.kept(
                 submission,
                 f"order:{self.sort}",
@@ -256,30 +256,47 @@ class RunFilterSet(django_filters.FilterSet):
     def count(self, submission: Submission) -> int:
         """How many results pass the filters (docs/review.md#scale). With no filter but the
         verdict, the count the submission keeps; else counted without the join that
-        ``results`` adds for ordering, and kept when the filters read no review."""
+        ``results`` adds for ordering, and kept (``kept``)."""
         stored = stored_count(submission, self.verdict if self.is_bound else "")
         if stored is not None and self.narrowing() <= {"verdict"}:
             return stored
-        counted = self.matching(submission).count
-        return counted() if self.reads_reviews else self.kept(submission, "runs-count", counted)
+        return self.kept(submission, "runs-count", self.matching(submission).count)
 
     def narrowing(self) -> set[str]:
         """The names of the filters that are set (not the sort or the columns)."""
         return {name for name in self.as_query() if name not in VIEW_ONLY}
 
-    @property
-    def reads_reviews(self) -> bool:
-        """Whether a filter reads the reviews: they change while the results stay, so what
-        such a filter selects is never kept."""
-        return bool(self.narrowing() & set(REVIEW_FILTERS))
-
     def kept(self, submission: Submission, name: str, make: Callable[[], T]) -> T:
         """``make()``, a figure of the results these filters select, kept as
-        ``tables.kept`` keeps the submission's own."""
+        ``tables.kept`` keeps the submission's own. A review changes what the review filter
+        selects while the results stay: its key names the runs of that status, and a figure
+        made while they changed is not kept. The label filter's figures are never kept (a
+        label is renamed, or put on runs, with no trace on the runs' reviews)."""
+        if self.label:
+            return make()
         query = self.as_query()
         narrowing = sorted((key, query[key]) for key in self.narrowing())
-        digest = hashlib.sha256(urlencode(narrowing).encode()).hexdigest()
-        return kept(submission, f"{name}:{digest}", make)
+        digest = hashlib.sha256(urlencode(narrowing).encode())
+        unchanged = None
+        if self.review:
+            reviewed = self._reviewed_runs(submission)
+            digest.update(reviewed)
+            unchanged = lambda: self._reviewed_runs(submission) == reviewed  # noqa: E731
+        return kept(submission, f"{name}:{digest.hexdigest()}", make, unchanged)
+
+    def _reviewed_runs(self, submission: Submission) -> bytes:
+        """A digest of the runs whose review decides the review filter (``_review``)."""
+        runs = self._deciding_reviews(submission).order_by("run_id").values_list("run_id")
+        return hashlib.sha256(orjson.dumps([run_id for (run_id,) in runs])).digest()
+
+    def _deciding_reviews(self, submission: Submission) -> QuerySet[Review]:
+        """The reviews of the runs of the review filter's status; for "untriaged", of the
+        runs that are not (a run with no review is untriaged, as ``with_review_status``
+        has it)."""
+        reviews = Review.objects.filter(submission=submission)
+        if self.review == ReviewStatus.UNTRIAGED:
+            return reviews.exclude(status=self.review)
+        return reviews.filter(status=self.review)
 
     def matching(self, submission: Submission) -> QuerySet[Result]:
         """The submission's results that pass the filters, unordered."""
@@ -343,13 +360,11 @@ class RunFilterSet(django_filters.FilterSet):
         return results.filter(run__tools__contains=f"\n{tool}\n")
 
     def _review(self, results: QuerySet[Result], name: str, status: str) -> QuerySet[Result]:
-        # Read from the reviews' (submission, status) index, not through the runs: a run
-        # with no review is untriaged (as ``with_review_status`` has it).
-        reviews = Review.objects.filter(submission=self.submission)
+        # Read from the reviews' (submission, status) index, not through the runs.
+        deciding = self._deciding_reviews(self.submission).values("run_id")
         if status == ReviewStatus.UNTRIAGED:
-            triaged = reviews.exclude(status=status)
-            return results.exclude(pk__in=triaged.values("run_id"))
-        return results.filter(pk__in=reviews.filter(status=status).values("run_id"))
+            return results.exclude(pk__in=deciding)
+        return results.filter(pk__in=deciding)
 
     def _label(self, results: QuerySet[Result], name: str, label: str) -> QuerySet[Result]:
         labelled = LabelLink.objects.filter(

@@ -63,16 +63,27 @@ def shown_ks(most: int) -> list[int]:
     return [k for k in range(1, most + 1) if k <= 5 or k & (k - 1) == 0 or k == most]
 
 
-def kept(submission: Submission, name: str, make: Callable[[], T]) -> T:
+def kept(
+    submission: Submission,
+    name: str,
+    make: Callable[[], T],
+    unchanged: Callable[[], bool] | None = None,
+) -> T:
     """``make()``, a figure of the submission's results, kept in the cache once it is done:
     its results change only when it is scored again, which starts a new generation, or,
     live, when runs arrive, which moves ``scored`` (either makes a new key); and retention,
     which removes them (its runs gone, there is little to read). Reading every result of a
-    million runs takes seconds (docs/review.md#scale)."""
+    million runs takes seconds (docs/review.md#scale). A figure that reads more than the
+    results names that in ``name``, and is kept only if ``unchanged()`` once it is made."""
     if not keeps(submission):
         return make()
     key = f"casebook:{name}:{submission.uuid}:{submission.generation}:{submission.scored}"
-    return cache.get_or_set(key, make, SUMMARY_CACHE_SECONDS)
+    figure = cache.get(key)
+    if figure is None:
+        figure = make()
+        if unchanged is None or unchanged():
+            cache.set(key, figure, SUMMARY_CACHE_SECONDS)
+    return figure
 
 
 def keeps(submission: Submission) -> bool:

@@ -16,7 +16,8 @@ from django.utils import timezone
 from scoring.models import CaseSummary, Result, ReviewStatus, Submission
 from scoring.results import case_drafts, known_failures
 from scoring.results.filtersets import RunFilterSet
-from scoring.results.tables import common_failures
+from scoring.results.failures import Failures
+from scoring.results.tables import common_failures, kept
 from scoring.review import decisions
 from tests.support.pages import text
 from tests.support.runs import TRIALS, url
@@ -133,6 +134,43 @@ def test_a_failure_groups_pages_read_the_order_kept_of_it(scored, as_user, viewe
     with CaptureQueriesContext(connection) as queries:
         assert [row["pk"] for row in filters.paged(scored).values("pk")[0:9]] == expected
     assert any(GROUP_READ in query["sql"] for query in queries)
+
+
+STREAM_OF_PREDICATES = 'FROM "scoring_predicateresult" WHERE'  # ``failures.aggregate``'s
+
+
+def test_failures_by_review_status_are_kept_until_a_status_changes(scored, editor):
+    failing = list(scored.runs.filter(result__verdict="fail").order_by("seq"))
+
+    def runs(*chosen):
+        return scored.runs.filter(pk__in=[run.pk for run in chosen])
+
+    decisions.set_status(runs(*failing[:2]), ReviewStatus.FLAKY, editor)
+    flaky = RunFilterSet({"review": "flaky"})
+    assert Failures(scored, flaky).failing_runs() == 2
+    with CaptureQueriesContext(connection) as queries:
+        assert Failures(scored, flaky).failing_runs() == 2
+        assert flaky.count(scored) == 2
+    assert not any(STREAM_OF_PREDICATES in query["sql"] for query in queries)
+    assert results_counted(queries) == 1  # the count is not kept yet; the groups are
+    decisions.set_status(runs(failing[2]), ReviewStatus.FLAKY, editor)
+    assert Failures(scored, flaky).failing_runs() == flaky.count(scored) == 3
+    decisions.set_status(runs(failing[0]), ReviewStatus.REGRESSION, editor)  # one leaves
+    assert Failures(scored, flaky).failing_runs() == flaky.count(scored) == 2
+    untriaged = RunFilterSet({"review": "untriaged"})
+    assert untriaged.count(scored) == 8 - 3
+    decisions.set_status(runs(failing[0]), ReviewStatus.UNTRIAGED, editor)
+    assert untriaged.count(scored) == 8 - 2
+
+
+def test_a_figure_made_while_what_it_reads_changed_is_not_kept(scored):
+    made = []
+    for _ in range(2):
+        kept(scored, "changing", lambda: made.append(1) or len(made), unchanged=lambda: False)
+    assert made == [1, 1]
+    for _ in range(2):
+        kept(scored, "steady", lambda: made.append(1) or len(made), unchanged=lambda: True)
+    assert made == [1, 1, 1]
 
 
 def test_runs_by_signature_are_those_the_results_hold(scored):
