@@ -87,10 +87,10 @@ class Template:
 
 @contextmanager
 def bulk_loading():
-    """Copies made fast: the large tables' indexes dropped but those of their
-    constraints, then made again once; no foreign key checked per row (``session_replication_role``, which needs the
-    superuser the benchmarks connect as); and every submission counted at the end, once
-    the indexes that count them are there."""
+    """Copies made fast: the large tables' indexes but their constraints' dropped, then
+    made again once; no foreign key checked per row (``session_replication_role``, which
+    needs the superuser the benchmarks connect as); and every submission counted at the
+    end, once the indexes that count them are there."""
     with connection.cursor() as cursor:
         tables = [model._meta.db_table for model in LARGE]
         cursor.execute(  # not those of a constraint: primary keys, unique (submission, seq)

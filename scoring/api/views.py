@@ -92,7 +92,10 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
     def get_queryset(self):
         if self.schema_only():
             return Submission.objects.none()
-        return self.suite.submissions.select_related("version", "uploader")
+        # Not the version's document: decoding a suite's cases for each listed submission
+        # took longer than the rest of the page (docs/review.md#scale).
+        versions = self.suite.submissions.select_related("version", "uploader")
+        return versions.defer("version__document")
 
     @extend_schema(summary="The suite's submissions, newest first")
     def list(self, request, suite_pk):

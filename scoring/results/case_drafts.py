@@ -96,7 +96,10 @@ def draft_cases(
     chosen_keys = list(keys[: DRAFTS_PER_REQUEST + 1])
     key_count = keys.count() if len(chosen_keys) > DRAFTS_PER_REQUEST else len(chosen_keys)
     chosen_keys = chosen_keys[:DRAFTS_PER_REQUEST]
-    trials = _trials_offered(of_runs, chosen_keys)
+    # Kept: the keys are those of the filters, and a done submission's runs do not change.
+    trials = passing_runs.kept(
+        submission, "trials-offered", lambda: _trials_offered(of_runs, chosen_keys)
+    )
     picks = set(picks)
     runs = {
         key: next((t for t in offered if t.run_id in picks), offered[0])
