@@ -300,8 +300,14 @@ class Result(models.Model):
     run = models.OneToOneField(
         Run, on_delete=models.CASCADE, primary_key=True, related_name="result"
     )
+    # Its run's, copied here for the indexes: no constraint in the database, as
+    # ``PredicateResult``'s keys (docs/pipeline.md#scoring-chunks).
     submission = models.ForeignKey(
-        Submission, on_delete=models.CASCADE, related_name="results", db_index=False
+        Submission,
+        on_delete=models.CASCADE,
+        related_name="results",
+        db_index=False,
+        db_constraint=False,
     )
     verdict = models.CharField(max_length=5, choices=Verdict.choices)
     report = JSONTextField()
@@ -333,11 +339,15 @@ class PredicateResult(models.Model):
     """One predicate of one report, for filtering runs by failing predicate and grouping
     failures."""
 
-    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="predicates")
+    # No foreign key constraints in the database: scoring writes several of these rows a
+    # run, and PostgreSQL checked each key a row at a time (docs/pipeline.md#scoring-chunks).
+    result = models.ForeignKey(
+        Result, on_delete=models.CASCADE, related_name="predicates", db_constraint=False
+    )
     # Reached through ``result`` for everything but the failing-label index below, so no
-    # index of its own: ingestion writes several of these rows per run.
+    # index of its own.
     submission = models.ForeignKey(
-        Submission, on_delete=models.CASCADE, related_name="+", db_index=False
+        Submission, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
     )
     kind = models.CharField(max_length=20)
     index = models.IntegerField(null=True)
