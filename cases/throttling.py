@@ -138,11 +138,16 @@ class ThrottledTokenAuthentication(TokenAuthentication):
     ``OtlpTokenAuthentication`` accepts it."""
 
     otlp = False
+    keywords = ("Token",)  # the schemes accepted; ``keyword`` becomes the one sent
 
     def authenticate(self, request):
         words = get_authorization_header(request).split()
-        if not words or words[0].lower() != self.keyword.lower().encode():
+        sent = [
+            word for word in self.keywords if words and word.lower().encode() == words[0].lower()
+        ]
+        if not sent:
             return None  # no token: session users are not refused for others' bad tokens
+        self.keyword = sent[0]  # DRF's own checks read it (an instance serves one request)
         address = client_address(request)
         if FAILED_TOKENS_BY_ADDRESS.is_locked(address):
             raise Throttled(
@@ -166,9 +171,11 @@ class ThrottledTokenAuthentication(TokenAuthentication):
 
 
 class OtlpTokenAuthentication(ThrottledTokenAuthentication):
-    """The OTLP receivers' token authentication: suite tokens are accepted too."""
+    """The OTLP receivers' token authentication: suite tokens are accepted too, and sent as
+    ``Bearer`` as well as ``Token`` (the scheme OpenTelemetry exporters are usually given)."""
 
     otlp = True
+    keywords = ("Token", "Bearer")
 
 
 class OtlpTokenScheme(OpenApiAuthenticationExtension):

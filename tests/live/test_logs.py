@@ -42,6 +42,27 @@ def verdict() -> str:
     return Result.objects.get(run=Run.objects.get()).verdict
 
 
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "Token"])
+def test_the_receivers_take_the_token_as_an_exporter_is_usually_given_it(client, suite_key, scheme):
+    """``OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer KEY"`` as well as ``Token KEY``."""
+    (logs,) = sent("openai-v2-events", "logs")
+    authorization = f"{scheme} {suite_key}"
+    response = client.post(
+        "/otlp/v1/logs", logs, content_type=PROTOBUF, HTTP_AUTHORIZATION=authorization
+    )
+    assert response.status_code == 200
+    bad = client.post(
+        "/otlp/v1/logs", logs, content_type=PROTOBUF, HTTP_AUTHORIZATION=f"{scheme} no"
+    )
+    assert bad.status_code == 401
+
+
+def test_the_rest_api_takes_no_bearer_token(client, editor):
+    key = tokens.create(editor, "scripts")[1]
+    assert client.get("/api/suites/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    assert client.get("/api/suites/", HTTP_AUTHORIZATION=f"Bearer {key}").status_code == 401
+
+
 @pytest.mark.django_db(transaction=True)  # scored on commit
 def test_log_records_after_the_run_was_made_make_it_again_with_their_content(client, suite_key):
     """openai-v2 2.3's default: the spans hold no content, the log records all of it."""
