@@ -241,7 +241,7 @@ class RunFilterSet(django_filters.FilterSet):
         results = self.results(submission)
         # A group's results are a few thousand scattered among a million: putting them in
         # order reads each one's run, on every page. The order is kept instead, as figures
-        # are, unless a filter reads the reviews, which change while the results stay.
+        # are (``kept``), unless the label filter is set, whose figures never are.
         if self.narrowing() & set(GROUP_FILTERS) and keeps(submission) and not self.label:
             order = self.kept(
                 submission,
@@ -272,7 +272,7 @@ class RunFilterSet(django_filters.FilterSet):
         selects while the results stay: its key names the runs of that status, and a figure
         made while they changed is not kept. The label filter's figures are never kept (a
         label is renamed, or put on runs, with no trace on the runs' reviews)."""
-        if self.label:
+        if self.label or not keeps(submission):  # nothing kept: no digest to read
             return make()
         query = self.as_query()
         narrowing = sorted((key, query[key]) for key in self.narrowing())
