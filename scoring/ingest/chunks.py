@@ -25,6 +25,7 @@ from scoring.ingest.bulk import insert_rows, relax_durability
 from scoring.ingest.pipeline import finish_if_complete
 from scoring.matcher import ERROR, FAIL, PASS, Report, failure_signature, load_run, score
 from scoring.matcher import PredicateResult as MatcherPredicate
+from scoring.matcher import Run as MatcherRun
 from scoring.models import LABEL_LIMIT, PredicateResult, Result, Run, ScoredChunk, Submission
 
 log = logging.getLogger(__name__)
@@ -64,10 +65,18 @@ def score_chunk(submission_id: int, generation: int, index: int) -> None:
     score_runs(submission_id, generation, [index])
 
 
-def score_runs(submission_id: int, generation: int, indexes: list[int]) -> None:
+def score_runs(
+    submission_id: int,
+    generation: int,
+    indexes: list[int],
+    read: list[tuple[int, int, MatcherRun]] | None = None,
+) -> None:
     """Score the chunks ``indexes`` of the submission together: read at once, written in
     one transaction, the counts moved once by their tally (a live submission's batch of
-    traces is many one-run chunks, docs/live-traces.md#assembly)."""
+    traces is many one-run chunks, docs/live-traces.md#assembly).
+
+    ``read``: the chunks' runs as ``(id, seq, run)``, parsed by the reader that just wrote
+    them, so they are not read back (docs/pipeline.md#ranges)."""
     submission = (
         Submission.objects.filter(pk=submission_id, generation=generation)
         .select_related("version")
@@ -78,13 +87,17 @@ def score_runs(submission_id: int, generation: int, indexes: list[int]) -> None:
         return  # deleted, or started again since this task was sent
     suite = submission.version.matcher_suite()
     in_chunks = _seq_ranges(submission, indexes)
-    runs = Run.objects.filter(in_chunks, submission=submission).order_by("seq")
+    if read is None:
+        stored = Run.objects.filter(in_chunks, submission=submission).order_by("seq")
+        runs = stored.values_list("pk", "seq", "case_key", "document")
+    else:
+        runs = ((run_id, seq, run.case, run) for run_id, seq, run in read)
     reports = []
-    for run_id, seq, case_key, document in runs.values_list("pk", "seq", "case_key", "document"):
+    for run_id, seq, case_key, run in runs:
         case = suite.case(case_key)
         if case is None:
             continue  # a run of no case in this version: listed as unknown, not scored
-        reports.append((run_id, seq, _score(case, document)))
+        reports.append((run_id, seq, _score(case, run)))
 
     with transaction.atomic():
         relax_durability()  # results can be scored again
@@ -169,17 +182,18 @@ def _count(submission: Submission, chunks, *, sign: int) -> None:
         submission.errored += sign * chunk.errored
 
 
-def _score(case, document) -> Report:
-    """The run's report; a run the matcher chokes on (a bug) is an error, not a lost chunk."""
+def _score(case, run: MatcherRun | dict) -> Report:
+    """The report of the run (parsed, or its stored document); a run the matcher chokes on
+    (a bug) is an error, not a lost chunk."""
     try:
         return score(
             case,
-            load_run(document),
+            run if isinstance(run, MatcherRun) else load_run(run),
             time_budget=settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS,
             replayer=replayer_for(EnvironmentLimits.from_settings(settings)),
         )
     except Exception as exc:
-        trial = document.get("trial") if isinstance(document, dict) else None
+        trial = run.trial if isinstance(run, MatcherRun) else run.get("trial")
         log.exception("scoring %s trial %s failed", case.key, trial)
         reason = f"Casebook could not score this run ({type(exc).__name__}); please report it"
         return Report(case.key, trial, ERROR, [], reason)

@@ -2,10 +2,11 @@
 
 The file is streamed from the database a chunk at a time and read a line at a time. Valid
 runs are written in bulk, one scoring chunk's worth per transaction, and each committed
-chunk is enqueued for scoring at once, so workers score while the file is still being
-read. Invalid lines are recorded with their number and reason, the first
-``CASEBOOK_MAX_STORED_INVALID_LINES`` of them (the rest only counted, so a file of junk
-costs no more rows than that); they never stop the valid lines around them.
+chunk is scored at once (by its range's own task, or sent to the workers), so runs are
+scored while the file is still being read. Invalid lines are recorded with their number
+and reason, the first ``CASEBOOK_MAX_STORED_INVALID_LINES`` of them (the rest only
+counted, so a file of junk costs no more rows than that); they never stop the valid lines
+around them.
 
 A file that gives no valid run at all ends ``failed``, with one message saying what the
 file looks like and what to change (``scoring.runfiles.diagnosis``), rather than a list of invalid
@@ -16,7 +17,7 @@ stored is deleted first, under a new generation that makes its stray tasks do no
 
 A JSON-lines file stored in blocks is read in **ranges** (docs/pipeline.md#ranges): the first
 task (``ingest``) plans them, each is read by a task of its own (``read_range``), on any
-worker, each sending its scoring chunks as it writes them; the one that finds every range
+worker, each scoring its chunks as it writes them; the one that finds every range
 read puts them together (``settle``): it numbers the trials of the whole file in order
 (correcting the few runs, and results, a range could not number), refuses repeats, keeps
 the first invalid lines and counts the runs against the version. A file that is one
@@ -39,6 +40,7 @@ from django.utils import timezone
 from cases.models import Case
 from cases.natural import natural_key
 from scoring.ingest.bulk import insert_rows, relax_durability, update_rows
+from scoring.ingest.chunks import score_runs
 from scoring.ingest.pipeline import (
     clear_chunk_results,
     clear_runs,
@@ -56,6 +58,7 @@ from scoring.ingest.uploads import (
     restore_in_blocks,
 )
 from scoring.matcher import ERROR, FAIL, PASS, InvalidInput, Problem, TrialNumbering
+from scoring.matcher import Run as MatcherRun
 from scoring.matcher import Suite as MatcherSuite
 from scoring.models import (
     InvalidLine,
@@ -127,7 +130,14 @@ def read_range(submission_id: int, generation: int, index: int, *, take_over=Fal
             .defer("version__document")
             .get(pk=submission_id)
         )
-        batch = _Batch(submission, generation, submission.version.matcher_suite(), span=span)
+        ranges = ReadRange.objects.filter(submission_id=submission_id, generation=generation)
+        batch = _Batch(
+            submission,
+            generation,
+            submission.version.matcher_suite(),
+            span=span,
+            scores_own_chunks=ranges.count() > 1,
+        )
         opened = lambda: open_upload(submission_id, span.first_chunk, span.end_chunk)  # noqa: E731
         if not _read(batch, opened, read_lines_from, {"first_line": span.first_line}):
             return
@@ -326,6 +336,7 @@ class _Batch:
         suite: MatcherSuite,
         *,
         span: ReadRange | None = None,
+        scores_own_chunks: bool = False,
     ):
         self.submission = submission
         self.submission_id = submission.pk
@@ -354,6 +365,13 @@ class _Batch:
         self.tools_seen: set[str] = set()
         self.meta_keys: set[str] = set()
         self.first_problems: list[str] = []  # for the diagnosis of a file with no valid run
+        # The reader of one of several ranges scores each chunk it writes itself, from the
+        # runs it parsed: the other workers are reading the other ranges, and reading the
+        # runs back would cost as much again. A file read by one task sends its chunks to
+        # the other workers instead (docs/pipeline.md#ranges).
+        self.scores_own_chunks = scores_own_chunks
+        self.parsed: list[MatcherRun] = []
+        self.written: tuple[int, list[tuple[int, int, MatcherRun]]] | None = None
 
     def add(self, item: RunLine) -> None:
         self.last_line = item.line
@@ -390,6 +408,8 @@ class _Batch:
             (self.submission_id, self.seq, item.line, run.case, natural_key(run.case),
              run.trial, given, canonical, run.final_text, tools, meta)
         )  # fmt: skip
+        if self.scores_own_chunks:
+            self.parsed.append(run)
         if len(self.runs) == self.chunk_runs:
             self.flush()
 
@@ -418,7 +438,9 @@ class _Batch:
         """Write what was read, in one transaction with the submission's counts.
 
         Runs are written a whole scoring chunk at a time (or the last, partial one), so
-        each chunk is sent to be scored once, when all its runs are there."""
+        each chunk is scored once, when all its runs are there: here, once committed, by
+        the reader of one of several ranges; else by a ``score_chunk`` task sent on the
+        commit."""
         try:
             self._write(runs=runs, final=final)
         except IntegrityError:
@@ -429,6 +451,10 @@ class _Batch:
                 self._locked_span()
             raise
         self.invalid, self.invalid_read = [], 0
+        if self.written is not None:
+            index, read = self.written
+            self.written = None
+            score_runs(self.submission_id, self.generation, [index], read)
 
     def _write(self, *, runs: bool, final: bool) -> None:
         with transaction.atomic():
@@ -447,8 +473,12 @@ class _Batch:
                     note_unknown_case(submission.unknown_cases, case_key, line)
                 if span is not None:
                     span.runs = self.seq - self.first_seq
-                enqueue_chunks(submission, [(self.seq - 1) // self.chunk_runs])
-                self.runs, self.unknown, self.known = [], [], 0
+                index = (self.seq - 1) // self.chunk_runs
+                if self.scores_own_chunks:
+                    self.written = (index, self._with_ids())
+                else:
+                    enqueue_chunks(submission, [index])
+                self.runs, self.parsed, self.unknown, self.known = [], [], [], 0
             insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
             submission.invalid += self.invalid_read
             if span is None:
@@ -467,6 +497,13 @@ class _Batch:
             if span is None and final:
                 _finish_reading(submission, self.first_problems)
             submission.save()
+
+    def _with_ids(self) -> list[tuple[int, int, MatcherRun]]:
+        """The runs just copied in, as ``(id, seq, run)``."""
+        first = self.seq - len(self.parsed) + 1
+        ids = Run.objects.filter(submission_id=self.submission_id, seq__range=(first, self.seq))
+        ids = ids.order_by("seq").values_list("pk", flat=True)
+        return list(zip(ids, range(first, self.seq + 1), self.parsed, strict=True))
 
     def _locked_span(self) -> ReadRange | None:
         """The range being read, locked; raises ``Superseded`` if another attempt took it."""

@@ -8,12 +8,14 @@ import gzip
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import TestCase
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from scoring.ingest import chunks, reading, uploads
 from scoring.ingest.pipeline import resume_stalled
-from scoring.models import ReadRange, Submission, UploadChunk
+from scoring.models import ReadRange, Status, Submission, UploadChunk
 
 from .conftest import assert_consistent, jsonl, upload
 
@@ -153,7 +155,9 @@ def test_ranges_whose_tasks_were_lost_are_sent_again_by_the_sweep(
 ):
     data = FILES["trials numbered"]
     submission = upload(demo_suite, data)  # planned; the broker then lost the tasks
-    reading.read_range(*sent_ranges[1])  # one was read (its chunks' tasks lost too) before the rest
+    with monkeypatch.context() as lost:  # one was read, its worker lost before scoring it
+        lost.setattr(reading, "score_runs", lambda *args: None)
+        reading.read_range(*sent_ranges[1])
     assert submission.read_ranges.filter(done=True).count() == 1
     stale = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS + 1)
     Submission.objects.filter(pk=submission.pk).update(heartbeat=stale)
@@ -196,33 +200,58 @@ def test_chunks_scored_before_the_ranges_are_settled_are_corrected_by_settling(
 def test_a_chunk_being_scored_while_the_ranges_are_settled_writes_what_settling_left(
     demo_suite, small_ranges, sent_ranges, monkeypatch, name
 ):
-    scoring = []
-    monkeypatch.setattr(reading, "enqueue_chunks", lambda s, indexes: scoring.extend(indexes))
+    scoring = {}  # each chunk the ranges' readers wrote, with the runs they parsed
+
+    def held(submission_id, generation, indexes, read):
+        scoring[indexes[0]] = read
+
+    monkeypatch.setattr(reading, "score_runs", held)
     data = FILES[name]
     with TestCase.captureOnCommitCallbacks(execute=True):
         submission = upload(demo_suite, data)
     first, *rest = sent_ranges
     for args in rest:
         reading.read_range(*args)
-    later = [index for index in scoring if index > min(scoring)]
+    last = max(scoring)
     score = chunks._score
 
-    def settled_meanwhile(case, document):  # the runs are read: the ranges settle now
+    def settled_meanwhile(case, run):  # the runs are parsed: the ranges settle now
         if not submission.ingest_finished:
             reading.read_range(*first)
             submission.refresh_from_db()
-        return score(case, document)
+        return score(case, run)
 
     monkeypatch.setattr(chunks, "_score", settled_meanwhile)
-    chunks.score_chunk(submission.pk, submission.generation, later[-1])
+    chunks.score_runs(submission.pk, submission.generation, [last], scoring.pop(last))
     monkeypatch.setattr(chunks, "_score", score)
-    for index in set(scoring):
-        if index != later[-1]:
-            chunks.score_chunk(submission.pk, submission.generation, index)
+    for index, parsed in scoring.items():
+        chunks.score_runs(submission.pk, submission.generation, [index], parsed)
 
     monkeypatch.undo()
     whole = upload(demo_suite, data)
     assert read(submission) == read(whole)
+    assert_consistent(submission)
+
+
+def test_a_range_s_reader_scores_its_chunks_from_the_runs_it_parsed(
+    demo_suite, small_ranges, sent_ranges
+):
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        submission = upload(demo_suite, FILES["trials given"])  # settling reads no run back
+    with (
+        CaptureQueriesContext(connection) as queries,
+        TestCase.captureOnCommitCallbacks(execute=True) as sent,
+    ):
+        for args in sent_ranges:
+            reading.read_range(*args)
+
+    submission.refresh_from_db()
+    assert (submission.status, submission.scored) == (Status.DONE, submission.total)
+    assert len(sent_ranges) > 2
+    assert not sent  # no score_chunk task: each range's own task scored its chunks
+    run_columns = [q["sql"] for q in queries if q["sql"].startswith('SELECT "scoring_run"')]
+    assert run_columns
+    assert not [sql for sql in run_columns if '"document"' in sql]
     assert_consistent(submission)
 
 
