@@ -371,7 +371,6 @@ class _Batch:
         # the other workers instead (docs/pipeline.md#ranges).
         self.scores_own_chunks = scores_own_chunks
         self.parsed: list[MatcherRun] = []
-        self.written: tuple[int, list[tuple[int, int, MatcherRun]]] | None = None
 
     def add(self, item: RunLine) -> None:
         self.last_line = item.line
@@ -442,7 +441,7 @@ class _Batch:
         the reader of one of several ranges; else by a ``score_chunk`` task sent on the
         commit."""
         try:
-            self._write(runs=runs, final=final)
+            written = self._write(runs=runs, final=final)
         except IntegrityError:
             # Another attempt wrote the same ``seq`` first: this one was superseded (it
             # raises so), unless something else is wrong.
@@ -451,12 +450,14 @@ class _Batch:
                 self._locked_span()
             raise
         self.invalid, self.invalid_read = [], 0
-        if self.written is not None:
-            index, read = self.written
-            self.written = None
+        if written is not None:
+            index, read = written
             score_runs(self.submission_id, self.generation, [index], read)
 
-    def _write(self, *, runs: bool, final: bool) -> None:
+    def _write(self, *, runs: bool, final: bool) -> tuple[int, list] | None:
+        """Write in one transaction; the chunk written for this reader to score once it
+        commits, as ``(index, [(id, seq, run)])``, if it scores its own."""
+        written = None
         with transaction.atomic():
             relax_durability()  # runs can be read again from the stored upload
             # The runs are copied before the locks are taken: the submission's lock is held
@@ -475,7 +476,7 @@ class _Batch:
                     span.runs = self.seq - self.first_seq
                 index = (self.seq - 1) // self.chunk_runs
                 if self.scores_own_chunks:
-                    self.written = (index, self._with_ids())
+                    written = (index, self._with_ids())
                 else:
                     enqueue_chunks(submission, [index])
                 self.runs, self.parsed, self.unknown, self.known = [], [], [], 0
@@ -497,6 +498,7 @@ class _Batch:
             if span is None and final:
                 _finish_reading(submission, self.first_problems)
             submission.save()
+        return written
 
     def _with_ids(self) -> list[tuple[int, int, MatcherRun]]:
         """The runs just copied in, as ``(id, seq, run)``."""
