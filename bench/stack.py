@@ -121,9 +121,12 @@ class Stack:
         )  # fmt: skip
 
     def cpu_seconds(self) -> dict[str, float]:
-        """CPU time used so far by each process (with its children), and by PostgreSQL."""
+        """CPU time used so far by each process (with its children), and by PostgreSQL: its
+        processes, and the connections' processes that have ended (the server's reaped
+        children: the workers' connections come and go with their tasks)."""
         used = {name: sum(map(_cpu, _tree(p.pid))) for name, p in self.processes.items()}
-        return used | {"postgres": sum(map(_cpu, _pids_of("postgres")))}
+        postgres = sum(_cpu(pid, reaped=True) for pid in _pids_of("postgres"))
+        return used | {"postgres": postgres}
 
     def peak_memory(self) -> dict[str, float]:
         """Each process's peak resident memory (VmHWM) in MB, counting its children."""
@@ -222,12 +225,16 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def _cpu(pid: int) -> float:
+def _cpu(pid: int, *, reaped: bool = False) -> float:
+    """The process's CPU time; with ``reaped``, its ended children's too."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _pids_of(command: str) -> list[int]:
