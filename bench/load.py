@@ -76,7 +76,7 @@ for suite in SUITES:
     cases = Case.objects.filter(suite_id=suite).order_by("position")
     plan["suites"].append({"id": suite, "cases": list(cases.values_list("pk", flat=True))})
 for submission in Submission.objects.order_by("pk"):
-    failing = PredicateResult.objects.filter(submission=submission, passed=False)
+    failing = PredicateResult.objects.filter(submission=submission)
     labels = failing.values("label").annotate(n=Count("pk")).order_by("-n")[:10]
     runs = Run.objects.filter(submission=submission).values_list("pk", flat=True)
     plan["submissions"].append(

@@ -37,7 +37,6 @@ PREDICATE_FIELDS = (
     "kind",
     "index",
     "label",
-    "passed",
     "detail",
     "cause_kind",
     "cause_tool",
@@ -53,7 +52,6 @@ def _predicate_row(run_id: int, submission_id: int, p: MatcherPredicate) -> tupl
         p.kind,
         p.index,
         p.label[:LABEL_LIMIT],
-        p.passed,
         p.detail or "",
         cause.kind if cause else "",
         (cause.tool or "")[:LABEL_LIMIT] if cause else "",
@@ -125,7 +123,9 @@ def score_runs(
         for run_id, seq, report in reports:
             report.trial = trials[run_id]
             tallies[(seq - 1) // submission.chunk_runs][report.verdict] += 1
-            predicates.extend(_predicate_row(run_id, submission_id, p) for p in report.predicates)
+            predicates.extend(
+                _predicate_row(run_id, submission_id, p) for p in report.predicates if not p.passed
+            )
             signature = failure_signature(report) or ""
             results.append(
                 (run_id, submission_id, report.verdict, report.to_dict(), now, signature)

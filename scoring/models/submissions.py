@@ -336,8 +336,10 @@ class Result(models.Model):
 
 
 class PredicateResult(models.Model):
-    """One predicate of one report, for filtering runs by failing predicate and grouping
-    failures."""
+    """One failed predicate of one report, for filtering runs by failing predicate and
+    grouping failures. Passed predicates have no row: nothing queries them, and they were
+    most of the rows scoring wrote (docs/pipeline.md#scoring-chunks); the report holds
+    every predicate."""
 
     # No foreign key constraints in the database: scoring writes several of these rows a
     # run, and PostgreSQL checked each key a row at a time (docs/pipeline.md#scoring-chunks).
@@ -352,33 +354,30 @@ class PredicateResult(models.Model):
     kind = models.CharField(max_length=20)
     index = models.IntegerField(null=True)
     label = models.TextField()  # at most LABEL_LIMIT characters: the row is indexed by it
-    passed = models.BooleanField()
     detail = models.TextField(blank=True)
-    # Why a failed predicate failed (its ``cause``, docs/formats.md#cause): blank on passed
-    # ones. Kept in columns so that grouping failures by cause is a query, not a re-score.
+    # Why the predicate failed (its ``cause``, docs/formats.md#cause), kept in columns so
+    # that grouping failures by cause is a query, not a re-score.
     cause_kind = models.CharField(max_length=20, blank=True)
     cause_tool = models.TextField(blank=True)  # at most LABEL_LIMIT characters, as label
     cause_argument = models.TextField(blank=True)  # likewise
 
     class Meta:
         indexes = [
-            # Failing predicates are what reviewers filter and group by.
+            # What reviewers filter and group by.
             models.Index(
                 fields=["submission", "label"],
-                condition=models.Q(passed=False),
                 include=["result"],
                 name="failing_label_results",
             ),
             models.Index(
                 fields=["submission", "cause_kind", "cause_tool"],
-                condition=models.Q(passed=False),
                 include=["result", "cause_argument"],
                 name="failing_cause_results",
             ),
         ]
 
     def __str__(self):
-        return f"{'passed' if self.passed else 'failed'}: {self.label}"
+        return f"failed: {self.label}"
 
 
 class EarlierScore(models.Model):

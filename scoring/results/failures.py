@@ -106,9 +106,7 @@ def aggregate(
     # from the runs' index), and their failed predicates (no join to the wide runs).
     runs = results.order_by("pk").values_list("pk", "run__case_key").iterator(STREAM_ROWS)
     failed = (
-        PredicateResult.objects.filter(
-            submission=submission, passed=False, result__in=results.values("pk")
-        )
+        PredicateResult.objects.filter(submission=submission, result__in=results.values("pk"))
         .order_by("result_id")
         .values_list("result_id", "cause_kind", "cause_tool", "cause_argument", "label")
         .iterator(STREAM_ROWS)

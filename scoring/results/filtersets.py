@@ -342,15 +342,13 @@ class RunFilterSet(django_filters.FilterSet):
 
     def _predicate(self, results: QuerySet[Result], name: str, label: str) -> QuerySet[Result]:
         # A subquery, not a join: a join would repeat a run for each predicate row.
-        failing = PredicateResult.objects.filter(
-            submission=self.submission, passed=False, label=label
-        )
+        failing = PredicateResult.objects.filter(submission=self.submission, label=label)
         return results.filter(pk__in=failing.values("result_id"))
 
     def _cause(self, results: QuerySet[Result], name: str, cause: str) -> QuerySet[Result]:
         kind, _, tool = cause.partition(":")
         failing = PredicateResult.objects.filter(
-            submission=self.submission, passed=False, cause_kind=kind, cause_tool=tool
+            submission=self.submission, cause_kind=kind, cause_tool=tool
         )
         if self.argument:
             failing = failing.filter(cause_argument=self.argument)

@@ -129,11 +129,11 @@ def version_tags(submission: Submission) -> list[str]:
 
 def failure_groups(submission: Submission) -> QuerySet:
     """Every failing predicate label with the number of runs that fail it, most runs first
-    (``{"label", "runs"}`` rows). Aggregated in the database over the predicate rows' partial
-    index (read alone: ``COUNT(*)``, not of a column the index lacks); labels are unique
-    within a report, so each row of a label is one run."""
+    (``{"label", "runs"}`` rows). Aggregated in the database over the failed predicates'
+    (submission, label) index (read alone: ``COUNT(*)``, not of a column the index lacks);
+    labels are unique within a report, so each row of a label is one run."""
     return (
-        PredicateResult.objects.filter(submission=submission, passed=False)
+        PredicateResult.objects.filter(submission=submission)
         .values("label")
         .annotate(runs=Count("*"))
         .order_by("-runs", "label")
@@ -283,7 +283,7 @@ def run_rows(
     columns = tuple(columns)
     failing: dict[int, list[Failing]] = {row["run_id"]: [] for row in values}
     predicates = (
-        PredicateResult.objects.filter(result_id__in=failing, passed=False)
+        PredicateResult.objects.filter(result_id__in=failing)
         .order_by("pk")  # written in the report's order
         .values_list("result_id", *FAILING_FIELDS)
     )

@@ -169,7 +169,7 @@ def busy_submission(team, user):
         submission, "Everything failing", user, filters=RunFilterSet({"verdict": "fail"})
     )
     # Made from a failure group by cause, named by someone fond of long words.
-    failed = PredicateResult.objects.filter(submission=submission, passed=False)
+    failed = PredicateResult.objects.filter(submission=submission)
     cause = failed.exclude(cause_tool="").first()
     queues.build_queue(
         submission,

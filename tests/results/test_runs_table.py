@@ -332,7 +332,7 @@ def test_failure_groups_list_every_failing_predicate_with_its_runs(
     assert "Page 1 of 2" in first
     assert cause_heads(first) == 2
     # Every failing predicate under its cause, with as many runs as the table lists for it.
-    stored = PredicateResult.objects.filter(submission=scored, passed=False)
+    stored = PredicateResult.objects.filter(submission=scored)
     labels = sorted(set(stored.values_list("label", flat=True)))
     assert sorted(label for label, _ in shown) == labels
     for label, runs in shown:

@@ -61,9 +61,7 @@ def failing(submission) -> RunFilterSet:
 def greeting_label(submission) -> str:
     """The label of the predicate the failing greetings fail (read, not hard-coded)."""
     return (
-        PredicateResult.objects.filter(
-            submission=submission, passed=False, result__run__case_key="greeting"
-        )
+        PredicateResult.objects.filter(submission=submission, result__run__case_key="greeting")
         .values_list("label", flat=True)
         .first()
     )
@@ -398,7 +396,7 @@ def test_making_a_queue_of_a_filter_shares_it_out_and_opens_it(
 def test_a_queue_is_named_and_listed_by_its_filters_in_words(as_user, editor, submission):
     """Not in the address's syntax (``cause=argument_value%3A...``): the words the runs
     table's chips and the failures by cause use."""
-    failed = PredicateResult.objects.filter(submission=submission, passed=False)
+    failed = PredicateResult.objects.filter(submission=submission)
     cause = failed.exclude(cause_tool="").first()
     query = {"verdict": "fail", "cause": f"{cause.cause_kind}:{cause.cause_tool}", "sort": "-case"}
     client = as_user(editor)
