@@ -26,8 +26,6 @@ document of runs is read in one task.
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from array import array
 from collections import Counter
 from contextlib import closing
@@ -36,6 +34,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from isal import igzip
 
 from cases.models import Case
 from cases.natural import natural_key
@@ -51,6 +50,7 @@ from scoring.ingest.pipeline import (
     update_counts,
 )
 from scoring.ingest.uploads import (
+    GZIP_ERRORS,
     UploadRefused,
     broken_gzip,
     in_blocks,
@@ -163,7 +163,7 @@ def _read(batch: _Batch, opened, reader, arguments: dict) -> bool:
                 batch.add(item)
     except UploadRefused as exc:
         batch.stop(str(exc))
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except GZIP_ERRORS as exc:
         batch.stop(broken_gzip(exc))
     except Superseded:
         return False
@@ -182,7 +182,7 @@ def _plan_ranges(submission: Submission, generation: int) -> bool:
     try:
         with closing(open_upload(pk)) as stream:
             apart = reads_line_by_line(stream, max_line_bytes=settings.CASEBOOK_MAX_LINE_BYTES)
-    except (UploadRefused, EOFError, gzip.BadGzipFile, zlib.error):
+    except (UploadRefused, *GZIP_ERRORS):
         apart = False  # read in one task, which says why the file breaks off
     if not apart:
         return False
@@ -217,7 +217,7 @@ def plan(submission_id: int, chunk_runs: int) -> list[ReadRange] | None:
     if not blocks:
         return None  # nothing could be read: read whole, to say so
     last = UploadChunk.objects.filter(submission_id=submission_id, index=blocks[-1][0])
-    end = blocks[-1][1] + len(gzip.decompress(bytes(last.values_list("data", flat=True)[0])))
+    end = blocks[-1][1] + len(igzip.decompress(bytes(last.values_list("data", flat=True)[0])))
     starts = [0]
     for i, (_, offset, _, starts_line) in enumerate(blocks):
         if i and starts_line and offset - blocks[starts[-1]][1] >= RANGE_BYTES:
@@ -533,7 +533,7 @@ def diagnosis(submission_id: int, first_problems: list[str], invalid: int) -> st
     try:
         with closing(open_upload(submission_id)) as stream:
             head = stream.read(HEAD_BYTES)
-    except (UploadRefused, EOFError, gzip.BadGzipFile, zlib.error):
+    except (UploadRefused, *GZIP_ERRORS):
         head = b""
     return diagnose(head, first_problems, invalid=invalid)
 

@@ -350,6 +350,36 @@ def test_a_gzip_upload_of_tau_bench_runs_over_several_stored_chunks(tau_suite):
     assert (submission.passed, submission.failed) == (tau_bench.PASSED, tau_bench.FAILED)
 
 
+def test_gzip_members_with_zero_padding_between_them_are_read_as_one_file(demo_suite):
+    """As gzip(1) reads them: concatenated members, padded with zero bytes (a tape's
+    blocks), make one file."""
+    halves = DEMO_RUNS.splitlines(keepends=True)
+    middle = len(halves) // 2
+    packed = (
+        gzip.compress(b"".join(halves[:middle]))
+        + b"\x00" * 7
+        + gzip.compress(b"".join(halves[middle:]))
+        + b"\x00" * 3
+    )
+    plain = upload(demo_suite, DEMO_RUNS)
+    submission = upload(demo_suite, packed)
+
+    assert_consistent(submission)
+    assert runs_of(submission) == runs_of(plain)
+    assert invalid_of(submission) == {}
+
+
+def test_junk_after_the_gzip_members_is_reported_after_their_lines(demo_suite):
+    submission = upload(demo_suite, gzip.compress(DEMO_RUNS) + b"junk")
+
+    assert_consistent(submission)
+    lines = DEMO_RUNS.count(b"\n")
+    assert len(runs_of(submission)) == lines
+    assert invalid_of(submission) == {
+        lines + 1: "the gzip data is broken: Not a gzipped file (b'ju')"
+    }
+
+
 def test_broken_gzip_data_is_reported_after_the_lines_read_from_it(demo_suite):
     data = jsonl([{**GREETING, "final_text": f"Hello {n}"} for n in range(2000)])
     packed = gzip.compress(data)
