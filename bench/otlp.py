@@ -11,9 +11,10 @@ protobuf exports of up to 512 spans (the SDK's batch size):
    printed: spans accepted per second, and how long after the last export was answered the
    last run was scored (target: 2,000 traces within 8 s, with 2 workers, grace 2 s);
 2. **steady**: ``--rate`` traces a second offered for ``--seconds`` (each export sent at its
-   time, by as many threads as it takes); printed: the rate achieved, and the delay from each
-   trace's last span to its result, median, p95 and max (target: 1,000 traces/s for 60 s,
-   p95 within the grace period + 5 s);
+   time, by as many threads as it takes); printed: the rate achieved, the cores each process
+   used while the traces were sent (the web server's, the workers', PostgreSQL's), the delay
+   from each trace's last span to its result, median, p95 and max (target: 1,000 traces/s
+   for 60 s, p95 within the grace period + 5 s), and each process's CPU a trace;
 3. **paced**: ``--paced`` traces one at a time, half a second apart, as an idle agent's.
 
 Each scenario checks that every span and every trace was kept and made a run.
@@ -208,7 +209,7 @@ def one_stack(options, workers: int) -> None:
             if options.burst:
                 burst(env, port, ids, options)
             if options.rate and options.seconds:
-                steady(env, port, ids, options)
+                steady(env, port, ids, options, stack)
             if options.paced:
                 paced(env, port, ids, options)
             memory = stack.peak_memory()
@@ -232,21 +233,39 @@ def burst(env: dict, port: int, ids: dict, options) -> None:
     )
 
 
-def steady(env: dict, port: int, ids: dict, options) -> None:
+def steady(env: dict, port: int, ids: dict, options, stack: Stack) -> None:
     traces = options.rate * options.seconds
     bodies = exports(2, traces, ids["suite"])
     per_body = traces / len(bodies)
     started = time.perf_counter() + 0.5
     at = [started + i * per_body / options.rate for i in range(len(bodies))]
     sent = sum(count for _, count in bodies)
+    before = stack.cpu_seconds()
     elapsed = send_all(port, ids["token"], bodies, options.clients * 4, at=at)
+    while_sent = used_since(before, stack.cpu_seconds())
     say(
         f"steady: offered {options.rate:,} traces/s for {options.seconds} s; sent "
         f"{traces:,} traces in {elapsed:.1f} s ({traces / elapsed:,.0f} traces/s)"
     )
+    # How the two cores were shared while the traces came: what is left of them for the
+    # workers once the web server has accepted the spans.
+    say(
+        "steady: cores used while sent: "
+        + ", ".join(f"{name} {seconds / elapsed:.2f}" for name, seconds in while_sent.items())
+    )
     wait_scored(env, "00000002", traces)
+    total = used_since(before, stack.cpu_seconds())
     found = check_kept(env, "00000002", traces, sent)
     say(f"steady: last span to result: {summary(found['delays'])}")
+    say(
+        "steady: CPU a trace, to the last result: "
+        + ", ".join(f"{name} {seconds / traces * 1000:.2f} ms" for name, seconds in total.items())
+    )
+
+
+def used_since(before: dict[str, float], now: dict[str, float]) -> dict[str, float]:
+    """CPU seconds each process used between two readings of ``Stack.cpu_seconds``."""
+    return {name: seconds - before.get(name, 0.0) for name, seconds in now.items()}
 
 
 def paced(env: dict, port: int, ids: dict, options) -> None:
