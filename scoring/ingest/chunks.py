@@ -131,7 +131,9 @@ def score_runs(
                 (run_id, submission_id, report.verdict, report.to_dict(), now, signature)
             )
         chunks = ScoredChunk.objects.filter(submission=submission, generation=generation)
-        earlier = chunks.filter(index__in=indexes)
+        # Bounded as well as listed: read as a range of the (submission, generation, index)
+        # index, not a filter over every chunk of a live submission.
+        earlier = chunks.filter(index__range=(min(indexes), max(indexes)), index__in=indexes)
         if earlier.exists():  # scored before: its results are replaced, its tally taken back
             _count(submission, earlier, sign=-1)
             scored_before = Result.objects.filter(

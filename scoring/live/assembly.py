@@ -386,12 +386,13 @@ def _add_runs(submission: Submission, suite, made: list[_Made]) -> None:
     next trial of its case (one more than the case's highest there)."""
     if not made:
         return
-    highest = dict(
-        submission.runs.filter(case_key__in={item.case_key for item in made})
-        .values("case_key")
-        .annotate(trial=Max("trial"))
-        .values_list("case_key", "trial")
-    )
+    # A case at a time: each is one step down the (submission, case, trial) index, where
+    # grouping the batch's cases read every run of them, more with every batch of the day.
+    highest = {}
+    for case_key in {item.case_key for item in made}:
+        trial = submission.runs.filter(case_key=case_key).aggregate(trial=Max("trial"))["trial"]
+        if trial is not None:
+            highest[case_key] = trial
     first = submission.stored_runs + 1
     rows = []
     for item in made:
