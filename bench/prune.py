@@ -139,9 +139,9 @@ def seed(suite_id: int, n_runs: int, n_submissions: int) -> int:
         )  # fmt: skip
         rows += insert_rows(
             Run,
-            ["submission_id", "seq", "line", "case_key", "case_order", "trial", "document",
-             "final_text", "tools", "meta_values"],
-            ((submission.pk, seq, seq, f"case-{seq % 50}", f"case-{seq % 50}", seq // 50,
+            ["submission_id", "seq", "line", "case_key", "case_order", "trial", "trial_given",
+             "document", "final_text", "tools", "meta_values"],
+            ((submission.pk, seq, seq, f"case-{seq % 50}", f"case-{seq % 50}", seq // 50, False,
               orjson.loads(document), "done", "\nt\n", {}) for seq in range(1, per_submission + 1)),
         )  # fmt: skip
         run_ids = list(Run.objects.filter(submission=submission).values_list("pk", flat=True))
