@@ -242,6 +242,8 @@ class _Gunzip(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
+        if not len(buffer):
+            return 0  # a limit of 0 would decompress without one
         while True:
             if len(self.pending) < len(GZIP_MAGIC):
                 more = self.inner.read(CHUNK_BYTES)
