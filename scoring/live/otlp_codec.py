@@ -37,7 +37,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from opentelemetry.proto.trace.v1.trace_pb2 import Status as SpanStatus
@@ -300,26 +300,31 @@ def _link(link: Span.Link) -> dict:
 
 def _add_attributes(document: dict, holder) -> None:
     if holder.attributes:
-        document["attributes"] = [_key_value(item) for item in holder.attributes]
+        pending: list[tuple[AnyValue, dict]] = []
+        document["attributes"] = _key_values(holder.attributes, pending)
+        _fill_values(pending)
     if holder.dropped_attributes_count:
         document["droppedAttributesCount"] = holder.dropped_attributes_count
 
 
-def _key_value(item: KeyValue) -> dict:
-    document = {}
-    if item.key:
-        document["key"] = item.key
-    if item.HasField("value"):
-        document["value"] = _any_value(item.value)
-    return document
+def _key_values(items, pending: list[tuple[AnyValue, dict]]) -> list[dict]:
+    """``KeyValue``s (attributes, or a key-value list's) as OTLP/JSON, each value an empty
+    object put in ``pending`` with the ``AnyValue`` to fill it from."""
+    pairs = []
+    for item in items:
+        pair = {"key": item.key} if item.key else {}
+        if item.HasField("value"):
+            pair["value"] = {}
+            pending.append((item.value, pair["value"]))
+        pairs.append(pair)
+    return pairs
 
 
-def _any_value(value: AnyValue) -> dict:
-    # Iterative, not recursive: a value nested as deep as the limit lets it be (the spans were
-    # measured as they were stored, ``item_nested_deeper_than``) is within Python's stack, but
-    # costs no frames either way.
-    root: dict = {}
-    pending = [(value, root)]
+def _fill_values(pending: list[tuple[AnyValue, dict]]) -> None:
+    """Fill each object of ``pending`` from its ``AnyValue``, those nested inside too.
+    Iterative, not recursive: a value nested as deep as the limit lets it be (the spans were
+    measured as they were stored, ``item_nested_deeper_than``) is within Python's stack, but
+    costs no frames either way."""
     while pending:
         value, into = pending.pop()
         kind = value.WhichOneof("value")
@@ -341,14 +346,7 @@ def _any_value(value: AnyValue) -> dict:
         elif kind == "kvlist_value":
             into["kvlistValue"] = values = {}
             if value.kvlist_value.values:
-                values["values"] = []
-                for item in value.kvlist_value.values:
-                    pair = {"key": item.key} if item.key else {}
-                    if item.HasField("value"):
-                        pair["value"] = {}
-                        pending.append((item.value, pair["value"]))
-                    values["values"].append(pair)
-    return root
+                values["values"] = _key_values(value.kvlist_value.values, pending)
 
 
 def _base64(data: bytes) -> str:

@@ -51,30 +51,26 @@ def test_the_captured_spans_are_many_and_varied():
     assert any(span.parent_span_id for span in spans)
 
 
-def value(**given) -> AnyValue:
-    return AnyValue(**given)
-
-
 def test_a_span_using_every_field_reads_as_protobuf_writes_it():
     nested = AnyValue()
     nested.array_value.values.extend(
         [
-            value(string_value=""),
-            value(int_value=-(2**63)),
-            value(double_value=math.nan),
-            value(double_value=math.inf),
-            value(double_value=-math.inf),
-            value(double_value=0.1),
-            value(bool_value=False),
-            value(bytes_value=b"\x00\xff"),
+            AnyValue(string_value=""),
+            AnyValue(int_value=-(2**63)),
+            AnyValue(double_value=math.nan),
+            AnyValue(double_value=math.inf),
+            AnyValue(double_value=-math.inf),
+            AnyValue(double_value=0.1),
+            AnyValue(bool_value=False),
+            AnyValue(bytes_value=b"\x00\xff"),
             AnyValue(),  # no value set
         ]
     )
     deeper = nested.array_value.values.add()
     deeper.kvlist_value.values.extend(
         [
-            KeyValue(key="inner", value=value(string_value="x")),
-            KeyValue(key="", value=value(int_value=0)),
+            KeyValue(key="inner", value=AnyValue(string_value="x")),
+            KeyValue(key="", value=AnyValue(int_value=0)),
             KeyValue(key="no value"),
         ]
     )
