@@ -16,7 +16,7 @@ import json
 import re
 import secrets
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.upgrade.casebook import Casebook, Refused
@@ -62,9 +62,6 @@ class Seeded:
     reviewed: list[int] = field(default_factory=list)  # runs of ``tau``
     queue: int = 0
     blind_queue: int = 0
-
-    def as_json(self) -> str:
-        return json.dumps(asdict(self))
 
 
 def make_users(tree: Path, database_url: str) -> tuple[dict[str, int], dict[str, str]]:
