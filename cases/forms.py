@@ -12,6 +12,7 @@ from django.core import signing
 from scoring.matcher import InvalidInput, Problem
 
 from .models import (
+    MAX_RETENTION_DAYS,
     RESERVED_LABEL_KEYS,
     ApiToken,
     LabelColour,
@@ -175,6 +176,7 @@ class SuiteSettingsForm(SuiteForm):
 
     live_retention_days = forms.IntegerField(
         min_value=1,
+        max_value=MAX_RETENTION_DAYS,
         required=False,
         label="Keep live runs for (days)",
         help_text=(
@@ -184,6 +186,7 @@ class SuiteSettingsForm(SuiteForm):
     )
     upload_retention_days = forms.IntegerField(
         min_value=1,
+        max_value=MAX_RETENTION_DAYS,
         required=False,
         label="Keep uploaded runs for (days)",
         help_text="Likewise for uploaded files' runs, counted from the upload. Empty: forever.",

@@ -135,6 +135,8 @@ class Visibility(models.TextChoices):
 
 
 DEFAULT_LIVE_RETENTION_DAYS = 30
+# A century: a longer period is "forever" (empty), and the prune's dates stay in range.
+MAX_RETENTION_DAYS = 36_500
 
 
 class Suite(models.Model):

@@ -19,7 +19,16 @@ from rest_framework import serializers
 
 from cases import services
 from cases.forms import LabelForm
-from cases.models import Membership, ReviewLabel, Role, Suite, SuiteVersion, Team, Visibility
+from cases.models import (
+    MAX_RETENTION_DAYS,
+    Membership,
+    ReviewLabel,
+    Role,
+    Suite,
+    SuiteVersion,
+    Team,
+    Visibility,
+)
 from scoring.matcher import InvalidInput, parse_suite_document
 
 from .parsers import MAX_SUITE_FILE_BYTES
@@ -246,10 +255,18 @@ class SuiteSettingsSerializer(serializers.Serializer):
     )
     trace_case_map = serializers.JSONField(required=False, help_text=TRACE_CASE_MAP_HELP)
     live_retention_days = serializers.IntegerField(
-        min_value=1, allow_null=True, required=False, help_text=LIVE_RETENTION_HELP
+        min_value=1,
+        max_value=MAX_RETENTION_DAYS,
+        allow_null=True,
+        required=False,
+        help_text=LIVE_RETENTION_HELP,
     )
     upload_retention_days = serializers.IntegerField(
-        min_value=1, allow_null=True, required=False, help_text=UPLOAD_RETENTION_HELP
+        min_value=1,
+        max_value=MAX_RETENTION_DAYS,
+        allow_null=True,
+        required=False,
+        help_text=UPLOAD_RETENTION_HELP,
     )
 
     def update(self, suite, validated_data):
