@@ -38,6 +38,14 @@ class Casebook:
     def close(self) -> None:
         self.http.close()
 
+    def _send(self, method: str, path: str, **kwargs) -> httpx.Response:
+        """The answer, read whole; a connection the server broke (a streamed answer that
+        failed half way) is refused like an error status."""
+        try:
+            return self.http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise Refused(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+
     def _check(self, response: httpx.Response, expected: tuple[int, ...]) -> httpx.Response:
         if response.status_code not in expected:
             request, path = response.request, response.request.url.raw_path.decode()
@@ -47,10 +55,10 @@ class Casebook:
     # --- the API, with a token -------------------------------------------------------------
 
     def get(self, path: str, expected=(200,), **params) -> httpx.Response:
-        return self._check(self.http.get(path, params=params), expected)
+        return self._check(self._send("GET", path, params=params), expected)
 
     def api(self, method: str, path: str, expected=(200, 201, 202), **kwargs) -> dict:
-        return self._check(self.http.request(method, path, **kwargs), expected).json()
+        return self._check(self._send(method, path, **kwargs), expected).json()
 
     def upload(self, suite: int, body: bytes, label: str) -> dict:
         """Upload a run file and wait until it is scored; its status."""
@@ -85,8 +93,9 @@ class Casebook:
     # --- the pages, signed in --------------------------------------------------------------
 
     def sign_in(self, username: str, password: str) -> None:
-        self._check(self.http.get("/accounts/login/"), (200,))
-        answer = self.http.post(
+        self._check(self._send("GET", "/accounts/login/"), (200,))
+        answer = self._send(
+            "POST",
             "/accounts/login/",
             data={"username": username, "password": password, "csrfmiddlewaretoken": self._csrf()},
         )
@@ -97,11 +106,11 @@ class Casebook:
         return self.http.cookies.get("csrftoken", "")
 
     def page(self, path: str, expected=(200,)) -> httpx.Response:
-        return self._check(self.http.get(path), expected)
+        return self._check(self._send("GET", path), expected)
 
     def post(self, path: str, data: dict, expected=(200, 302)) -> httpx.Response:
         """A form post, as the page's form sends it."""
-        response = self.http.post(path, data=data, headers={"X-CSRFToken": self._csrf()})
+        response = self._send("POST", path, data=data, headers={"X-CSRFToken": self._csrf()})
         if response.headers.get("location", "").startswith("/accounts/login/"):
             raise Refused(f"POST {path}: sent to sign in")
         return self._check(response, expected)

@@ -17,7 +17,7 @@ its upgrade paths to this one, on PostgreSQL, as docs/operations.md#upgrades say
    passes its smoke test; the upgrade runs on it again.
 
 It makes its own databases, so it needs DATABASE_URL to name PostgreSQL (CI's second
-pass) and pg_dump; about 70 s a path."""
+pass) and pg_dump; about a minute a path."""
 
 from __future__ import annotations
 
