@@ -98,8 +98,10 @@ class ToolSchema:
         budget = FAST_WORK_LIMIT // self._expanded
         return _within_size(arguments, budget) and self._fast.is_valid(arguments)
 
-    def failure(self, arguments: Mapping) -> SchemaFailure | None:
+    def failure(self, arguments: Mapping, *, partial: bool = False) -> SchemaFailure | None:
         """Why ``arguments`` are not valid against the schema, or None when they are.
+        ``partial``: they are some of a call's arguments, so a required one they lack is
+        no failure (an audit checks an expected call's arguments so, docs/audit.md).
 
         Raises ``TooSlow`` past the deadline ``validating`` set, and ``SchemaUnusable``
         when the schema turns out unusable on these arguments (a ``$ref`` it cannot
@@ -108,6 +110,8 @@ class ToolSchema:
             return None
         try:
             errors = islice(self._validator.iter_errors(arguments), ERRORS_READ)
+            if partial:
+                errors = (e for e in errors if e.validator != "required" or e.absolute_path)
             error = best_match(errors)
         except (Unresolvable, RecursionError, TypeError, InvalidOperation) as exc:
             raise SchemaUnusable(_unusable(exc)) from None
