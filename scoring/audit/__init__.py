@@ -11,7 +11,7 @@ The matcher scores the runs an audit derives; environments replay through the re
 caller gives (``scoring.environments``' sandbox, with its limits), as in scoring.
 """
 
-from .history import SATURATION_WINDOW, CaseResult, HistoryNotes, history_notes
+from .history import SATURATION_WINDOW, CaseHistory, HistoryNotes, history_notes
 from .problems import KIND_WORDS, KINDS, WARNINGS, Audit, Problem, Unchecked
 from .suites import audit_case, audit_suite
 
@@ -21,7 +21,7 @@ __all__ = [
     "SATURATION_WINDOW",
     "WARNINGS",
     "Audit",
-    "CaseResult",
+    "CaseHistory",
     "HistoryNotes",
     "Problem",
     "Unchecked",

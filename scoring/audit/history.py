@@ -1,22 +1,25 @@
 """What a suite's submissions say of its cases (docs/audit.md#history), as information,
-not problems: cases no submission has ever passed, and cases every one of the last
-submissions passed in every trial ("saturated": they no longer tell agents apart)."""
+not problems: cases no submission has passed, and cases every one of the last submissions
+passed in every trial ("saturated": they no longer tell agents apart)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-# The submissions a saturated case must have passed, newest first.
+# The newest submissions a saturated case must have passed.
 SATURATION_WINDOW = 10
 
 
 @dataclass(frozen=True)
-class CaseResult:
-    """One submission's scored runs of one case."""
+class CaseHistory:
+    """One case over the submissions read: how many scored a run of it, how many of its
+    runs passed in all of them, and in how many of the ``window`` newest every run of it
+    passed."""
 
-    runs: int
+    scored_in: int
     passed: int
+    clean_in_window: int
 
 
 @dataclass(frozen=True)
@@ -29,25 +32,20 @@ class HistoryNotes:
 
 def history_notes(
     keys: Sequence[str],
-    results: Mapping[str, Sequence[CaseResult | None]],
+    histories: Mapping[str, CaseHistory],
     submissions: int,
     window: int = SATURATION_WINDOW,
 ) -> HistoryNotes:
-    """``results`` holds, for each case key, its result in each submission read, newest
-    first (None where the submission has no scored run of it). A case no submission passed
-    once is ``never_passed`` (if some scored it); one whose every run passed in each of the
-    ``window`` newest submissions is ``saturated`` (there must be that many)."""
+    """A case some submission scored and none passed once is ``never_passed``; one whose
+    every run passed in each of the ``window`` newest submissions is ``saturated`` (there
+    must be that many)."""
     never, saturated = [], []
     for key in keys:
-        found = results.get(key, ())
-        scored = [result for result in found if result is not None and result.runs]
-        if scored and not any(result.passed for result in scored):
+        history = histories.get(key)
+        if history is None:
+            continue
+        if history.scored_in and not history.passed:
             never.append(key)
-        newest = list(found[:window])
-        if (
-            submissions >= window
-            and len(newest) == window
-            and all(r is not None and r.runs and r.passed == r.runs for r in newest)
-        ):
+        if submissions >= window and history.clean_in_window >= window:
             saturated.append(key)
     return HistoryNotes(never, saturated, submissions, window)

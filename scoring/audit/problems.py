@@ -24,14 +24,15 @@ KINDS = (
     STATE_MISMATCH,
     DUPLICATE,
 )
+# What the cases of each kind do, in words (after a count of cases).
 KIND_WORDS = {
-    CONTRADICTION: "contradicts itself",
-    PASSES_IDLE: "passes an agent that does nothing",
-    UNKNOWN_TOOL: "names a tool the catalog lacks",
-    SCHEMA: "requires an argument the tool's schema refuses",
-    REPLAY_REFUSED: "reference calls the environment refuses",
-    STATE_MISMATCH: "a state its reference calls do not leave",
-    DUPLICATE: "repeats an earlier case",
+    CONTRADICTION: "contradict themselves",
+    PASSES_IDLE: "pass an agent that does nothing",
+    UNKNOWN_TOOL: "name a tool the catalog lacks",
+    SCHEMA: "require a value the tool's schema refuses",
+    REPLAY_REFUSED: "have reference calls the environment refuses",
+    STATE_MISMATCH: "expect a state their reference calls do not leave",
+    DUPLICATE: "repeat an earlier case",
 }
 # Kinds that are warnings: a suite whose only problems are these passes ``audit``.
 WARNINGS = frozenset({PASSES_IDLE})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring.audit import KINDS, Audit, CaseResult, audit_case, audit_suite, history_notes
+from scoring.audit import KINDS, Audit, CaseHistory, audit_case, audit_suite, history_notes
 from scoring.environments import EnvironmentLimits, SandboxReplayer
 from scoring.matcher import load_suite, parse_suite_document
 from tests.support import audit_suites
@@ -281,17 +281,16 @@ def test_tau_bench_airline_cases_that_write_nothing_and_say_nothing_pass_idle():
 
 
 def test_history_names_cases_never_passed_and_saturated():
-    ten_passes = [CaseResult(4, 4)] * 10
     notes = history_notes(
         ["a", "b", "c", "d"],
         {
-            "a": [CaseResult(4, 0), None, CaseResult(2, 0)],
-            "b": ten_passes,
-            "c": [CaseResult(4, 3), *ten_passes[1:]],
-            "d": [None] * 10,
+            "a": CaseHistory(scored_in=3, passed=0, clean_in_window=0),
+            "b": CaseHistory(scored_in=12, passed=40, clean_in_window=10),
+            "c": CaseHistory(scored_in=10, passed=39, clean_in_window=9),
         },
-        submissions=10,
+        submissions=12,
     )
     assert notes.never_passed == ["a"]
     assert notes.saturated == ["b"]
-    assert history_notes(["b"], {"b": ten_passes[:9]}, submissions=9).saturated == []
+    few = {"b": CaseHistory(scored_in=9, passed=36, clean_in_window=9)}
+    assert history_notes(["b"], few, submissions=9).saturated == []
