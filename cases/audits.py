@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from django.conf import settings
 
-from scoring.audit import Audit, audit_case, audit_suite
+from scoring.audit import Audit, audit_case, audit_document
 from scoring.environments import EnvironmentLimits, replayer_for
 from scoring.matcher import InvalidInput, load_suite
 
@@ -20,17 +20,20 @@ def _replayer():
     return replayer_for(EnvironmentLimits.from_settings(settings))
 
 
-def audit_document(document: Mapping) -> Audit:
-    """The audit of a suite file, loaded as a stored version is (a pattern RE2 has come to
-    refuse leaves its check unchecked rather than the suite refused)."""
-    return audit_suite(load_suite(document, strict=False), _replayer())
+def suite_audit(document: Mapping, earlier: SuiteVersion | None = None) -> Audit:
+    """The audit of a suite file: of a new version, whose cases that ``earlier`` (the
+    version before it) holds as they are keep the problems its audit found, if it has one."""
+    before = None
+    if earlier is not None and earlier.audit is not None:
+        before = (earlier.document, Audit.from_dict(earlier.audit))
+    return audit_document(document, _replayer(), earlier=before)
 
 
 def stored_audit(version: SuiteVersion) -> Audit:
     """The version's audit, made and kept now if it was saved before audits were kept."""
     if version.audit is not None:
         return Audit.from_dict(version.audit)
-    audit = audit_suite(version.matcher_suite(), _replayer())
+    audit = audit_document(version.document, _replayer())
     version.audit = audit.to_dict()
     SuiteVersion.objects.filter(pk=version.pk, audit__isnull=True).update(audit=version.audit)
     return audit
@@ -41,10 +44,11 @@ def case_audit(version: SuiteVersion | None, case: Mapping, saved_key: str | Non
     catalog, match options and environment), a ``duplicate`` of the version's other cases
     (all but ``saved_key``, the case's key as saved); None while the case breaks a rule of
     the suite file (the editor shows those)."""
-    document = {**(version.document if version else {}), "cases": [case]}
+    document = version.document if version else {}
     try:
-        edited = load_suite(document).cases[0]
+        edited = load_suite({**document, "cases": [case]}).cases[0]
     except InvalidInput:
         return None
-    others = [c for c in version.matcher_suite().cases if c.key != saved_key] if version else []
-    return audit_case(edited, _replayer(), others=others)
+    others = [c for c in document.get("cases") or () if c.get("key") != saved_key]
+    environment = document.get("environment")
+    return audit_case(edited, _replayer(), others=others, environment=environment)

@@ -27,7 +27,7 @@ from scoring.matcher import (
     suite_warnings,
 )
 
-from .audits import audit_document
+from .audits import suite_audit
 from .diff import VersionDiff, diff_documents
 from .models import (
     Case,
@@ -336,13 +336,14 @@ def record_version(suite: Suite, user, message: str) -> SuiteVersion:
     """Snapshot the suite's rows as its next version, with its audit. Call inside the
     suite's lock."""
     document = suite_document(suite)
+    latest = suite.versions.order_by("-number").first()
     return SuiteVersion.objects.create(
         suite=suite,
-        number=_latest_number(suite) + 1,
+        number=(latest.number if latest else 0) + 1,
         document=document,
         author=user,
         message=message[:300],
-        audit=audit_document(document).to_dict(),
+        audit=suite_audit(document, latest).to_dict(),
     )
 
 

@@ -21,11 +21,12 @@ def audit_context(audit: Audit, case_ids: Mapping[str, int] | None = None) -> di
         problems = [p for p in audit.problems if p.kind == kind]
         if not problems:
             continue
+        cases = len({p.case for p in problems})
         groups.append(
             {
                 "kind": kind,
-                "words": KIND_WORDS[kind],
-                "cases": len({p.case for p in problems}),
+                "words": KIND_WORDS[kind][cases != 1],
+                "cases": cases,
                 "warning": kind in WARNINGS,
                 "problems": [(p, case_ids.get(p.case)) for p in problems[:SHOWN_PER_KIND]],
                 "more": max(len(problems) - SHOWN_PER_KIND, 0),
@@ -35,7 +36,7 @@ def audit_context(audit: Audit, case_ids: Mapping[str, int] | None = None) -> di
     return {
         "audit": audit,
         "groups": groups,
-        "counts": [(kind, KIND_WORDS[kind], counts[kind]) for kind in KINDS],
+        "counts": [(kind, KIND_WORDS[kind][1], counts[kind]) for kind in KINDS],
         "problem_cases": len(audit.by_case),
         "unchecked": list(audit.unchecked[:SHOWN_PER_KIND]),
     }

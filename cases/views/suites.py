@@ -25,7 +25,7 @@ from scoring.matcher import (
 )
 
 from .. import services
-from ..audits import audit_document
+from ..audits import suite_audit
 from ..forms import (
     ConfirmImportForm,
     ConfirmNewSuiteForm,
@@ -123,7 +123,7 @@ def new_suite_preview(request, document: dict, form, confirm_url: str):
     """What importing a file as a new suite would make, with its audit, and the form that
     makes it (a file's import, a BFCL category's)."""
     context = {"document": document, "form": form, "confirm_url": confirm_url}
-    context |= audit_context(audit_document(document)) | {"catalog": bool(document.get("tools"))}
+    context |= audit_context(suite_audit(document)) | {"catalog": bool(document.get("tools"))}
     context["team"] = form.fields["team"].queryset.filter(pk=form.initial["team"]).first()
     return render(request, "cases/suite_import_preview.html", context)
 
@@ -199,7 +199,7 @@ def suite_tools(request, pk):
             problems = exc.problems
         else:
             context = {"suite": suite, "imported": imported, "form": confirm}
-            context |= audit_context(audit_document(document)) | {"catalog": True}
+            context |= audit_context(suite_audit(document)) | {"catalog": True}
             context["tools"] = catalog_rows(imported.tools)
             return render(request, "cases/suite_tools_preview.html", context)
     context = {
@@ -300,7 +300,7 @@ def _import_preview(request, suite, name: str, content: bytes):
     form = ConfirmImportForm(suite=suite, user=request.user)
     form.keep(PreviewedFile(name, content, preview.version))
     context = {"suite": suite, "name": name, "preview": preview, "form": form}
-    context |= audit_context(audit_document(preview.document))
+    context |= audit_context(suite_audit(preview.document, suite.latest_version))
     context["catalog"] = bool(preview.document.get("tools"))
     return render(request, "cases/suite_replace_preview.html", context)
 

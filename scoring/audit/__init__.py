@@ -13,7 +13,7 @@ caller gives (``scoring.environments``' sandbox, with its limits), as in scoring
 
 from .history import SATURATION_WINDOW, CaseHistory, HistoryNotes, history_notes
 from .problems import KIND_WORDS, KINDS, WARNINGS, Audit, Problem, Unchecked
-from .suites import audit_case, audit_suite
+from .suites import audit_case, audit_document, audit_suite
 
 __all__ = [
     "KINDS",
@@ -26,6 +26,7 @@ __all__ = [
     "Problem",
     "Unchecked",
     "audit_case",
+    "audit_document",
     "audit_suite",
     "history_notes",
 ]

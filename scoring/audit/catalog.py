@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from scoring.matcher import Case, NoExample, SchemaUnusable, Tool, is_matcher, render_short
@@ -56,14 +57,13 @@ def catalog_problems(case: Case) -> list[Problem]:
 
 
 def _unknown_tools(case: Case) -> Iterator[str]:
-    names = [tool.name for tool in case.catalog.tools]
+    names = tuple(tool.name for tool in case.catalog.tools)
 
     def lacks(name: str) -> bool:
         return case.catalog.find(name, case.match) is None
 
     def hint(name: str) -> str:
-        close = difflib.get_close_matches(name, names, n=1)
-        return f"; did you mean `{close[0]}`?" if close else ""
+        return _hint(name, names)
 
     for expected in case.expected_calls:
         if lacks(expected.name):
@@ -93,6 +93,14 @@ def _unknown_tools(case: Case) -> Iterator[str]:
                         f"`{name}` ({count} call{'s' if count > 1 else ''}), which the tool "
                         f"catalog lacks{hint(name)}"
                     )
+
+
+@lru_cache(maxsize=1024)
+def _hint(name: str, names: tuple[str, ...]) -> str:
+    """The catalog's tool ``name`` is most likely a misspelling of, in words (the same
+    unknown tool recurs across a suite's cases)."""
+    close = difflib.get_close_matches(name, names, n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 def _refused_values(

@@ -24,15 +24,24 @@ KINDS = (
     STATE_MISMATCH,
     DUPLICATE,
 )
-# What the cases of each kind do, in words (after a count of cases).
+# What a case of each kind does, in words after "1 case" and after "N cases".
 KIND_WORDS = {
-    CONTRADICTION: "contradict themselves",
-    PASSES_IDLE: "pass an agent that does nothing",
-    UNKNOWN_TOOL: "name a tool the catalog lacks",
-    SCHEMA: "require a value the tool's schema refuses",
-    REPLAY_REFUSED: "have reference calls the environment refuses",
-    STATE_MISMATCH: "expect a state their reference calls do not leave",
-    DUPLICATE: "repeat an earlier case",
+    CONTRADICTION: ("contradicts itself", "contradict themselves"),
+    PASSES_IDLE: ("passes an agent that does nothing", "pass an agent that does nothing"),
+    UNKNOWN_TOOL: ("names a tool the catalog lacks", "name a tool the catalog lacks"),
+    SCHEMA: (
+        "requires a value the tool's schema refuses",
+        "require a value the tool's schema refuses",
+    ),
+    REPLAY_REFUSED: (
+        "has reference calls the environment refuses",
+        "have reference calls the environment refuses",
+    ),
+    STATE_MISMATCH: (
+        "expects a state its reference calls do not leave",
+        "expect a state their reference calls do not leave",
+    ),
+    DUPLICATE: ("repeats an earlier case", "repeat an earlier case"),
 }
 # Kinds that are warnings: a suite whose only problems are these passes ``audit``.
 WARNINGS = frozenset({PASSES_IDLE})

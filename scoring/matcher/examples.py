@@ -21,6 +21,7 @@ import itertools
 import re
 import warnings
 from collections.abc import Iterator
+from functools import lru_cache
 
 # Python's own parser of regular expressions (``sre_parse``, a deprecated alias since 3.11).
 from re import _constants as sre
@@ -51,7 +52,23 @@ class NoExample(Exception):
 
 def regex_example(source: str, fullmatch) -> str:
     """A string that ``fullmatch`` (RE2's whole-text match of ``source``) accepts; raises
-    ``NoExample``."""
+    ``NoExample``. Kept per pattern: suites repeat their patterns, and parsing one is most
+    of the cost."""
+    found = _example(source, fullmatch)
+    if isinstance(found, NoExample):
+        raise NoExample(str(found), proven=found.proven)
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _example(source: str, fullmatch) -> str | NoExample:
+    try:
+        return _search(source, fullmatch)
+    except NoExample as exc:
+        return exc
+
+
+def _search(source: str, fullmatch) -> str:
     candidates = _candidates(source)
     if candidates is None:
         raise NoExample(

@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
 from cases import services
-from cases.audits import audit_document
+from cases.audits import suite_audit
 from cases.tau_bench import Results, proposed_roles, read_results, suite_document
 from cases.views.audits import audit_context
 from cases.views.suites import editor_teams, only_team
@@ -141,7 +141,7 @@ def _preview(request, context: dict, form: TauBenchSuiteForm, results: Results):
         (case, document["cases"][index]) for index, case in enumerate(load_suite(document).cases)
     ]
     catalog = services.suite_tools(context["suite"]) if context.get("suite") else []
-    audit = audit_document({**document, "tools": catalog} if catalog else document)
+    audit = suite_audit({**document, "tools": catalog} if catalog else document)
     context |= {"form": form, "results": results, "cases": cases, "catalog": bool(catalog)}
     context |= audit_context(audit)
     return render(request, PREVIEW, context, status=422 if form.errors else 200)

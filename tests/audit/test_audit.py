@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from scoring.audit import KINDS, Audit, CaseHistory, audit_case, audit_suite, history_notes
+from scoring.audit import (
+    KINDS,
+    Audit,
+    CaseHistory,
+    Problem,
+    Unchecked,
+    audit_case,
+    audit_document,
+    audit_suite,
+    history_notes,
+)
 from scoring.environments import EnvironmentLimits, SandboxReplayer
 from scoring.matcher import load_suite, parse_suite_document
 from tests.support import audit_suites
@@ -252,7 +262,7 @@ def test_duplicates_compare_by_json_meaning_and_defaults():
 def test_one_case_is_audited_against_the_rest_of_its_suite():
     suite = load_suite(audit_suites.PLANTED)
     edited = suite.case("first")
-    others = [case for case in suite.cases if case.key != "first"]
+    others = [case for case in audit_suites.PLANTED_CASES if case["key"] != "first"]
     audit = audit_case(edited, others=others)
     assert [(p.case, p.kind) for p in audit.problems] == [("first", "duplicate")]
     assert "`repeats-first`" in audit.problems[0].message
@@ -294,3 +304,37 @@ def test_history_names_cases_never_passed_and_saturated():
     assert notes.saturated == ["b"]
     few = {"b": CaseHistory(scored_in=9, passed=36, clean_in_window=9)}
     assert history_notes(["b"], few, submissions=9).saturated == []
+
+
+def test_a_new_version_audits_again_only_the_cases_that_changed():
+    document = {"name": "s", "cases": [
+        {"key": "same", "prompt": "a"},
+        {"key": "edited", "prompt": "b", "expectations": [{"type": "no_error"}]},
+        {"key": "unsure", "prompt": "c", "expectations": [{"type": "no_error"}]},
+    ]}  # fmt: skip
+    earlier = audit_document(document)
+    # What the earlier audit said of "same" is kept as it was: here a marker shows it.
+    marker = Audit(3, (Problem("same", "passes_idle", "kept from the earlier audit"),),
+                   (Unchecked("unsure", "not replayed: a limit was reached"),))  # fmt: skip
+    edited = copy.deepcopy(document)
+    edited["cases"][1]["expectations"] = []
+    edited["cases"].append({"key": "again", "prompt": "a"})
+    audit = audit_document(edited, earlier=(document, marker))
+    said = {(p.case, p.kind): p.message for p in audit.problems}
+    assert said[("same", "passes_idle")] == "kept from the earlier audit"
+    assert ("edited", "passes_idle") in said  # audited again: no expectation left
+    assert ("unsure", "passes_idle") in said  # unchecked before: audited again
+    assert "as case `same`" in said[("again", "duplicate")]  # across every case
+    assert audit.cases == 4
+    assert earlier.for_case("same")[0].message != "kept from the earlier audit"
+
+
+def test_a_changed_catalog_or_match_audits_every_case_again():
+    document = {"name": "s", "cases": [{"key": "a", "prompt": "a"}]}
+    stale = Audit(1, (Problem("a", "schema", "stale"),))
+    renamed = {**document, "name": "t", "description": "d"}
+    kept = audit_document(renamed, earlier=(document, stale))
+    assert [p.message for p in kept.problems] == ["stale"]
+    for changed in ({"match": "lenient"}, {"tools": audit_suites.TOOLS}):
+        again = audit_document({**document, **changed}, earlier=(document, stale))
+        assert [p.kind for p in again.problems] == ["passes_idle"]
