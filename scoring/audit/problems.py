@@ -111,6 +111,15 @@ class Audit:
     def for_case(self, key: str) -> list[Problem]:
         return self.by_case.get(key, [])
 
+    def summary(self) -> str:
+        """``50 cases: 19 problems (19 passes_idle)``, or ``50 cases: no problems``."""
+        cases = f"{self.cases} case{'s' if self.cases != 1 else ''}"
+        counts = [f"{count} {kind}" for kind, count in self.counts().items() if count]
+        if not counts:
+            return f"{cases}: no problems"
+        total = len(self.problems)
+        return f"{cases}: {total} problem{'s' if total != 1 else ''} ({', '.join(counts)})"
+
     def has_problems(self, *, strict: bool = False) -> bool:
         """Whether a problem beyond the warnings (with ``strict``, any problem) was found."""
         return any(strict or p.kind not in WARNINGS for p in self.problems)

@@ -73,12 +73,4 @@ class Command(BaseCommand):
     def write_text(self, audit: Audit) -> None:
         for problem in audit.problems:
             self.stdout.write(f"{problem.case}: {problem.kind}: {problem.message}\n")
-        counts = [f"{count} {kind}" for kind, count in audit.counts().items() if count]
-        cases = f"{audit.cases} case{'s' if audit.cases != 1 else ''}"
-        if not counts:
-            self.stdout.write(f"{cases}: no problems\n")
-            return
-        total = len(audit.problems)
-        self.stdout.write(
-            f"{cases}: {total} problem{'s' if total != 1 else ''} ({', '.join(counts)})\n"
-        )
+        self.stdout.write(audit.summary() + "\n")
