@@ -20,20 +20,25 @@ def _replayer():
     return replayer_for(EnvironmentLimits.from_settings(settings))
 
 
+def _bounds() -> dict:
+    """What one audit may spend replaying, as the settings say."""
+    return {"replay_seconds": settings.CASEBOOK_AUDIT_REPLAY_SECONDS}
+
+
 def suite_audit(document: Mapping, earlier: SuiteVersion | None = None) -> Audit:
     """The audit of a suite file: of a new version, whose cases that ``earlier`` (the
     version before it) holds as they are keep the problems its audit found, if it has one."""
     before = None
     if earlier is not None and earlier.audit is not None:
         before = (earlier.document, Audit.from_dict(earlier.audit))
-    return audit_document(document, _replayer(), earlier=before)
+    return audit_document(document, _replayer(), earlier=before, **_bounds())
 
 
 def stored_audit(version: SuiteVersion) -> Audit:
     """The version's audit, made and kept now if it was saved before audits were kept."""
     if version.audit is not None:
         return Audit.from_dict(version.audit)
-    audit = audit_document(version.document, _replayer())
+    audit = audit_document(version.document, _replayer(), **_bounds())
     version.audit = audit.to_dict()
     SuiteVersion.objects.filter(pk=version.pk, audit__isnull=True).update(audit=version.audit)
     return audit
@@ -51,4 +56,4 @@ def case_audit(version: SuiteVersion | None, case: Mapping, saved_key: str | Non
         return None
     others = [c for c in document.get("cases") or () if c.get("key") != saved_key]
     environment = document.get("environment")
-    return audit_case(edited, _replayer(), others=others, environment=environment)
+    return audit_case(edited, _replayer(), others=others, environment=environment, **_bounds())

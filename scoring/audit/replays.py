@@ -11,6 +11,8 @@ them for the audit too, so that the checks of one case replay each list of calls
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -36,10 +38,15 @@ REFUSED_NAMED = 5
 
 
 class Memo:
-    """A replayer that asks ``replayer`` once for each list of calls, failures included."""
+    """A replayer that asks ``replayer`` once for each list of calls, failures included,
+    and none at all once ``seconds`` (wall-clock, from its making) have passed: what was not
+    replayed by then is unchecked, so that one audit's replays are bounded as a whole, not
+    only each by the sandbox's limits."""
 
-    def __init__(self, replayer: Replayer):
+    def __init__(self, replayer: Replayer, seconds: float | None = None):
         self.replayer = replayer
+        self.seconds = seconds
+        self.deadline = math.inf if seconds is None else time.monotonic() + seconds
         self.ends: dict[bytes, tuple[TurnEnd, ...] | ReplayFailed] = {}
 
     def replay(
@@ -47,6 +54,11 @@ class Memo:
     ) -> tuple[TurnEnd, ...]:
         key = dump_json([environment.name, environment.initial_state, turns])
         if key not in self.ends:
+            if time.monotonic() > self.deadline:
+                raise ReplayFailed(
+                    f"the audit's {self.seconds:g} s for replays were spent on other cases "
+                    "(CASEBOOK_AUDIT_REPLAY_SECONDS)"
+                )
             try:
                 self.ends[key] = self.replayer.replay(environment, turns, reference=True)
             except ReplayFailed as exc:

@@ -18,10 +18,14 @@ from .verdicts import contradictions, passes_idle
 UNREAD = ("name", "description", "tags", "cases")
 
 
-def audit_suite(suite: Suite, replayer: Replayer | None = None) -> Audit:
+def audit_suite(
+    suite: Suite, replayer: Replayer | None = None, *, replay_seconds: float | None = None
+) -> Audit:
     """Every case of ``suite`` tried against its reference run, an idle agent, the tool
-    catalog and (with ``replayer``) its environment; and the suite for duplicates."""
-    problems, unchecked = _each_case(suite.cases, replayer)
+    catalog and (with ``replayer``) its environment; and the suite for duplicates. With
+    ``replay_seconds``, replays stop after that long and what they would have checked is
+    unchecked."""
+    problems, unchecked = _each_case(suite.cases, replayer, replay_seconds)
     cases = _cases_of(suite.data)
     problems += duplicate_problems(cases, suite.data.get("environment"))
     keys = [case.key for case in suite.cases]
@@ -33,6 +37,7 @@ def audit_document(
     replayer: Replayer | None = None,
     *,
     earlier: tuple[Mapping, Audit] | None = None,
+    replay_seconds: float | None = None,
 ) -> Audit:
     """The audit of a suite file, loaded as a stored version is (a pattern RE2 has come to
     refuse leaves its check unchecked). ``earlier`` is the document and audit of a version
@@ -55,7 +60,7 @@ def audit_document(
         now = {case.get("key") for case in cases}
         kept = [p for p in earlier[1].problems if p.kind != DUPLICATE and p.case in now - again]
     loaded = load_suite({**document, "cases": changed}, strict=False)
-    problems, unchecked = _each_case(loaded.cases, replayer)
+    problems, unchecked = _each_case(loaded.cases, replayer, replay_seconds)
     problems += kept + duplicate_problems(cases, document.get("environment"))
     keys = [case.get("key") for case in cases]
     return Audit(len(keys), in_case_order(keys, problems), tuple(unchecked))
@@ -67,27 +72,29 @@ def audit_case(
     *,
     others: Iterable[Mapping] = (),
     environment: Mapping | None = None,
+    replay_seconds: float | None = None,
 ) -> Audit:
     """One case, as it stands in the editor: a ``duplicate`` when it repeats one of
     ``others`` (the suite's other cases, as its suite file writes them; ``environment`` the
     suite's)."""
-    problems, unchecked = _each_case((case,), replayer)
+    problems, unchecked = _each_case((case,), replayer, replay_seconds)
     problems += duplicate_problems([case.data], environment, earlier=others)
     return Audit(1, in_case_order([case.key], problems), tuple(unchecked))
 
 
 def _each_case(
-    cases: Sequence[Case], replayer: Replayer | None
+    cases: Sequence[Case], replayer: Replayer | None, replay_seconds: float | None
 ) -> tuple[list[Problem], list[Unchecked]]:
-    memo = Memo(replayer) if replayer is not None else None
+    memo = Memo(replayer, replay_seconds) if replayer is not None else None
     problems: list[Problem] = []
     unchecked: list[Unchecked] = []
     for case in cases:
         found, missed = contradictions(case, memo)
-        problems += found + passes_idle(case, memo) + catalog_problems(case)
+        idle, undecided = passes_idle(case, memo)
+        problems += found + idle + catalog_problems(case)
         found, more = environment_problems(case, memo)
         problems += found
-        unchecked += missed + more
+        unchecked += missed + undecided + more
     return problems, unchecked
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from scoring.matcher import PASS, Case, Replayer, score
+from scoring.matcher import ERROR, PASS, Case, Replayer, score
 
 from .problems import CONTRADICTION, PASSES_IDLE, Problem, Unchecked
 from .runs import CATALOG_TYPES, END_STATE_TYPES, TEXT_TYPES, idle_run, is_concrete, reference_run
@@ -82,10 +82,16 @@ def _follows(predicate, missing: dict, calls_missing: bool, text_missing: bool, 
     return text_missing and expectation.type in TEXT_TYPES
 
 
-def passes_idle(case: Case, replayer: Replayer | None) -> list[Problem]:
+def passes_idle(case: Case, replayer: Replayer | None) -> tuple[list[Problem], list[Unchecked]]:
+    """Whether an agent doing nothing passes the case; when some predicate could not judge
+    it (its end state not replayed, say), that is unchecked rather than a pass or a fail."""
     report = score(case, idle_run(case), replayer=replayer)
+    if report.verdict == ERROR and not any(
+        p.error is None and not p.passed for p in report.predicates
+    ):
+        return [], [Unchecked(case.key, f"the idle run could not be judged: {report.error}")]
     if report.verdict != PASS:
-        return []
+        return [], []
     held = [p.label for p in report.predicates if p.kind != "run"]
     if not held:
         message = "it has no expected calls and no expectations: any run passes it"
@@ -99,4 +105,4 @@ def passes_idle(case: Case, replayer: Replayer | None) -> list[Problem]:
             "add an expected call or an expectation such a run fails, unless doing nothing "
             "is the right answer"
         )
-    return [Problem(case.key, PASSES_IDLE, message)]
+    return [Problem(case.key, PASSES_IDLE, message)], []

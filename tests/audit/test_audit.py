@@ -338,3 +338,16 @@ def test_a_changed_catalog_or_match_audits_every_case_again():
     for changed in ({"match": "lenient"}, {"tools": audit_suites.TOOLS}):
         again = audit_document({**document, **changed}, earlier=(document, stale))
         assert [p.kind for p in again.problems] == ["passes_idle"]
+
+
+def test_replays_stop_when_the_audits_time_for_them_is_spent(replayer):
+    cases = [
+        {**copy.deepcopy(audit_suites.PLANTED_CASES[8]), "key": f"mismatch-{n}", "prompt": str(n)}
+        for n in range(3)
+    ]
+    audit = audit_suite(suite_of(*cases), replayer, replay_seconds=0)
+    assert audit.problems == ()
+    assert {u.case for u in audit.unchecked} == {"mismatch-0", "mismatch-1", "mismatch-2"}
+    assert "(CASEBOOK_AUDIT_REPLAY_SECONDS)" in audit.unchecked[0].message
+    unbounded = audit_suite(suite_of(*cases), replayer)
+    assert [p.kind for p in unbounded.problems] == ["state_mismatch"] * 3
