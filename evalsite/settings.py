@@ -240,6 +240,9 @@ CASEBOOK_RUN_TIME_BUDGET_SECONDS = env.float("CASEBOOK_RUN_TIME_BUDGET_SECONDS",
 CASEBOOK_ENVIRONMENT_CPU_SECONDS = env.float("CASEBOOK_ENVIRONMENT_CPU_SECONDS", default=5.0)
 CASEBOOK_ENVIRONMENT_MEMORY_MB = env.int("CASEBOOK_ENVIRONMENT_MEMORY_MB", default=1024)
 CASEBOOK_ENVIRONMENT_WALL_SECONDS = env.float("CASEBOOK_ENVIRONMENT_WALL_SECONDS", default=10.0)
+# Wall-clock seconds one audit made in the web app (a version saved, an import previewed, a
+# case edited) may spend replaying (docs/audit.md#in-its-environment): what is left is unchecked.
+CASEBOOK_AUDIT_REPLAY_SECONDS = env.float("CASEBOOK_AUDIT_REPLAY_SECONDS", default=60.0)
 # Runs per scoring task, and how long a submission may make no progress before the sweep
 # picks it up again (a worker or the broker went away).
 CASEBOOK_CHUNK_RUNS = env.int("CASEBOOK_CHUNK_RUNS", default=1000)

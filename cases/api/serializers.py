@@ -29,6 +29,7 @@ from cases.models import (
     Team,
     Visibility,
 )
+from scoring.audit import KINDS
 from scoring.matcher import InvalidInput, parse_suite_document
 
 from .parsers import MAX_SUITE_FILE_BYTES
@@ -504,6 +505,27 @@ class VersionDetailSerializer(VersionSerializer):
     class Meta(VersionSerializer.Meta):
         fields = [*VersionSerializer.Meta.fields, "document"]
         read_only_fields = fields
+
+
+class AuditProblemSerializer(serializers.Serializer):
+    case = serializers.CharField(help_text="the case's key")
+    kind = serializers.ChoiceField(choices=KINDS)
+    message = serializers.CharField(help_text="what is wrong and what to change")
+
+
+class AuditUncheckedSerializer(serializers.Serializer):
+    case = serializers.CharField(help_text="the case's key")
+    message = serializers.CharField(help_text="what could not be checked, and why")
+
+
+class AuditSerializer(serializers.Serializer):
+    """A version's audit (docs/audit.md#json), as ``manage.py audit --json`` prints it."""
+
+    cases = serializers.IntegerField(help_text="how many cases were audited")
+    problems = AuditProblemSerializer(many=True, help_text="in case order")
+    unchecked = AuditUncheckedSerializer(
+        many=True, required=False, help_text="present only when some check could not be made"
+    )
 
 
 class TagSerializer(serializers.Serializer):
