@@ -97,12 +97,12 @@ class Trace:
             for key in self._ancestors(t.span):
                 if key in keys:
                     below.setdefault(key, []).append(t)
-        inner = [t for t in turns if t.span.key not in below]
-        wrappers = [t for t in turns if t.span.key in below]
-        for wrapper in [w for w in wrappers if len(below[w.span.key]) == 1]:
-            (described,) = below[wrapper.span.key]
-            if described not in inner:
+        inner = {t.span.key: t for t in turns if t.span.key not in below}
+        wrappers = {t.span.key: t for t in turns if t.span.key in below}
+        for key, wrapper in list(wrappers.items()):
+            if len(below[key]) != 1 or below[key][0].span.key not in inner:
                 continue
+            (described,) = below[key]
             kept, other = (
                 (wrapper, described)
                 if wrapper.captured and not described.captured
@@ -111,10 +111,9 @@ class Trace:
             if not kept.finish_reasons:
                 kept.finish_reasons, kept.finish_field = other.finish_reasons, other.finish_field
             if kept is wrapper:
-                inner[inner.index(described)] = wrapper
-                wrappers.remove(wrapper)
-        inner.sort(key=lambda t: t.span.sort_key)
-        return inner, wrappers
+                del inner[described.span.key], wrappers[key]
+                inner[key] = wrapper
+        return sorted(inner.values(), key=lambda t: t.span.sort_key), list(wrappers.values())
 
     def _merged_runs(self, runs: list[ToolRun]) -> list[ToolRun]:
         """Tool runs less those inside a run of the same tool, which complete it."""

@@ -27,12 +27,10 @@ from .spans import Span, must_be_text, parsed
 from .turns import Message, ModelTurn, ToolRun, call
 
 REQUEST_TYPE = "llm.request.type"
-_MESSAGE_KEY = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
-_CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(id|name|arguments)")
-
-
 KIND = "traceloop.span.kind"
 AGENT_KINDS = frozenset({"agent", "workflow"})
+_MESSAGE_KEY = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
+_CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(id|name|arguments)")
 
 
 def model_turn(span: Span) -> ModelTurn | None:
