@@ -75,6 +75,7 @@ BATCH_TRACES = 500
 BATCH_BYTES = 64 * 2**20
 READ_BATCH = 2000  # spans read at a time
 CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
+NOT_A_RUN = "no span is a model call or a tool call, and none names the case: not a run"
 
 
 # --- when traces are assembled ---------------------------------------------------------------
@@ -208,6 +209,7 @@ class _Made:
     tools: str = ""
     meta: dict | None = None
     problem: str = ""
+    ignored: bool = False  # no call and no case: not a run (``otel.NotARun``)
 
 
 def _assemble_batch(trace_pks: list[int]) -> int:
@@ -330,11 +332,14 @@ def _make(trace: Trace, case_key: str, case_value: str, telemetry: dict) -> _Mad
         "case": case_key or f"trace {trace.trace_id}",
         "meta": {"trace_id": trace.trace_id}
         | ({CASE_VALUE_META: case_value} if case_value else {}),
+        otel.CASE_FROM_TRACE: True,
         **telemetry,
     }
     try:
         canonical = to_canonical(line, otel.NAME)
         run = load_run(canonical)
+    except otel.NotARun:
+        return _Made(trace, ignored=True)
     except InvalidInput as exc:
         return _Made(trace, problem=f"trace {trace.trace_id}: {describe(exc.problems)}")
     return _Made(
@@ -356,8 +361,14 @@ def _place(submission: Submission, made: list[_Made]) -> int:
     for item in again:
         _make_again(submission, suite, item)
     _note_invalid(submission, [item for item in first_time if item.problem])
+    ignored = [item for item in first_time if item.ignored]
+    # Counted the first time (docs/live-traces.md#assembly): one that later gets a call
+    # becomes a run then, and stays counted.
+    submission.ignored_traces += sum(item.trace.problem != NOT_A_RUN for item in ignored)
     for item in made:
         item.trace.problem = item.problem  # spans that no longer make a run leave it as it was
+    for item in ignored:
+        item.trace.problem = NOT_A_RUN
     if runs:
         tools_seen, meta_keys = set(submission.tools_seen), set(submission.meta_keys)
         for item in runs:

@@ -233,8 +233,9 @@ def _notes(raw: Any, problems: Problems) -> tuple[str, ...]:
 
 
 # What a recording can leave out: the calls themselves (a model turn asked for calls no
-# span names), their arguments, the final text.
-NOT_CAPTURED_KINDS = ("calls", "arguments", "final_text")
+# span names), their arguments, their batches (which calls were made together, and after
+# which results: no model call was recorded), the final text.
+NOT_CAPTURED_KINDS = ("calls", "arguments", "batches", "final_text")
 
 
 def _not_captured(raw: Any, problems: Problems) -> Mapping[str, str]:

@@ -104,7 +104,7 @@ def _judged_on_what_was_captured(case: Case, run: Run, view: RunView, report: Re
         if p.passed or (p.kind, p.index) in still_failing:
             predicates.append(p)
             continue
-        read = reads.get(p.index) if p.kind == "expectation" else "arguments"
+        read = reads.get(p.index) if p.kind == "expectation" else p.kind
         reason = _not_captured_for(run, read, contents)
         predicates.append(
             replace(p, detail=f"not judged: {reason}", error=reason, cause=_NOT_CAPTURED)
@@ -138,11 +138,14 @@ def _not_captured_for(run: Run, read: str | None, contents: list[str]) -> str:
     return "; ".join(run.not_captured[kind] for kind in kinds or contents)
 
 
-# What a predicate reading each content needs recorded: a call's arguments need the call.
+# What a predicate reading each content needs recorded: a call's arguments need the call;
+# an expected call needs its arguments and its batch.
 _DEPENDS_ON = {
     "calls": ("calls",),
     "arguments": ("calls", "arguments"),
     "final_text": ("final_text",),
+    "expected_call": ("calls", "arguments", "batches"),
+    "extra_calls": ("calls", "arguments"),
 }
 _NOT_CAPTURED = Cause(NOT_CAPTURED)
 _RUN_OK = PredicateResult("run", RUN_LABEL, True)

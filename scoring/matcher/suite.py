@@ -111,9 +111,10 @@ class Case:
         """This case as far as a run whose ``contents`` were not recorded can be judged on
         (docs/matcher.md#content-not-captured): without ``arguments``, a call whose
         arguments were not recorded matches every expected call and ``called_tool_with`` of
-        its tool (the scorer gives it ``NOT_RECORDED``); without ``final_text``, expectations on it
-        are left out; without ``calls``, everything about calls is. Predicates keep their
-        kind and index."""
+        its tool (the scorer gives it ``NOT_RECORDED``); without ``batches``, expected calls
+        are neither ``ordered`` nor ``depends_on_result``; without ``final_text``,
+        expectations on it are left out; without ``calls``, everything about calls is.
+        Predicates keep their kind and index."""
         expected_calls, expectations = self.expected_calls, self.expectations
         extra_calls = self.extra_calls
         for content in contents:
@@ -122,6 +123,10 @@ class Case:
             elif content == "arguments":
                 expected_calls = tuple(
                     replace(e, arguments=AnyWhenNotRecorded(e.arguments)) for e in expected_calls
+                )
+            elif content == "batches":
+                expected_calls = tuple(
+                    replace(e, ordered=False, depends_on_result=False) for e in expected_calls
                 )
             expectations = tuple(
                 kept for e in expectations if (kept := e.without(content)) is not None

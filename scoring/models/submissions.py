@@ -70,6 +70,9 @@ class Submission(models.Model):
     failed = models.PositiveIntegerField(default=0)
     errored = models.PositiveIntegerField(default=0)
     invalid = models.PositiveIntegerField(default=0)
+    # Of a live submission: traces no span of which was a model call or a tool call, and
+    # none named its case, so no run (docs/live-traces.md#assembly).
+    ignored_traces = models.PositiveIntegerField(default=0, db_default=0)
     unknown_cases = models.JSONField(
         default=dict,
         blank=True,

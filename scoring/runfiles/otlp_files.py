@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.importers.otel import CASE_FROM_TRACE
 from scoring.matcher import InvalidInput
 
 CASE = "casebook.case"
@@ -49,7 +50,12 @@ class _Held:
             return InvalidInput.single(
                 CASE, f"trace {trace_id}: no span nor resource names its case ({CASE})"
             )
-        return {"case": case, "meta": {"trace_id": trace_id}, **self.document}
+        return {
+            "case": case,
+            "meta": {"trace_id": trace_id},
+            CASE_FROM_TRACE: True,
+            **self.document,
+        }
 
 
 def regrouped(records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:

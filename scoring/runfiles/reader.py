@@ -35,6 +35,7 @@ from itertools import chain
 from typing import Any, BinaryIO
 
 from scoring.importers import detect_format, inspect_ai, object_at, to_canonical
+from scoring.importers.otel import NotARun
 from scoring.importers.streaming import CHUNK, ByteStream, json_array, value_limit
 from scoring.matcher import (
     InvalidInput,
@@ -366,6 +367,8 @@ class RecordReader:
     def __init__(self, format_name: str | None, case_field: str | None, *, numbered=True):
         self.format_name = format_name
         self.case_field = case_field
+        # Traces that are no run (docs/formats.md#collector-files): skipped, counted.
+        self.not_runs = 0
         # Unnumbered, for a worker reading one batch of a file: the trials are numbered in
         # file order by whoever puts the batches back together (``TrialNumbering.trial``).
         self.numbering = TrialNumbering() if numbered else None
@@ -393,6 +396,9 @@ class RecordReader:
                     name = detect_format(value)
                 canonical = to_canonical(value, name)
                 run = self._load(canonical)
+            except NotARun:
+                self.not_runs += 1
+                continue
             except Exception as exc:  # see _problems_of
                 problems = _problems_of(exc, unit, number)
                 yield RunLine(number, problems=problems, unit=unit, format=name)

@@ -8,6 +8,7 @@ never imports ``scoring``."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Sum
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -20,7 +21,7 @@ from cases.views.audits import audit_context
 from cases.views.suites import suite_page_context
 from scoring.importers.otel import INSTRUMENTATIONS
 from scoring.live.routing import CASE, LABEL
-from scoring.models import Run, Status
+from scoring.models import Run, Status, Submission
 from scoring.results.case_history import HISTORY_SUBMISSIONS, suite_history
 from scoring.results.known_failures import KNOWN_FAILURE_SUBMISSIONS, open_known_failures
 from scoring.results.trends import suite_trend
@@ -38,6 +39,13 @@ def unassigned(suite):
     return Run.objects.filter(
         submission__suite=suite, submission__live_day__isnull=False, case_key=""
     )
+
+
+def ignored_traces(suite) -> int:
+    """The suite's live traces with neither a model call nor a tool call, and no case: no
+    runs (docs/live-traces.md#assembly)."""
+    live = Submission.objects.filter(suite=suite, live_day__isnull=False)
+    return live.aggregate(ignored=Sum("ignored_traces"))["ignored"] or 0
 
 
 @login_required
@@ -75,6 +83,7 @@ def _panel_context(request, suite, *, form=None, new=None, new_key=None) -> dict
         "instrumentations": [
             (each, "\n".join(each.settings_for(endpoint, key))) for each in INSTRUMENTATIONS
         ],
+        "ignored": ignored_traces(suite),
         "tokens": suite_tokens(request.user, suite),
         "form": form or SuiteTokenForm(),
         "new": new,

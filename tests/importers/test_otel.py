@@ -520,3 +520,62 @@ def test_a_trace_of_no_span_casebook_reads_says_so_and_blames_no_one():
     )
     assert run["not_captured"] == {"calls": why, "final_text": why}
     assert run["notes"] == [why]
+
+
+def call_part(call_id, name, arguments):
+    return {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
+
+
+def test_an_id_two_turns_give_their_calls_is_no_id_and_their_results_answer_in_order():
+    """google-genai's instrumentation numbers the calls of each response: both turns' add is
+    ``add_0``. Neither call is dropped, and each gets its result."""
+    first = messages(call_part("add_0", "add", {"a": 2, "b": 3}), finish_reason="tool_call")
+    second_in = json.dumps(
+        [{"role": "tool", "parts": [{"type": "tool_call_response", "id": "add_0", "result": 5}]}]
+    )
+    second = messages(call_part("add_0", "add", {"a": 5, "b": 5}), finish_reason="tool_call")
+    spans = [
+        agent(),
+        chat("c1", 10, 20, gen_ai__output__messages=first),
+        chat("c2", 30, 40, gen_ai__input__messages=second_in, gen_ai__output__messages=second),
+    ]
+    run = imported({"case": "add", **otlp_export(*spans)})
+    assert [[(c["id"], c["arguments"], c.get("result")) for c in b] for b in run["batches"]] == [
+        [(None, {"a": 2, "b": 3}, 5)],
+        [(None, {"a": 5, "b": 5}, None)],
+    ]
+
+
+def test_a_tool_span_with_no_id_completes_its_turns_call_of_the_same_tool_and_arguments():
+    """Tools run in parallel may start in any order: with no id, the call of the same
+    arguments is completed, and the envelope of bound arguments is opened first."""
+    output = messages(
+        call_part("call_a1", "get_weather", {"city": "Paris"}),
+        call_part("call_b2", "get_weather", {"city": "Tokyo"}),
+        finish_reason="tool_call",
+    )
+    tokyo = json.dumps({"args": [], "kwargs": {"city": "Tokyo"}})
+    spans = [
+        agent(),
+        chat("c1", 10, 20, gen_ai__output__messages=output),
+        otlp_span("t1", AGENT, "Tokyo", 30, 40, openinference__span__kind="TOOL",
+                  tool__name="get_weather", input__value=tokyo, output__value="timeout"),
+        otlp_span("t2", AGENT, "Paris", 31, 40, openinference__span__kind="TOOL",
+                  tool__name="get_weather", input__value='{"city": "Paris"}',
+                  output__value='{"temp_c": 18}'),
+    ]  # fmt: skip
+    run = imported({"case": "weather", **otlp_export(*spans)})
+    assert [[(c["id"], c.get("result")) for c in batch] for batch in run["batches"]] == [
+        [("call_a1", '{"temp_c": 18}'), ("call_b2", "timeout")]
+    ]
+
+
+def test_a_litellm_repr_past_its_limit_is_not_read(monkeypatch):
+    """LiteLLM writes the messages as Python reprs: read as literals, within a bound."""
+    choices = str([{"finish_reason": "stop", "message": {"role": "assistant", "content": "Hi"}}])
+    span = otlp_span("r1", "", "raw_gen_ai_request", 0, 10, llm__openai__choices=choices)
+    line = {"case": "c", "resourceSpans": [{"scopeSpans": [{"scope": {"name": "litellm"},
+                                                            "spans": [span]}]}]}  # fmt: skip
+    assert imported(line)["final_text"] == "Hi"
+    monkeypatch.setattr(otel.litellm, "MAX_REPR_BYTES", len(choices) - 1)
+    assert imported(line)["final_text"] is None

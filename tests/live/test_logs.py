@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 from cases import services, tokens
 from scoring.live import assembly
 from scoring.models import Result, Run, TraceSpan
-from tests.support.otlp_fixtures import WEATHER_SUITE, requests
+from tests.support.otlp_fixtures import PRODUCER_SUITE, requests
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("assembled_when_told")]
 PROTOBUF = "application/x-protobuf"
@@ -24,7 +24,7 @@ PROTOBUF = "application/x-protobuf"
 
 @pytest.fixture
 def suite_key(team, admin, editor):
-    suite = services.create_suite(team, WEATHER_SUITE, admin)
+    suite = services.create_suite(team, PRODUCER_SUITE, admin)
     return tokens.create(editor, "agent", suite=suite)[1]
 
 

@@ -150,9 +150,13 @@ def test_every_instrumentation_is_on_the_panel_and_in_the_readme_and_the_docs(
     docs = (ROOT / "docs/live-traces.md").read_text()
     for each in INSTRUMENTATIONS:
         assert each.name in page
+        assert each.via in page
+        assert each.install in page
         assert each.code in page
         assert each.docs in page
+        assert f"Tried with {each.tried}." in page
         assert each.name in readme, each.name
-        assert each.name in docs, each.name
+        # Its row of the page's list: the library, the instrumentation, the versions tried.
+        assert f"| {each.name} | {each.via} | {each.tried} |" in docs, each.title
         for line in each.settings:
             assert line.split("=", 1)[0] in docs, line

@@ -174,3 +174,37 @@ def test_calls_not_captured_leave_nothing_about_calls_to_judge():
     assert report.verdict == ERROR
     assert {p.cause.kind for p in report.predicates if not p.passed} == {"not_captured"}
     assert report.error == calls
+
+
+BATCHES = "no model call was recorded, so which tool calls were made together is not known"
+
+
+def ordered_case():
+    return case(
+        expected_calls=[
+            {"name": "add", "required_args": {"a": 2}, "ordered": True},
+            {"name": "add", "required_args": {"a": 5}, "ordered": True, "depends_on_result": True},
+        ]
+    )
+
+
+def one_batch(*arguments, not_captured=None):
+    data = {"case": "weather", "batches": [[{"name": "add", "arguments": a} for a in arguments]]}
+    if not_captured is not None:
+        data["not_captured"] = not_captured
+    return load_run(data)
+
+
+def test_batches_not_captured_leave_order_and_dependency_unjudged():
+    """Both calls in one batch because no model turn said which came after which result:
+    the dependency is not judged; the same batch recorded as such fails it."""
+    report = score(ordered_case(), one_batch({"a": 2}, {"a": 5}, not_captured={"batches": BATCHES}))
+    assert report.verdict == ERROR
+    (dependent,) = [p for p in report.predicates if not p.passed]
+    assert (dependent.index, dependent.detail) == (1, f"not judged: {BATCHES}")
+    assert score(ordered_case(), one_batch({"a": 2}, {"a": 5})).verdict == FAIL
+
+
+def test_batches_not_captured_still_fail_on_the_arguments_recorded():
+    report = score(ordered_case(), one_batch({"a": 2}, {"a": 6}, not_captured={"batches": BATCHES}))
+    assert report.verdict == FAIL

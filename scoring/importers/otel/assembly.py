@@ -1,42 +1,60 @@
-"""A run from a trace's model turns and tool runs, whichever convention read them
+"""A run from a trace's model turns, agent turns and tool runs, whichever reader read them
 (docs/formats.md#opentelemetry-genai-spans).
 
-- Turns: a model turn whose span has another model turn below it (an agent span, or a
-  library's span around each of its model calls) is a wrapper: only the innermost turns
-  give calls, so a call described by both is counted once. Calls of one id are one call,
-  whichever span names it first.
-- Batches: each innermost turn's calls are a batch, in turn start order. Tool runs complete
-  the call of their id (result, failure, arguments the message lacked); a tool run inside
-  another of the same tool (an MCP client span under the agent's tool span) is the same
-  call. Tool runs that no message names are batched by model turn: the latest turn beside
-  them that started before them, else their parent.
+- Turns: a model turn whose span has another model turn below it (a library's span around
+  each of its model calls) is a wrapper: only the innermost turns give calls, so a call
+  described by both is counted once. A turn with exactly one turn below it is one model
+  call described twice (two instrumentations of one call): the description that recorded
+  content is read, with the finish reasons of either. Agent turns (an agent's invocation)
+  give no calls: their text is the final text where no model turn holds one.
+- Call ids: an id is an id only when it is not empty and names one call of the trace (a
+  library that numbers calls within a response, ``add_0``, gives the same id to calls of
+  two turns): calls that share one are paired with their tool runs as calls with no id.
+- Batches: each innermost turn's calls are a batch, in turn start order. A tool run belongs
+  to the latest innermost turn beside it (same parent) that started before it, else the
+  latest that started before it anywhere in the trace, else its parent. It completes the
+  call of its id (result, failure, arguments the message lacked); with no id, the first
+  call of its turn of the same tool, one with the same arguments first; with no such call
+  there, an unclaimed call of another turn with the same arguments. A tool run inside another
+  of the same tool (an MCP client span under the agent's tool span) is the same call. A
+  framework's control step (``ToolRun.control``) is no call. Tool runs that no message
+  names are batched by their turn.
 - The final text is the text of the last innermost turn that has output messages, else of
-  the last wrapper that has them. The transcript is that turn's input and output messages.
+  the last wrapper, else of the last agent turn that has them. The transcript is that
+  turn's input and output messages.
 - What the instrumentation did not record is said in ``not_captured`` and the notes, with
-  the setting of the library that sent the spans (``capture.py``): arguments left out,
-  the final text left out, and model turns that asked for tool calls no span names.
+  what records it for the library that sent the spans (``capture.py``): arguments left
+  out, the final text left out, model turns that asked for tool calls no span names (or
+  whose finish reasons cannot say, when no tool run was recorded either), the calls when no
+  model call and no tool run was recorded, and the batches when tool runs were recorded but
+  no model call.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from itertools import chain
+from functools import cached_property
 
 from ..common import cut_off, is_cut_off, truncation_error, turn
-from .capture import setting_for
+from .capture import Instrumentation, calls_setting, content_setting, instrumentation_of
 from .spans import Span
 from .turns import CAPTURED, ModelTurn, ToolRun
 
-Reader = tuple[Callable[[Span], ModelTurn | None], Callable[[Span], ToolRun | None]]
+# What a reader makes of a span: a model or agent turn, a tool run (None: it reads none).
+Reader = tuple[Callable[[Span], ModelTurn | None], Callable[[Span], ToolRun | None] | None]
+NO_CALLS = (
+    "no span of the trace is a model call or a tool call in a convention Casebook reads "
+    "(docs/formats.md#opentelemetry-genai-spans)"
+)
 
 
-def read_turns(spans: list[Span], conventions: Iterable[Reader]) -> tuple[list, list]:
-    """Each span as the first convention that reads it: a tool run, else a model turn."""
+def read_turns(spans: list[Span], readers: Callable[[str], Iterable[Reader]]) -> tuple[list, list]:
+    """Each span as the first reader for its scope that reads it: a tool run, else a turn."""
     turns, runs = [], []
-    conventions = list(conventions)
     for span in spans:
-        for model_turn, tool_run in conventions:
-            if (run := tool_run(span)) is not None:
+        for model_turn, tool_run in readers(span.scope):
+            if tool_run is not None and (run := tool_run(span)) is not None:
                 runs.append(run)
                 break
             if (found := model_turn(span)) is not None:
@@ -52,11 +70,15 @@ class Trace:
         self.spans = spans
         self.by_key = {span.key: span for span in spans}
         turns.sort(key=lambda t: t.span.sort_key)
-        turn_keys = {t.span.key for t in turns}
-        wrappers = {key for t in turns for key in self._ancestors(t.span) if key in turn_keys}
-        self.inner = [t for t in turns if t.span.key not in wrappers]
-        self.wrappers = [t for t in turns if t.span.key in wrappers]
-        self.runs = self._merged_runs(runs)
+        self.agents = [t for t in turns if t.agent]
+        self.inner, self.wrappers = self._innermost([t for t in turns if not t.agent])
+        self.control = [run for run in runs if run.control]
+        self.runs = self._merged_runs([run for run in runs if not run.control])
+        self._drop_shared_ids()
+
+    @property
+    def turns(self) -> list[ModelTurn]:
+        return [*self.inner, *self.wrappers, *self.agents]
 
     def _ancestors(self, span: Span) -> list[str]:
         keys, seen = [], {span.key}
@@ -66,6 +88,32 @@ class Trace:
             seen.add(parent.key)
             parent = self.by_key.get(parent.parent_id) if parent.parent_id else None
         return keys
+
+    def _innermost(self, turns: list[ModelTurn]) -> tuple[list[ModelTurn], list[ModelTurn]]:
+        """The innermost turns and the wrappers, a call described twice read once."""
+        keys = {t.span.key for t in turns}
+        below: dict[str, list[ModelTurn]] = {}
+        for t in turns:
+            for key in self._ancestors(t.span):
+                if key in keys:
+                    below.setdefault(key, []).append(t)
+        inner = {t.span.key: t for t in turns if t.span.key not in below}
+        wrappers = {t.span.key: t for t in turns if t.span.key in below}
+        for key, wrapper in list(wrappers.items()):
+            if len(below[key]) != 1 or below[key][0].span.key not in inner:
+                continue
+            (described,) = below[key]
+            kept, other = (
+                (wrapper, described)
+                if wrapper.captured and not described.captured
+                else (described, wrapper)
+            )
+            if not kept.finish_reasons:
+                kept.finish_reasons, kept.finish_field = other.finish_reasons, other.finish_field
+            if kept is wrapper:
+                del inner[described.span.key], wrappers[key]
+                inner[key] = wrapper
+        return sorted(inner.values(), key=lambda t: t.span.sort_key), list(wrappers.values())
 
     def _merged_runs(self, runs: list[ToolRun]) -> list[ToolRun]:
         """Tool runs less those inside a run of the same tool, which complete it."""
@@ -86,22 +134,50 @@ class Trace:
                 complete(outer.call, run.call)
         return kept
 
+    def _drop_shared_ids(self) -> None:
+        """Empty ids, and ids that name calls of two turns (or two calls of one), are no
+        ids. The results a turn's input gives under such an id answer its calls in order:
+        the conversation so far, the k-th result of an id answering the k-th call of it."""
+        named, shared = {""}, set()
+        for t in self.inner:
+            for made in t.calls:
+                if (call_id := made["id"]) is not None:
+                    (shared if call_id in named else named).add(call_id)
+        for run in self.runs:
+            if run.call["id"] == "":
+                shared.add("")
+        if not shared:
+            return
+        calls_of: dict = {}
+        for t in self.inner:
+            answered: dict = {}
+            for message in t.input:
+                for call_id, result in message.answers:
+                    k = answered[call_id] = answered.get(call_id, -1) + 1
+                    calls = calls_of.get(call_id, ())
+                    if call_id in shared and k < len(calls) and "result" not in calls[k]:
+                        calls[k]["result"] = result
+            for made in t.calls:
+                if made["id"] in shared:
+                    calls_of.setdefault(made["id"], []).append(made)
+        for t in self.inner:
+            for made in t.calls:
+                if made["id"] in shared:
+                    made["id"] = None
+            for message in [*t.input, *t.output]:
+                message.call_ids = [None if i in shared else i for i in message.call_ids]
+                message.answers = [(None if i in shared else i, r) for i, r in message.answers]
+        for run in self.runs:
+            if run.call["id"] in shared:
+                run.call["id"] = None
+
     # --- batches ----------------------------------------------------------------------------
 
     def batches(self) -> list[list[dict]]:
-        """A batch per model turn: the calls its messages name, each completed by the tool
-        run of its id, then the turn's tool runs that no message named."""
-        named: dict = {}
-        turn_calls: dict[str, list[dict]] = {}
-        for model_turn in self.inner:
-            calls = []
-            for made in model_turn.calls:
-                if made["id"] is None or made["id"] not in named:
-                    calls.append(made)
-                    if made["id"] is not None:
-                        named[made["id"]] = made
-            if calls:
-                turn_calls[model_turn.span.key] = calls
+        """A batch per model turn: the calls its messages name, each completed by its tool
+        run, then the turn's tool runs that no message named."""
+        turn_calls = {t.span.key: t.calls for t in self.inner if t.calls}
+        named = {c["id"]: c for calls in turn_calls.values() for c in calls if c["id"] is not None}
         results = {call_id: result for t in self.inner for call_id, result in t.results.items()}
         for made in named.values():
             if made["id"] in results and "result" not in made:
@@ -110,10 +186,14 @@ class Trace:
         claimed: set[int] = set()
         for run in self.runs:
             key = self._model_turn_of(run.span)
-            # its turn's calls first, then the latest turn's (a library's own span around the
-            # same model call may stand between)
-            candidates = [*turn_calls.get(key, ()), *chain(*reversed(turn_calls.values()))]
-            same = named.get(run.call["id"]) or _unclaimed(candidates, run, claimed)
+            same = named.get(run.call["id"]) if run.call["id"] is not None else None
+            if same is None and run.call["id"] is None:
+                same = _unclaimed(turn_calls.get(key, ()), run, claimed) or _unclaimed(
+                    [c for k, calls in reversed(turn_calls.items()) if k != key for c in calls],
+                    run,
+                    claimed,
+                    same_arguments=True,
+                )
             if same is not None:
                 claimed.add(id(same))
                 complete(same, run.call)
@@ -132,20 +212,32 @@ class Trace:
         ]
 
     def _model_turn_of(self, span: Span) -> str:
-        """The key of the span whose model turn a tool run belongs to: the latest inner turn
-        beside it that started before it, else its parent."""
-        earlier = [
-            t.span
-            for t in self.inner
-            if t.span.parent_id == span.parent_id and t.span.span_id and t.span.start <= span.start
-        ]
-        return earlier[-1].key if earlier else span.parent_id
+        """The key of the span whose model turn a tool run belongs to: the latest innermost
+        turn beside it that started before it, else the latest anywhere, else its parent."""
+        beside, anywhere = self._turn_starts
+        for starts, keys in (beside.get(span.parent_id, ((), ())), anywhere):
+            at = bisect_right(starts, span.start)
+            if at:
+                return keys[at - 1]
+        return span.parent_id
+
+    @cached_property
+    def _turn_starts(self) -> tuple[dict, tuple[list[int], list[str]]]:
+        """The innermost turns' starts and keys, in start order: by parent, and in all."""
+        beside: dict[str, tuple[list[int], list[str]]] = {}
+        anywhere: tuple[list[int], list[str]] = ([], [])
+        for t in self.inner:
+            if t.span.span_id:
+                for starts, keys in (beside.setdefault(t.span.parent_id, ([], [])), anywhere):
+                    starts.append(t.span.start)
+                    keys.append(t.span.key)
+        return beside, anywhere
 
     # --- final text, transcript, errors -------------------------------------------------------
 
     def final_turn(self) -> ModelTurn | None:
         """The turn holding the final message (see the module's docstring)."""
-        for turns in (self.inner, self.wrappers):
+        for turns in (self.inner, self.wrappers, self.agents):
             answering = [t for t in turns if t.output]
             if answering:
                 return answering[-1]
@@ -185,7 +277,7 @@ class Trace:
     def run_error(self) -> str | None:
         """The status of a failed root span (one whose parent is not in the trace) that is
         not a tool's."""
-        tool_spans = {run.span.key for run in self.runs}
+        tool_spans = {run.span.key for run in [*self.runs, *self.control]}
         for span in sorted(self.spans, key=lambda s: s.sort_key):
             root = not span.parent_id or span.parent_id not in self.by_key
             if span.failed and root and span.key not in tool_spans:
@@ -193,30 +285,60 @@ class Trace:
                 return f"{span.name}: {reason}" if span.name else str(reason)
         return None
 
+    def notes(self) -> list[str]:
+        """What the readers assumed, each said once."""
+        said = [note for part in [*self.turns, *self.runs] for note in part.notes]
+        return list(dict.fromkeys(said))
+
     # --- what was not recorded ----------------------------------------------------------------
 
+    @property
+    def is_empty(self) -> bool:
+        """Whether no span was read as a model call, an agent's turn or a tool call."""
+        return not (self.inner or self.wrappers or self.agents or self.runs or self.control)
+
+    @cached_property
+    def instrumentation(self) -> Instrumentation | None:
+        return instrumentation_of(self.spans)
+
+    def _setting(self) -> str:
+        return content_setting(self.instrumentation)
+
+    def _calls_setting(self) -> str:
+        return calls_setting(self.instrumentation)
+
     def not_captured(self, batches: list[list[dict]]) -> dict:
-        """``{"arguments" | "final_text" | "calls": why}`` for what the spans left out; a
-        trace with no span read as a model turn or a tool run holds none of it."""
-        setting = setting_for(span.scope for span in self.spans)
+        """``{"arguments" | "final_text" | "calls" | "batches": why}`` for what the spans
+        left out (see the module's docstring)."""
+        if self.is_empty:
+            return {"calls": NO_CALLS, "final_text": NO_CALLS}
         found = {}
-        turns = [*self.inner, *self.wrappers]
-        text_missing = bool(turns) and not any(t.captured for t in turns)
         if any(made.get(CAPTURED) is False for batch in batches for made in batch):
-            found["arguments"] = f"tool arguments were not captured: {setting}"
-        asked = [t for t in self.inner if t.asked_for_calls and not self._calls_of(t)]
+            found["arguments"] = f"tool arguments were not captured: {self._setting()}"
+        if not self.inner and not self.runs:
+            found["calls"] = f"no model call or tool call was recorded: {self._calls_setting()}"
+        elif not self.inner:
+            found["batches"] = (
+                "no model call was recorded, so which tool calls were made together, and "
+                f"after which results, is not known: {self._calls_setting()}"
+            )
+        asked = [
+            t
+            for t in self.inner
+            if (t.asked_for_calls or not (self.runs or t.captured or t.tells_calls))
+            and not self._calls_of(t)
+        ]
         if asked:
             found["calls"] = (
-                f"{_count(len(asked), 'model turn')} asked for tool calls that were not "
-                f"captured (no span names them): {setting}"
+                f"{_count(len(asked), 'model turn')} may have asked for tool calls that were "
+                f"not captured (no span names them): {self._setting()}"
+                if not any(t.asked_for_calls for t in asked)
+                else f"{_count(len(asked), 'model turn')} asked for tool calls that were not "
+                f"captured (no span names them): {self._setting()}"
             )
-        if text_missing:
-            found["final_text"] = f"the final text was not captured: {setting}"
-        if not turns and not self.runs:
-            found["calls"] = found["final_text"] = (
-                "no span of the trace is a model call or a tool call in a convention Casebook "
-                "reads (docs/formats.md#opentelemetry-genai-spans)"
-            )
+        if not any(t.captured for t in self.turns):
+            why = self._setting() if self.inner else self._calls_setting()
+            found["final_text"] = f"the final text was not captured: {why}"
         return found
 
     def _calls_of(self, model_turn: ModelTurn) -> bool:
@@ -224,7 +346,7 @@ class Trace:
         if model_turn.calls:
             return True
         key = model_turn.span.key
-        return any(self._model_turn_of(run.span) == key for run in self.runs)
+        return any(self._model_turn_of(run.span) == key for run in [*self.runs, *self.control])
 
 
 def complete(made: dict, from_run: dict) -> None:
@@ -240,18 +362,19 @@ def complete(made: dict, from_run: dict) -> None:
         made["is_error"] = True
 
 
-def _unclaimed(calls, run: ToolRun, claimed: set[int]) -> dict | None:
-    """For a tool run that has no call id: the first call of its model turn that no run
-    completed yet, of the same tool and, when both were recorded, the same arguments."""
-    if run.call["id"] is not None:
-        return None
+def _unclaimed(calls, run: ToolRun, claimed: set[int], *, same_arguments=False) -> dict | None:
+    """The call of ``calls`` that a tool run with no call id completes: the first no run
+    completed yet of the same tool, one with the same arguments first; only one with the
+    same arguments (or none recorded) when ``same_arguments``."""
+    arguments = run.call.get("arguments")
+    first = None
     for made in calls:
         if id(made) in claimed or made["name"] != run.call["name"]:
             continue
-        arguments = run.call.get("arguments")
         if arguments is None or made.get("arguments") is None or arguments == made["arguments"]:
             return made
-    return None
+        first = first or made
+    return None if same_arguments else first
 
 
 def _batch_of(call_id, batch_of: dict) -> int | None:

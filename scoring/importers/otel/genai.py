@@ -1,8 +1,8 @@
 """OpenTelemetry's GenAI semantic conventions (docs/formats.md#opentelemetry-genai-spans), in
 every shape they have had, and the MCP conventions for tool calls.
 
-Model turns (a span with ``gen_ai.operation.name`` ``chat``, ``text_completion``,
-``generate_content`` or ``invoke_agent``, or any span carrying messages):
+Model turns (a span with ``gen_ai.operation.name`` ``chat``, ``text_completion`` or
+``generate_content``, or any span carrying messages; ``invoke_agent``, an agent's turn):
 
 - 1.37 and later: the attributes ``gen_ai.input.messages``, ``gen_ai.output.messages`` and
   ``gen_ai.system_instructions`` (JSON text or structured), or the same as attributes of a
@@ -35,7 +35,8 @@ from .turns import Message, ModelTurn, ToolRun, call, text_of
 
 NAME = "gen_ai"
 TOOL_OPERATION = "execute_tool"
-MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "invoke_agent"})
+AGENT_OPERATION = "invoke_agent"
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", AGENT_OPERATION})
 INPUT, OUTPUT, SYSTEM = (
     "gen_ai.input.messages",
     "gen_ai.output.messages",
@@ -64,7 +65,11 @@ def model_turn(span: Span) -> ModelTurn | None:
     has_messages = INPUT in span.attributes or OUTPUT in span.attributes
     if not (has_messages or details or message_events or span.operation in MODEL_OPERATIONS):
         return None
-    turn = ModelTurn(span, finish_reasons=_finish_reasons(span.attributes.get(FINISH_REASONS)))
+    turn = ModelTurn(
+        span,
+        finish_reasons=_finish_reasons(span.attributes.get(FINISH_REASONS)),
+        agent=span.operation == AGENT_OPERATION,
+    )
     if has_messages:
         _read_messages(turn, lambda key: (span.attributes.get(key), span.path(key)))
     elif details:

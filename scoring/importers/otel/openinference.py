@@ -11,8 +11,11 @@ A span says what it is in ``openinference.span.kind``:
   is the same call. The finish reason is ``llm.finish_reason``. With inputs and outputs
   hidden (``OPENINFERENCE_HIDE_INPUTS`` / ``_OUTPUTS``) there are no messages, and
   ``input.value`` / ``output.value`` are ``__REDACTED__``.
-- ``TOOL``, a tool run: ``tool.name``, its arguments in ``input.value`` (JSON text), its
-  result in ``output.value``; no call id. Status ERROR is a failed call.
+- ``TOOL``, a tool run: ``tool.name``, its arguments in ``input.value`` (JSON text; the
+  envelope of bound arguments that Python instrumentations write, ``{"kwargs": {...}}``,
+  is opened), its result in ``output.value``; no call id. Status ERROR is a failed call.
+- ``AGENT``, an agent's turn: what it was asked in ``input.value`` and answered in
+  ``output.value``, read as text unless ``….mime_type`` is JSON.
 
 Its gen_ai option writes the GenAI attributes on the same spans: a span is read once, by
 this convention.
@@ -24,7 +27,7 @@ import re
 from typing import Any
 
 from .spans import REDACTED, Span, must_be_text
-from .turns import Message, ModelTurn, ToolRun, call
+from .turns import Message, ModelTurn, ToolRun, call, unwrapped
 
 KIND = "openinference.span.kind"
 _MESSAGE_KEY = re.compile(r"llm\.(input|output)_messages\.(\d+)\.message\.(.+)")
@@ -35,7 +38,10 @@ _PART_KEY = re.compile(r"contents\.(\d+)\.message_content\.(type|text)")
 
 
 def model_turn(span: Span) -> ModelTurn | None:
-    if span.attributes.get(KIND) != "LLM":
+    kind = span.attributes.get(KIND)
+    if kind == "AGENT":
+        return agent_turn(span)
+    if kind != "LLM":
         return None
     messages: dict[tuple[str, int], dict[str, Any]] = {}
     for key, value in span.attributes.items():
@@ -95,16 +101,35 @@ def _where(span: Span, fields: dict, key: str) -> str:
     return span.path(f"{prefix}{key}.tool_call.function.name")
 
 
+def agent_turn(span: Span, answer: str | None = None) -> ModelTurn:
+    """An agent's span as its turn: ``answer`` its final text, else its output's text."""
+    turn = ModelTurn(span, agent=True)
+    for role, key in (("user", "input"), ("assistant", "output")):
+        text = answer if role == "assistant" and answer is not None else _text(span, key)
+        if text is not None:
+            (turn.output if role == "assistant" else turn.input).append(Message(role, text))
+    return turn
+
+
+def _text(span: Span, key: str) -> str | None:
+    value = span.attributes.get(f"{key}.value")
+    if not isinstance(value, str) or value in REDACTED:
+        return None
+    return None if span.attributes.get(f"{key}.mime_type") == "application/json" else value
+
+
 def tool_run(span: Span) -> ToolRun | None:
     if span.attributes.get(KIND) != "TOOL":
         return None
     name = must_be_text(span.attributes.get("tool.name", span.name), span.path("tool.name"))
-    arguments = span.attributes.get("input.value")
+    arguments = unwrapped(span.attributes.get("input.value"))
     made = call(None, name, arguments, captured=arguments is not None)
     result = span.attributes.get("output.value")
+    if isinstance(result, str) and result in REDACTED:
+        result = None
     if span.failed:
         made["is_error"] = True
-        made["result"] = span.status_message or (None if result in REDACTED else result)
-    elif isinstance(result, str) and result not in REDACTED:
+        made["result"] = span.status_message or result
+    elif result is not None:
         made["result"] = result
     return ToolRun(span, made)

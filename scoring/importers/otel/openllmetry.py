@@ -6,6 +6,8 @@ entity spans.
   tool_call_id}`` and ``gen_ai.completion.N.{role,content,finish_reason}``, calls as
   ``….tool_calls.M.{id,name,arguments}`` (arguments a JSON string). Without content
   (``TRACELOOP_TRACE_CONTENT=false``) only the span is left.
+- ``traceloop.span.kind`` ``agent`` or ``workflow``: an agent's turn, its question and
+  answer ``traceloop.entity.input`` / ``….output`` when they are text (not JSON).
 - ``traceloop.span.kind = tool``: a tool run (the ``@tool`` decorator, its MCP
   instrumentation), named ``traceloop.entity.name``; its arguments in
   ``traceloop.entity.input`` (``{"args", "kwargs"}``, or MCP's ``{"tool_name",
@@ -25,11 +27,15 @@ from .spans import Span, must_be_text, parsed
 from .turns import Message, ModelTurn, ToolRun, call
 
 REQUEST_TYPE = "llm.request.type"
+KIND = "traceloop.span.kind"
+AGENT_KINDS = frozenset({"agent", "workflow"})
 _MESSAGE_KEY = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 _CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(id|name|arguments)")
 
 
 def model_turn(span: Span) -> ModelTurn | None:
+    if span.attributes.get(KIND) in AGENT_KINDS:
+        return agent_turn(span)
     if REQUEST_TYPE not in span.attributes:  # on every model span it writes
         return None
     messages: dict[tuple[str, int], dict[str, Any]] = {}
@@ -72,9 +78,27 @@ def model_turn(span: Span) -> ModelTurn | None:
     return turn
 
 
+def agent_turn(span: Span, answer: str | None = None) -> ModelTurn:
+    """An agent's span as its turn: ``answer`` its final text, else its output's text."""
+    turn = ModelTurn(span, agent=True)
+    question, output = (_entity_text(span, f"traceloop.entity.{k}") for k in ("input", "output"))
+    if question is not None:
+        turn.input.append(Message("user", question))
+    if (answer := answer if answer is not None else output) is not None:
+        turn.output.append(Message("assistant", answer))
+    return turn
+
+
+def _entity_text(span: Span, key: str) -> str | None:
+    value = span.attributes.get(key)
+    if not isinstance(value, str) or value.startswith(("{", "[")):
+        return None
+    return value
+
+
 def tool_run(span: Span) -> ToolRun | None:
     attributes = span.attributes
-    if attributes.get("traceloop.span.kind") != "tool":
+    if attributes.get(KIND) != "tool":
         return None
     name = attributes.get("traceloop.entity.name", span.name.removesuffix(".tool"))
     name = must_be_text(name, span.path("traceloop.entity.name"))

@@ -1,7 +1,9 @@
 """What every convention reads a span as (docs/formats.md#opentelemetry-genai-spans): a
-model turn (the messages a model call was given, what it answered, the calls it asked for)
-or a tool run (one tool executed). Conventions differ in where they write these; the run is
-assembled from these alone (``assembly.py``).
+model turn (the messages a model call was given, what it answered, the calls it asked for),
+an agent's turn (an agent invocation's span: what it was asked and answered, no model call
+of its own), or a tool run (one tool executed, or a framework's own control step).
+Conventions differ in where they write these; the run is assembled from these alone
+(``assembly.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,15 @@ from .spans import REDACTED, Span
 CAPTURED = "arguments_captured"
 # Finish reasons that say the model asked for tool calls, as each provider spells them.
 CALLS_ASKED = frozenset({"tool_calls", "tool_call", "tool_use", "function_call", "tool-calls"})
+# Providers whose finish reason does not say whether calls were asked for: Gemini's is
+# STOP on a turn that returns function calls, and its instrumentations pass it on.
+_SILENT_PROVIDERS = frozenset({"gemini", "gcp.gemini", "gcp.gen_ai", "gcp.vertex_ai", "google"})
+_PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
+
+
+class NotARun(InvalidInput):
+    """A trace that is no run of an agent (docs/live-traces.md#assembly): no span of it is a
+    model call, an agent's turn or a tool call, and none names its case."""
 
 
 @dataclass(slots=True)
@@ -43,6 +54,10 @@ class ModelTurn:
     output: list[Message] = field(default_factory=list)
     finish_reasons: list[str] = field(default_factory=list)
     finish_field: str = "gen_ai.response.finish_reasons"  # where the convention keeps them
+    # An agent's turn: its span is the agent's invocation, around model calls or in place of
+    # them (the only record of the final text where no model call was recorded).
+    agent: bool = False
+    notes: list[str] = field(default_factory=list)  # what the reader assumed, for the run
 
     @property
     def text(self) -> str | None:
@@ -65,6 +80,15 @@ class ModelTurn:
         return bool(CALLS_ASKED.intersection(self.finish_reasons))
 
     @property
+    def tells_calls(self) -> bool:
+        """Whether its finish reasons say if it asked for tool calls."""
+        if not self.finish_reasons:
+            return False
+        attributes = self.span.attributes
+        provider = next((attributes[k] for k in _PROVIDER_KEYS if k in attributes), None)
+        return not (isinstance(provider, str) and provider.lower() in _SILENT_PROVIDERS)
+
+    @property
     def results(self) -> dict:
         """The results its input messages gave, by call id."""
         return {
@@ -77,10 +101,14 @@ class ModelTurn:
 
 @dataclass(slots=True)
 class ToolRun:
-    """One tool executed: its span and its call (a canonical call dict)."""
+    """One tool executed: its span and its call (a canonical call dict). A ``control`` step
+    is the framework's own (smolagents' ``final_answer``, DSPy's ``finish``): not a call of
+    the agent's."""
 
     span: Span
     call: dict
+    control: bool = False
+    notes: list[str] = field(default_factory=list)  # what the reader assumed, for the run
 
 
 def call(call_id: Any, name: str, arguments: Any, *, captured: bool = True) -> dict:
@@ -108,6 +136,31 @@ def _double_encoded(raw: str) -> Mapping | None:
     except InvalidInput:
         return None
     return arguments_fields(inner)["arguments"] if isinstance(inner, str) else None
+
+
+# The envelope some Python instrumentations write a function's arguments in: its bound
+# positional and keyword arguments (``{"kwargs": {...}}``, smolagents' ``{"args": [],
+# "sanitize_inputs_outputs": true, "kwargs": {...}}``).
+_ENVELOPE_KEYS = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
+
+
+def unwrapped(arguments: Any) -> Any:
+    """The keyword arguments of an envelope of bound arguments with no positional ones;
+    anything else as it is. JSON text is read first."""
+    value = arguments
+    if isinstance(value, str) and value.startswith("{") and '"kwargs"' in value:
+        try:
+            value = parse_json(value)
+        except InvalidInput:
+            return arguments
+    if (
+        isinstance(value, Mapping)
+        and isinstance(value.get("kwargs"), Mapping)
+        and not value.get("args")
+        and _ENVELOPE_KEYS.issuperset(value)
+    ):
+        return value["kwargs"]
+    return arguments
 
 
 def text_of(content: Any) -> str | None:
