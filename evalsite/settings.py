@@ -240,6 +240,14 @@ CASEBOOK_RUN_TIME_BUDGET_SECONDS = env.float("CASEBOOK_RUN_TIME_BUDGET_SECONDS",
 CASEBOOK_ENVIRONMENT_CPU_SECONDS = env.float("CASEBOOK_ENVIRONMENT_CPU_SECONDS", default=5.0)
 CASEBOOK_ENVIRONMENT_MEMORY_MB = env.int("CASEBOOK_ENVIRONMENT_MEMORY_MB", default=1024)
 CASEBOOK_ENVIRONMENT_WALL_SECONDS = env.float("CASEBOOK_ENVIRONMENT_WALL_SECONDS", default=10.0)
+# The states and results one replay may answer (as JSON), and the reference answers a process
+# keeps between runs: bytes, so that what a worker holds is bounded whatever a state holds.
+CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES = env.int(
+    "CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES", default=8 << 20
+)
+CASEBOOK_ENVIRONMENT_REFERENCE_CACHE_BYTES = env.int(
+    "CASEBOOK_ENVIRONMENT_REFERENCE_CACHE_BYTES", default=32 << 20
+)
 # Runs per scoring task, and how long a submission may make no progress before the sweep
 # picks it up again (a worker or the broker went away).
 CASEBOOK_CHUNK_RUNS = env.int("CASEBOOK_CHUNK_RUNS", default=1000)

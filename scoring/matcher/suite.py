@@ -107,6 +107,12 @@ class Case:
     def forbids_extra_calls(self) -> bool:
         return self.extra_calls == "forbid"
 
+    @property
+    def replays(self) -> bool:
+        """Whether scoring a run of it replays calls in its environment (a sandbox process's
+        work, docs/operations.md#environments)."""
+        return any(e.needs_environment for e in self.expectations)
+
     def without(self, contents: Iterable[str]) -> Case:
         """This case as far as a run whose ``contents`` were not recorded can be judged on
         (docs/matcher.md#content-not-captured): without ``arguments``, a call whose

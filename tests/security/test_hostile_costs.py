@@ -26,9 +26,10 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from cases import services
 from cases.models import Membership, Role
 from scoring.environments import replayer_for
-from scoring.models import Run
+from scoring.models import Result, Run
 from tests.ingest.pipeline.conftest import assert_consistent, jsonl, upload
 from tests.support.cost import measured
 from tests.support.pages import editor_data
@@ -137,6 +138,124 @@ def sender(api, settings, monkeypatch):
     settings.CASEBOOK_TRACE_GRACE_SECONDS = 0
     monkeypatch.setattr(assembly.embedded_timer, "wake_in", lambda seconds: None)
     return api
+
+
+# --- 1. replay ---------------------------------------------------------------------------------
+
+FILE_BYTES = 300_000
+DOUBLINGS = 10  # the reference state, as JSON: 300 KB times 2^10, about 300 MB
+
+
+def doubling_calls(times: int) -> list[dict]:
+    """BFCL's ``cp`` copies a directory's contents shallowly: ``a`` copied to ``b``, both
+    moved into ``c``, ``c`` renamed ``a``, and the state (each directory written out) holds
+    twice what it held, in five calls."""
+    one = [
+        ("cp", {"source": "a", "destination": "b"}),
+        ("mkdir", {"dir_name": "c"}),
+        ("mv", {"source": "a", "destination": "c"}),
+        ("mv", {"source": "b", "destination": "c"}),
+        ("mv", {"source": "c", "destination": "a"}),
+    ]
+    return [{"name": name, "arguments": arguments} for _ in range(times) for name, arguments in one]
+
+
+def replay_suite() -> dict:
+    """A case whose reference calls leave a state of about 300 MB, and one of a few bytes."""
+    return {
+        "schema": "casebook.suite/1",
+        "name": "replays",
+        "cases": [
+            {
+                "key": "bomb",
+                "environment": file_system("x" * FILE_BYTES),
+                "expectations": [
+                    {"type": "end_state_matches", "reference_calls": doubling_calls(DOUBLINGS)}
+                ],
+            },
+            {
+                "key": "small",
+                "environment": file_system("y"),
+                "expectations": [
+                    {"type": "end_state_matches", "reference_calls": doubling_calls(1)}
+                ],
+            },
+        ],
+    }
+
+
+def replay_runs() -> bytes:
+    small = [[call] for call in doubling_calls(1)]
+    return jsonl(
+        [
+            {"case": "bomb", "batches": [[{"name": "ls", "arguments": {}}]]},
+            {"case": "small", "batches": small},
+        ]
+    )
+
+
+@pytest.mark.usefixtures("fresh_replayer")
+def test_a_replay_whose_state_doubles_is_refused_by_its_size_and_the_rest_scored(team, user):
+    suite = services.create_suite(team, replay_suite(), user)
+
+    with measured() as cost:
+        submission = upload(suite, replay_runs())
+
+    assert_within_limits(cost)  # was 1,856 MB in a worker, 1.32 GB of it kept after the task
+    assert_consistent(submission)
+    results = {r.run.case_key: r for r in Result.objects.filter(submission=submission)}
+    assert results["small"].verdict == "pass"
+    assert results["bomb"].verdict == "error"
+    assert "CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES" in json.dumps(results["bomb"].report)
+
+
+@pytest.mark.usefixtures("fresh_replayer")
+def test_states_just_within_the_answer_limit_are_compared_within_the_costs(team, user):
+    """Fifteen doublings of a directory holding an empty file: 5 MiB of JSON, the run's
+    and the reference's alike, of many small objects (the dearest to parse)."""
+    document = {
+        "name": "replays",
+        "cases": [
+            {
+                "key": "wide",
+                "environment": file_system(""),
+                "expectations": [
+                    {"type": "end_state_matches", "reference_calls": doubling_calls(15)}
+                ],
+            }
+        ],
+    }
+    suite = services.create_suite(team, document, user)
+    run = {"case": "wide", "batches": [[call] for call in doubling_calls(15)]}
+
+    with measured() as cost:
+        submission = upload(suite, jsonl([run]))
+
+    assert_within_limits(cost)
+    assert Result.objects.get(submission=submission).verdict == "pass"
+
+
+@pytest.mark.usefixtures("fresh_replayer")
+def test_a_viewer_cannot_try_a_run_that_replays_and_an_editor_tries_it_within_bounds(
+    team, user, viewer_of, client
+):
+    suite = services.create_suite(team, replay_suite(), user)
+    bomb = services.case_document(suite.cases.get(key="bomb"))
+    run = {"batches": [[{"name": "ls", "arguments": {}}]]}
+
+    client.force_login(viewer_of)
+    with measured() as cost:
+        refused = client.post(f"/suites/{suite.pk}/cases/try/", try_data(bomb, run))
+    assert_within_limits(cost)  # a viewer grew a gunicorn worker by 650 MB in one request
+    assert refused.status_code == 403
+    assert "editors" in refused.content.decode()
+
+    client.force_login(user)
+    with measured() as cost:
+        tried = client.post(f"/suites/{suite.pk}/cases/try/", try_data(bomb, run))
+    assert_within_limits(cost)
+    assert '<span class="verdict error">error</span>' in tried.content.decode()
+    assert "CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES" in tried.content.decode()
 
 
 # --- 6. blank lines ---------------------------------------------------------------------------
