@@ -664,9 +664,11 @@ def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list
 
 
 def one_case_suite(suite: Suite, case: Mapping) -> dict:
-    """A suite file holding only ``case``, under the suite's name and ``match``: how a case
-    is checked, or scored, on its own (its paths are ``cases[0]...``)."""
-    document = {"schema": SUITE_SCHEMA, "name": suite.name, "cases": [case]}
+    """A suite file holding only ``case`` and everything of the suite a case inherits (its
+    ``match``, tool catalog, ``catalog_checks``, environment and expectations: every field
+    but its cases): how a case is checked, or scored, on its own, as the suite scores it
+    (its paths are ``cases[0]...``)."""
+    document = {**suite.extra, "schema": SUITE_SCHEMA, "name": suite.name, "cases": [case]}
     if suite.match is not None:
         document["match"] = suite.match
     return document

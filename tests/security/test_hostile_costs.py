@@ -299,3 +299,47 @@ def test_the_run_file_reader_skips_blank_lines_in_bulk():
     assert_within_limits(cost)
     assert [item.line for item in items][9:11] == [10, 10 + 256 * MiB + 1]
     assert all(item.run is not None for item in items)
+
+
+# --- 8. "try a run" scores as the suite scores -------------------------------------------------
+
+
+@pytest.mark.usefixtures("fresh_replayer")
+def test_try_a_run_scores_with_the_suites_catalog_environment_and_settings(team, user, client):
+    mkdir = {
+        "name": "mkdir",
+        "parameters": {"type": "object", "properties": {"dir_name": {"type": "string"}}},
+    }
+    document = {
+        "name": "suite-level",
+        "tools": [mkdir],
+        "catalog_checks": True,
+        "environment": file_system("z"),
+        "cases": [
+            {
+                "key": "c",
+                "expected_calls": [{"name": "mkdir"}],
+                "expectations": [
+                    {
+                        "type": "end_state_matches",
+                        "reference_calls": [{"name": "mkdir", "arguments": {"dir_name": "x"}}],
+                    }
+                ],
+            }
+        ],
+    }
+    suite = services.create_suite(team, document, user)
+    case = services.case_document(suite.cases.get())
+    good = {"batches": [[{"name": "mkdir", "arguments": {"dir_name": "x"}}]]}
+    bad = {"batches": [[{"name": "mkdir", "arguments": {"dir_name": 7}}]]}
+    client.force_login(user)
+
+    with measured() as cost:
+        passed = client.post(f"/suites/{suite.pk}/cases/try/", try_data(case, good)).content
+        failed = client.post(f"/suites/{suite.pk}/cases/try/", try_data(case, bad)).content
+
+    assert_within_limits(cost)
+    assert b'<span class="verdict pass">pass</span>' in passed, passed.decode()[:3000]
+    assert b'<span class="verdict fail">fail</span>' in failed
+    # catalog_checks add arguments_match_schema, against the suite's catalog
+    assert b"is not of type" in failed

@@ -12,6 +12,7 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils.html import escape
 
+from cases.editor_forms import TYPE_FIELDS
 from cases.models import Suite, SuiteVersion
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,10 +158,11 @@ def editor_data(case: dict, revision: int | None = None, action: str = "save") -
                 data[f"call-{i}-{flag}"] = "on"
         data[f"call-{i}-extra"] = _extra(call, CALL_FIELDS_SHOWN)
     for i, item in enumerate(case.get("expectations") or []):
+        shown = TYPE_FIELDS.get(item["type"], EXPECTATION_FIELD_ORDER)
         data[f"exp-{i}-type"] = item["type"]
-        data[f"exp-{i}-extra"] = _extra(item, ("type", *EXPECTATION_FIELD_ORDER))
+        data[f"exp-{i}-extra"] = _extra(item, ("type", *shown))
         for name in EXPECTATION_FIELD_ORDER:
-            if name not in item:
+            if name not in item or name not in shown:
                 continue
             value = item[name]
             if name == "args":
