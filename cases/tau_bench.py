@@ -314,7 +314,7 @@ def suite_cases(results: Results, read_only: Iterable[str]) -> list[dict]:
 def _case(task: Task, writes: list[str]) -> dict:
     case: dict[str, Any] = {"key": task.key, "prompt": task.instruction}
     calls = [
-        {"name": action["name"], "required_args": _literal(action["kwargs"]), "ordered": True}
+        {"name": action["name"], "required_args": _arguments(action["kwargs"]), "ordered": True}
         for action in task.actions
         if action["name"] in writes
     ]
@@ -334,6 +334,13 @@ def _case(task: Task, writes: list[str]) -> dict:
     if expectations:
         case["expectations"] = expectations
     return case
+
+
+def _arguments(kwargs: Mapping) -> dict:
+    """An action's ``kwargs`` as the expected call's ``required_args``: each argument equal
+    to its value. The names are names, whatever they start with; a value that would read as
+    an argument matcher is wrapped in ``$literal``."""
+    return {name: _literal(value) for name, value in kwargs.items()}
 
 
 def _literal(value: Any) -> Any:

@@ -136,3 +136,12 @@ def test_the_fixture_makes_fifty_cases_of_its_writes():
     called = {call["name"] for case in document["cases"] for call in case.get("expected_calls", [])}
     assert not called & set(reads)
     load_suite(document)
+
+
+def test_kwargs_are_argument_names_whatever_they_start_with():
+    action = {"name": "update", "kwargs": {"$set": 1, "filter": {"$in": [1, 2]}}}
+    case = tau_bench.suite_cases(read([element(0, actions=[action])]), read_only=[])[0]
+    assert case["expected_calls"][0]["required_args"] == {
+        "$set": 1,
+        "filter": {"$literal": {"$in": [1, 2]}},
+    }

@@ -27,7 +27,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from cases import services
-from cases.models import Membership, Role
+from cases.models import ExpectedCall, Membership, Role, Suite
 from scoring.environments import replayer_for
 from scoring.models import Result, Run
 from tests.ingest.pipeline.conftest import assert_consistent, jsonl, upload
@@ -343,3 +343,21 @@ def test_try_a_run_scores_with_the_suites_catalog_environment_and_settings(team,
     assert b'<span class="verdict fail">fail</span>' in failed
     # catalog_checks add arguments_match_schema, against the suite's catalog
     assert b"is not of type" in failed
+
+
+# --- 9. τ-bench kwargs keyed by $ ----------------------------------------------------------------
+
+
+def test_tau_bench_kwargs_whose_keys_start_with_a_dollar_import_literally(api, team):
+    response = import_tau_bench(api, team, tau_results(2, kwargs={"$set": 1, "$inc": 2}))
+
+    assert response.status_code == 201, response.content[:500]
+    suite = Suite.objects.get(pk=response.json()["id"])
+    call = ExpectedCall.objects.get(case__suite=suite, case__key="0")
+    assert call.required_args == {"$set": 1, "$inc": 2}  # argument names, not a matcher
+    run = {
+        "case": "0",
+        "batches": [[{"name": "update_0", "arguments": {"$set": 1, "$inc": 2}}]],
+    }
+    submission = upload(suite, jsonl([run]))
+    assert Result.objects.get(submission=submission).verdict == "pass"
