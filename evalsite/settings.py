@@ -235,6 +235,9 @@ CASEBOOK_MAX_STORED_INVALID_LINES = env.int("CASEBOOK_MAX_STORED_INVALID_LINES",
 # may take before its verdict is `error` (workers, `manage.py score`, "try a run").
 CASEBOOK_MAX_PATTERN_LENGTH = env.int("CASEBOOK_MAX_PATTERN_LENGTH", default=1000)
 CASEBOOK_RUN_TIME_BUDGET_SECONDS = env.float("CASEBOOK_RUN_TIME_BUDGET_SECONDS", default=10.0)
+# Rows (cases, expected calls, expectations) one suite may hold: an import, a save or a
+# τ-bench file that would make more is refused before anything is written.
+CASEBOOK_MAX_SUITE_ROWS = env.int("CASEBOOK_MAX_SUITE_ROWS", default=100_000)
 # What replaying one run's calls in an environment may use (docs/operations.md#environments):
 # past a limit the sandbox process is killed and the verdict is `error`.
 CASEBOOK_ENVIRONMENT_CPU_SECONDS = env.float("CASEBOOK_ENVIRONMENT_CPU_SECONDS", default=5.0)

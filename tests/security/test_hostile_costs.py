@@ -27,7 +27,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from cases import services
-from cases.models import ExpectedCall, Membership, Role, Suite
+from cases.models import Case, Expectation, ExpectedCall, Membership, Role, Suite
 from scoring.environments import replayer_for
 from scoring.models import Result, Run
 from tests.ingest.pipeline.conftest import assert_consistent, jsonl, upload
@@ -143,7 +143,9 @@ def sender(api, settings, monkeypatch):
 # --- 1. replay ---------------------------------------------------------------------------------
 
 FILE_BYTES = 300_000
-DOUBLINGS = 10  # the reference state, as JSON: 300 KB times 2^10, about 300 MB
+# The reference state, as JSON: 300 KB times 2^9, about 150 MB (the sandbox writes it in a
+# second or two, well within its wall-clock limit on a loaded machine).
+DOUBLINGS = 9
 
 
 def doubling_calls(times: int) -> list[dict]:
@@ -256,6 +258,51 @@ def test_a_viewer_cannot_try_a_run_that_replays_and_an_editor_tries_it_within_bo
     assert_within_limits(cost)
     assert '<span class="verdict error">error</span>' in tried.content.decode()
     assert "CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES" in tried.content.decode()
+
+
+# --- 5. τ-bench: a thousand tasks, each writing with its own tool -------------------------------
+
+
+def rows_of(suite: Suite) -> int:
+    cases = Case.objects.filter(suite=suite)
+    return (
+        cases.count()
+        + ExpectedCall.objects.filter(case__in=cases).count()
+        + Expectation.objects.filter(case__in=cases).count()
+    )
+
+
+def test_a_thousand_tasks_each_writing_with_its_own_tool_import_as_a_thousand_cases(
+    api, team, user, client
+):
+    body = tau_results(1000)
+    assert len(body) < 160_000
+
+    with measured() as cost:
+        response = import_tau_bench(api, team, body)
+    assert_within_limits(cost)  # was 151 s and 65 s of CPU, making 1,000,020 rows
+    assert response.status_code == 201, response.content[:300]
+    suite = Suite.objects.get(pk=response.json()["id"])
+    assert rows_of(suite) <= 2 * 1000
+
+    client.force_login(user)
+    for page in (suite.get_absolute_url(), f"/suites/{suite.pk}/versions/1/"):
+        with measured() as cost:
+            answer = client.get(page)
+        assert answer.status_code == 200
+        assert_within_limits(cost)  # the suite page took 13 s, the version page 25 s
+
+
+def test_a_tau_bench_import_past_the_row_cap_is_refused_saying_so(api, team, settings):
+    settings.CASEBOOK_MAX_SUITE_ROWS = 500
+
+    with measured() as cost:
+        response = import_tau_bench(api, team, tau_results(1000))
+
+    assert_within_limits(cost)
+    assert response.status_code == 400
+    assert "CASEBOOK_MAX_SUITE_ROWS" in json.dumps(response.json())
+    assert not Suite.objects.filter(name="wide").exists()
 
 
 # --- 6. blank lines ---------------------------------------------------------------------------
