@@ -260,6 +260,42 @@ def test_a_viewer_cannot_try_a_run_that_replays_and_an_editor_tries_it_within_bo
     assert "CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES" in tried.content.decode()
 
 
+# --- 4. uniqueItems ---------------------------------------------------------------------------
+
+
+def test_unique_items_over_thousands_of_objects_is_bounded_by_the_deadline(team, user):
+    tool = {
+        "name": "tag",
+        "parameters": {
+            "type": "object",
+            "properties": {"items": {"type": "array", "uniqueItems": True}},
+        },
+    }
+    document = {
+        "name": "schemas",
+        "tools": [tool],
+        "cases": [
+            {"key": "many", "expectations": [{"type": "arguments_match_schema"}]},
+            {"key": "few", "expectations": [{"type": "arguments_match_schema"}]},
+        ],
+    }
+    suite = services.create_suite(team, document, user)
+    items = [{"id": n, "tags": [str(n)]} for n in range(6000)] + [{"id": 0, "tags": ["0"]}]
+    runs = [
+        {"case": "many", "batches": [[{"name": "tag", "arguments": {"items": items}}]]},
+        {"case": "few", "batches": [[{"name": "tag", "arguments": {"items": [{"a": 1}]}}]]},
+    ]
+
+    with measured() as cost:
+        submission = upload(suite, jsonl(runs))
+
+    assert_within_limits(cost)  # was 46 s of a worker's CPU
+    assert_consistent(submission)
+    verdicts = dict(Result.objects.values_list("run__case_key", "verdict"))
+    assert verdicts["few"] == "pass"
+    assert verdicts["many"] in ("fail", "error")
+
+
 # --- 5. τ-bench: a thousand tasks, each writing with its own tool -------------------------------
 
 
