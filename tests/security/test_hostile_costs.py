@@ -384,6 +384,35 @@ def test_the_run_file_reader_skips_blank_lines_in_bulk():
     assert all(item.run is not None for item in items)
 
 
+# --- 7. a 5,000-digit integer in a BFCL line ---------------------------------------------------
+
+
+def test_a_five_thousand_digit_integer_literal_is_its_lines_problem_alone(team, user):
+    document = {
+        "name": "bfcl",
+        "cases": [
+            {"key": f"simple_{n}", "expected_calls": [{"name": "f", "required_args": {"x": 1}}]}
+            for n in range(4)
+        ],
+    }
+    suite = services.create_suite(team, document, user)
+    digits = "9" * 5000
+    lines = [
+        {"id": "simple_0", "result": [{"f": {"x": 1}}]},
+        {"id": "simple_1", "result": f"[f(x=0x{'f' * 5000})]"},  # 6,021 decimal digits
+        {"id": "simple_2", "result": f"[f(x={digits})]"},
+        {"id": "simple_3", "result": [{"f": {"x": 1}}]},
+    ]
+
+    with measured() as cost:
+        submission = upload(suite, jsonl(lines))
+
+    assert_within_limits(cost)
+    assert_consistent(submission)  # was failed: ValueError, Exceeds the limit (4300 digits)
+    verdicts = dict(Result.objects.values_list("run__case_key", "verdict"))
+    assert verdicts["simple_0"] == verdicts["simple_3"] == "pass"
+
+
 # --- 8. "try a run" scores as the suite scores -------------------------------------------------
 
 
