@@ -75,6 +75,16 @@ BATCH_TRACES = 500
 BATCH_BYTES = 64 * 2**20
 READ_BATCH = 2000  # spans read at a time
 CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
+# What making a run again changes of it.
+_REMADE_FIELDS = (
+    "case_key",
+    "case_order",
+    "trial",
+    "document",
+    "final_text",
+    "tools",
+    "meta_values",
+)
 
 
 # --- when traces are assembled ---------------------------------------------------------------
@@ -425,9 +435,10 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
         stored.case_key, stored.case_order = item.case_key, natural_key(item.case_key)
         stored.trial = submission.runs.filter(case_key=item.case_key).count()
     item.canonical["trial"] = stored.trial
-    stored.document, stored.final_text = item.canonical, item.run.final_text
-    stored.tools, stored.meta_values = item.tools, item.meta
-    stored.save()
+    # Written as runs are first written (``insert_rows``): a NUL in their text, which
+    # PostgreSQL's text cannot hold, reads as U+FFFD.
+    update_rows(Run, _REMADE_FIELDS, [(stored.pk, stored.case_key, stored.case_order,
+        stored.trial, item.canonical, item.run.final_text, item.tools, item.meta)])  # fmt: skip
     if recase:
         recount_cases(submission, suite)
 

@@ -51,7 +51,15 @@ from scoring.live.otlp_codec import (
     hex_id,
     item_nested_deeper_than,
 )
-from scoring.live.routing import CASE, INVALID, Address, Router, SuiteReference
+from scoring.live.routing import (
+    CASE,
+    INVALID,
+    NUL_CASE,
+    Address,
+    Router,
+    SuiteReference,
+    holds_nul,
+)
 from scoring.models import Trace, TraceSpan
 
 log = logging.getLogger(__name__)
@@ -133,12 +141,14 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
                     refusal = (
                         route if isinstance(route, tuple) else _invalid(item, reader, max_depth)
                     )
+                if refusal is None:
+                    named = attributes(item.attributes)
+                    attribute = route.suite.trace_case_attribute
+                    refusal = _case_refusal(named, attribute)
                 if refusal is not None:
                     outcome.rejected[refusal] += 1
                     continue
-                named = attributes(item.attributes)
                 case = _text(named.get(CASE)) or resource_case
-                attribute = route.suite.trace_case_attribute
                 value = "" if case or not attribute else _text(named.get(attribute))
                 root, start = reader.root_and_start(item)
                 rows.append(
@@ -242,10 +252,20 @@ def _invalid(item, reader, max_depth: int) -> tuple[int, str] | None:
     return None
 
 
+def _case_refusal(named: dict, attribute: str) -> tuple[int, str] | None:
+    """Why an item's case cannot be read (kind 400): its ``casebook.case``, or the value of
+    the suite's case attribute, holds a NUL, which no case key may hold and PostgreSQL's
+    text cannot; read without it, it would name another case."""
+    if holds_nul(named.get(CASE)):
+        return INVALID, NUL_CASE
+    if attribute and holds_nul(named.get(attribute)):
+        return INVALID, f"{attribute} (the suite's case attribute) holds a NUL character"
+    return None
+
+
 def _text(value) -> str:
-    """An attribute's value as text, without NUL characters (no text column of PostgreSQL
-    holds them; an uploaded run's case key loses them too)."""
-    return "" if value is None else str(value).replace("\0", "")
+    """An attribute's value as text (NUL refused before: ``_case_refusal``)."""
+    return "" if value is None else str(value)
 
 
 def _store(rows: list[tuple], user) -> Counter:

@@ -241,10 +241,38 @@ def test_a_label_holding_a_nul_rejects_its_spans_400(sender, suite):
     assert not Trace.objects.exists()
 
 
-def test_a_case_key_holding_a_nul_is_kept_without_it(sender, suite):
-    assert post(sender, export(suite.pk, case="wea\x00ther")).status_code == 200
-    assert assemble_due() == 1
-    assert Run.objects.get().case_key == "weather"
+def test_a_case_key_holding_a_nul_rejects_its_span_never_naming_another_case(sender, suite):
+    """Read without the NUL, ``wea\\x00ther`` was scored as the case ``weather``."""
+    response = post(sender, export(suite.pk, case="wea\x00ther"))
+    assert response.status_code == 200
+    answer = answer_of(response).partial_success
+    assert answer.rejected_spans == 1  # the root, which names the case
+    assert "casebook.case holds a NUL character" in answer.error_message
+    # the other spans are kept, naming no case; the trace waits for its root
+    assert set(TraceSpan.objects.values_list("case_key", flat=True)) == {""}
+    assert assemble_due() == 0
+
+
+def test_a_resource_naming_a_case_with_a_nul_rejects_its_spans(sender, suite):
+    request = export(suite.pk, case=None)
+    request.resource_spans[0].resource.attributes.append(
+        string_attribute("casebook.case", "wea\x00ther")
+    )
+    response = post(sender, request)
+    assert response.status_code == 400
+    assert "casebook.case holds a NUL character" in status_of(response).message
+    assert not TraceSpan.objects.exists()
+
+
+def test_a_case_attribute_value_holding_a_nul_rejects_its_span(sender, suite):
+    suite.trace_case_attribute = "gen_ai.conversation.id"
+    suite.save(update_fields=["trace_case_attribute"])
+    request = export(suite.pk, case=None)
+    spans = request.resource_spans[0].scope_spans[0].spans
+    spans[0].attributes.append(string_attribute("gen_ai.conversation.id", "conv\x001"))
+    answer = answer_of(post(sender, request)).partial_success
+    assert answer.rejected_spans == 1
+    assert "gen_ai.conversation.id (the suite's case attribute) holds a NUL" in answer.error_message
 
 
 # --- authentication -----------------------------------------------------------------------------

@@ -29,9 +29,15 @@ from rest_framework.test import APIClient
 from cases import services
 from cases.models import Case, Expectation, ExpectedCall, Membership, Role, Suite
 from scoring.environments import replayer_for
-from scoring.models import Result, Run
+from scoring.models import InvalidLine, Result, Run
 from tests.ingest.pipeline.conftest import assert_consistent, jsonl, upload
 from tests.support.cost import measured
+from tests.support.otlp_data import (
+    answer_of,
+    assemble_due,
+    export,
+    post,
+)
 from tests.support.pages import editor_data
 
 pytestmark = pytest.mark.django_db
@@ -260,6 +266,24 @@ def test_a_viewer_cannot_try_a_run_that_replays_and_an_editor_tries_it_within_bo
     assert "CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES" in tried.content.decode()
 
 
+# --- 3. NUL in a case key -----------------------------------------------------------------------
+
+
+def test_a_nul_in_a_case_key_is_that_lines_problem_alone(demo_suite):
+    lines = greetings(10)
+    data = b"".join(lines[:5]) + jsonl([{"case": "k\x002", "batches": []}]) + b"".join(lines[5:])
+
+    with measured() as cost:
+        submission = upload(demo_suite, data)
+
+    assert_within_limits(cost)
+    assert_consistent(submission)  # was failed, with no run, on PostgreSQL
+    assert submission.stored_runs == 10
+    (invalid,) = InvalidLine.objects.filter(submission=submission)
+    assert invalid.line == 6
+    assert "NUL" in invalid.reason
+
+
 # --- 4. uniqueItems ---------------------------------------------------------------------------
 
 
@@ -473,3 +497,28 @@ def test_tau_bench_kwargs_whose_keys_start_with_a_dollar_import_literally(api, t
     }
     submission = upload(suite, jsonl([run]))
     assert Result.objects.get(submission=submission).verdict == "pass"
+
+
+# --- 10. NUL in casebook.case on a span ----------------------------------------------------------
+
+
+def test_a_nul_in_a_spans_case_is_never_read_as_another_case(team, user, sender):
+    document = {
+        "name": "nul",
+        "cases": [{"key": "k2", "expectations": [{"type": "no_tool_calls"}]}],
+    }
+    suite = services.create_suite(team, document, user)
+    request = export(suite.pk, case="k\x002")
+    kept = export(suite.pk, case="k2", trace=2)
+    request.resource_spans.extend(kept.resource_spans)
+
+    with measured() as cost:
+        response = post(sender, request)
+        assemble_due()
+
+    assert_within_limits(cost)
+    assert response.status_code == 200
+    # was ["k2", "k2"]: trace 1 read as the case k2; now the span naming it is rejected (its
+    # root: the others wait for one)
+    assert list(Run.objects.values_list("case_key", flat=True)) == ["k2"]
+    assert "casebook.case holds a NUL" in answer_of(response).partial_success.error_message
