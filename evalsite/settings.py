@@ -266,6 +266,15 @@ CASEBOOK_OTLP_MAX_BYTES = env.int("CASEBOOK_OTLP_MAX_BYTES", default=16 << 20)
 # Traces one export may hold: the spans of further traces are rejected (OTLP partial
 # success), so that an export's cost is bounded by its size, not its count of traces.
 CASEBOOK_OTLP_MAX_TRACES = env.int("CASEBOOK_OTLP_MAX_TRACES", default=1000)
+# What one span or log record may hold (its attribute values, counting those of its events and
+# links and the values inside lists; a span's events and links), and the attribute values,
+# events and links of all of an export's items: past them items are rejected (OTLP partial
+# success), measured before anything is built of them. An OTLP/JSON body, parsed whole, is
+# refused (413) past four objects and arrays for each value the export may hold.
+CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES = env.int("CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES", default=5000)
+CASEBOOK_OTLP_MAX_ITEM_EVENTS = env.int("CASEBOOK_OTLP_MAX_ITEM_EVENTS", default=1000)
+CASEBOOK_OTLP_MAX_ITEM_LINKS = env.int("CASEBOOK_OTLP_MAX_ITEM_LINKS", default=1000)
+CASEBOOK_OTLP_MAX_ATTRIBUTES = env.int("CASEBOOK_OTLP_MAX_ATTRIBUTES", default=200_000)
 CASEBOOK_TRACE_GRACE_SECONDS = env.float("CASEBOOK_TRACE_GRACE_SECONDS", default=10.0)
 CASEBOOK_TRACE_ROOTLESS_SECONDS = env.float("CASEBOOK_TRACE_ROOTLESS_SECONDS", default=600.0)
 CASEBOOK_TRACE_SWEEP_SECONDS = env.float("CASEBOOK_TRACE_SWEEP_SECONDS", default=5.0)
@@ -273,6 +282,7 @@ CASEBOOK_TRACE_SWEEP_SECONDS = env.float("CASEBOOK_TRACE_SWEEP_SECONDS", default
 # rejected (OTLP partial success), so a trace's assembly reads a bounded amount.
 CASEBOOK_TRACE_MAX_SPANS = env.int("CASEBOOK_TRACE_MAX_SPANS", default=10_000)
 CASEBOOK_TRACE_MAX_BYTES = env.int("CASEBOOK_TRACE_MAX_BYTES", default=32 << 20)
+CASEBOOK_TRACE_MAX_ATTRIBUTES = env.int("CASEBOOK_TRACE_MAX_ATTRIBUTES", default=200_000)
 # The hour (UTC) at which runs past their suite's retention are removed (Celery beat,
 # docs/operations.md#retention).
 CASEBOOK_PRUNE_HOUR = env.int("CASEBOOK_PRUNE_HOUR", default=3)

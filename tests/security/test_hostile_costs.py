@@ -23,20 +23,27 @@ import io
 import json
 
 import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from cases import services
 from cases.models import Case, Expectation, ExpectedCall, Membership, Role, Suite
 from scoring.environments import replayer_for
-from scoring.models import InvalidLine, Result, Run
+from scoring.models import InvalidLine, Result, Run, TraceSpan
 from tests.ingest.pipeline.conftest import assert_consistent, jsonl, upload
 from tests.support.cost import measured
 from tests.support.otlp_data import (
+    ENDPOINT,
+    FIXTURE_SPANS,
     answer_of,
     assemble_due,
     export,
     post,
+    string_attribute,
 )
 from tests.support.pages import editor_data
 
@@ -264,6 +271,124 @@ def test_a_viewer_cannot_try_a_run_that_replays_and_an_editor_tries_it_within_bo
     assert_within_limits(cost)
     assert '<span class="verdict error">error</span>' in tried.content.decode()
     assert "CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES" in tried.content.decode()
+
+
+# --- 2. OTLP attributes --------------------------------------------------------------------------
+
+BOMB_ATTRIBUTES = 3_300_000
+# A KeyValue of key "a" and no value, as a repeated field of a Span (field 9) or a LogRecord
+# (field 6): five bytes each, 16.5 MB for 3,300,000, 24 KB gzipped.
+SPAN_ATTRIBUTE = b"\x4a\x03\x0a\x01a"
+RECORD_ATTRIBUTE = b"\x32\x03\x0a\x01a"
+
+
+@pytest.fixture
+def otlp_suite(team, user):
+    from tests.support.producers import SUITE
+
+    return services.create_suite(team, SUITE, user)
+
+
+def test_a_span_of_millions_of_attributes_is_rejected_and_the_export_kept(otlp_suite, sender):
+    request = export(otlp_suite.pk)  # the weather run: five spans of trace 1
+    bomb = Span(trace_id=(2).to_bytes(16, "big"), span_id=b"\x01" * 8, name="bomb")
+    bomb.attributes.append(string_attribute("casebook.case", "weather"))
+    bomb = Span.FromString(bomb.SerializeToString() + SPAN_ATTRIBUTE * BOMB_ATTRIBUTES)
+    request.resource_spans[0].scope_spans[0].spans.append(bomb)
+    body = gzip.compress(request.SerializeToString())
+
+    with measured() as cost:
+        response = sender.post(
+            ENDPOINT, body, content_type="application/x-protobuf", HTTP_CONTENT_ENCODING="gzip"
+        )
+        assemble_due()
+
+    assert_within_limits(cost)  # was 2,404 MB and 25 s of CPU in a web worker, 1 GB more later
+    assert response.status_code == 200
+    answer = answer_of(response)
+    assert answer.partial_success.rejected_spans == 1
+    assert "CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES" in answer.partial_success.error_message
+    assert TraceSpan.objects.count() == len(FIXTURE_SPANS)
+    assert Result.objects.get(run__case_key="weather").verdict == "pass"
+
+
+def test_a_log_record_of_millions_of_attributes_is_rejected_and_the_export_kept(otlp_suite, sender):
+    request = ExportLogsServiceRequest()
+    resource_logs = request.resource_logs.add()
+    resource_logs.resource.attributes.append(string_attribute("casebook.suite", str(otlp_suite.pk)))
+    records = resource_logs.scope_logs.add().log_records
+    trace_id = (3).to_bytes(16, "big")
+    records.add(trace_id=trace_id, span_id=b"\x02" * 8).body.string_value = "kept"
+    bomb = LogRecord(trace_id=trace_id, span_id=b"\x03" * 8)
+    records.append(LogRecord.FromString(bomb.SerializeToString() + RECORD_ATTRIBUTE * 3_000_000))
+    body = gzip.compress(request.SerializeToString())
+
+    with measured() as cost:
+        response = sender.post(
+            "/otlp/v1/logs",
+            body,
+            content_type="application/x-protobuf",
+            HTTP_CONTENT_ENCODING="gzip",
+        )
+
+    assert_within_limits(cost)  # was 2,640 MB in a web worker
+    assert response.status_code == 200
+    assert b"CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES" in response.content
+    assert TraceSpan.objects.count() == 1  # the other record is kept
+
+
+def test_an_otlp_json_export_of_millions_of_attributes_is_refused_before_it_is_parsed(
+    otlp_suite, sender
+):
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "bomb"}
+    head = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    attributes = ', "attributes": [' + ",".join(['{"key":"a"}'] * 1_300_000) + "]"
+    body = (head[: -len("}]}]}]}")] + attributes + "}]}]}]}").encode()
+    assert len(body) < 16 * MiB
+
+    with measured() as cost:
+        response = sender.post(ENDPOINT, body, content_type="application/json")
+
+    assert_within_limits(cost)
+    assert response.status_code == 413
+    assert "CASEBOOK_OTLP_MAX_ATTRIBUTES" in response.json()["message"]
+
+
+def wide_export(suite, spans: int, first_id: int, case: str | None = None):
+    """An export of ``spans`` spans of one trace, each of 4,999 attribute values."""
+    template = Span(trace_id=(5).to_bytes(16, "big"), name="tool")
+    for n in range(4999):
+        template.attributes.add(key=f"attribute.{n}").value.string_value = "value"
+    request = ExportTraceServiceRequest()
+    resource_spans = request.resource_spans.add()
+    resource_spans.resource.attributes.append(string_attribute("casebook.suite", str(suite.pk)))
+    added = resource_spans.scope_spans.add().spans
+    for n in range(spans):
+        span = added.add()
+        span.CopyFrom(template)
+        span.span_id = (first_id + n).to_bytes(8, "big")
+    if case:
+        added[0].attributes.append(string_attribute("casebook.case", case))
+    return request
+
+
+def test_a_trace_at_its_cap_of_attribute_values_is_assembled_within_the_costs(team, user, sender):
+    """Assembling the trace of the span of 3,300,000 attributes cost a worker 1 GB more."""
+    suite = services.create_suite(team, {"name": "wide", "cases": [{"key": "c"}]}, user)
+    with measured() as cost:
+        first = post(sender, wide_export(suite, 40, 1, case="c"))
+    assert_within_limits(cost)
+    assert answer_of(first).partial_success.rejected_spans == 0  # 200,000 values: the cap
+    more = post(sender, wide_export(suite, 2, 100))
+    assert "CASEBOOK_TRACE_MAX_ATTRIBUTES = 200,000" in (
+        answer_of(more).partial_success.error_message
+    )
+
+    with measured() as cost:
+        assert assemble_due() == 1
+
+    assert_within_limits(cost)
+    assert Run.objects.get().case_key == "c"
 
 
 # --- 3. NUL in a case key -----------------------------------------------------------------------
