@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -53,7 +54,8 @@ MiB = 1 << 20
 
 
 def assert_within_limits(cost) -> None:
-    print(cost)  # the figures, for ``pytest -s``
+    # The figures, for ``pytest -s`` (bench/hostile.py prints them as a table).
+    print(f"cost of {os.environ.get('PYTEST_CURRENT_TEST', '').split(' ')[0]}: {cost}")
     assert cost.within_limits, f"cost {cost}: the limits are 300 MB and 10 s of CPU"
 
 
