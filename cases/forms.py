@@ -12,6 +12,7 @@ from django.core import signing
 from scoring.matcher import InvalidInput, Problem
 
 from .models import (
+    MAX_RETENTION_DAYS,
     RESERVED_LABEL_KEYS,
     ApiToken,
     LabelColour,
@@ -175,6 +176,7 @@ class SuiteSettingsForm(SuiteForm):
 
     live_retention_days = forms.IntegerField(
         min_value=1,
+        max_value=MAX_RETENTION_DAYS,
         required=False,
         label="Keep live runs for (days)",
         help_text=(
@@ -184,6 +186,7 @@ class SuiteSettingsForm(SuiteForm):
     )
     upload_retention_days = forms.IntegerField(
         min_value=1,
+        max_value=MAX_RETENTION_DAYS,
         required=False,
         label="Keep uploaded runs for (days)",
         help_text="Likewise for uploaded files' runs, counted from the upload. Empty: forever.",
@@ -234,11 +237,13 @@ class PreviewedFile:
 
 
 class ConfirmImportForm(forms.Form):
-    """The second step of importing a suite file into a suite (docs/review.md#import-file).
+    """The second step of an import previewed first: a suite file into a suite
+    (docs/review.md#import-file), or, with ``scope``, what makes a new suite or a suite's
+    tool catalog.
 
-    The previewed file travels in a hidden field, compressed and signed for this suite and
-    user: the server keeps nothing between the steps, and what is confirmed is exactly what
-    was previewed."""
+    The previewed file travels in a hidden field, compressed and signed for this suite (or
+    scope) and user: the server keeps nothing between the steps, and what is confirmed is
+    exactly what was previewed."""
 
     MAX_AGE = 60 * 60  # seconds a preview may be confirmed for
     # Below DATA_UPLOAD_MAX_MEMORY_SIZE, the most a form's fields may send.
@@ -246,9 +251,10 @@ class ConfirmImportForm(forms.Form):
 
     file = forms.CharField(widget=forms.HiddenInput)
 
-    def __init__(self, *args, suite, user, **kwargs):
+    def __init__(self, *args, user, suite=None, scope: str = "", **kwargs):
         super().__init__(*args, **kwargs)
-        self.signer = signing.TimestampSigner(salt=f"cases.import:{suite.pk}:{user.pk}")
+        where = suite.pk if suite is not None else scope
+        self.signer = signing.TimestampSigner(salt=f"cases.import:{where}:{user.pk}")
 
     def keep(self, file: PreviewedFile) -> None:
         """Hold ``file`` in the form; ``InvalidInput`` when it is too large to send back."""
@@ -270,6 +276,17 @@ class ConfirmImportForm(forms.Form):
             raise forms.ValidationError("This preview was altered or is not for you.") from None
         content = zlib.decompress(base64.b64decode(data["content"]))
         return PreviewedFile(data["name"], content, data["version"])
+
+
+class ConfirmNewSuiteForm(ConfirmImportForm):
+    """The second step of importing a file as a new suite (a suite file, a BFCL category):
+    the previewed file and the team it goes to, which must still be one the user edits in."""
+
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), widget=forms.HiddenInput)
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
 
 
 class ToolsForm(forms.Form):

@@ -135,6 +135,8 @@ class Visibility(models.TextChoices):
 
 
 DEFAULT_LIVE_RETENTION_DAYS = 30
+# A century: a longer period is "forever" (empty), and the prune's dates stay in range.
+MAX_RETENTION_DAYS = 36_500
 
 
 class Suite(models.Model):
@@ -257,6 +259,10 @@ class SuiteVersion(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     message = models.CharField(max_length=300, blank=True)
     tag = models.CharField(max_length=50, blank=True, help_text="e.g. release")
+    # The version's audit (docs/audit.md), made when it is saved: {"cases", "problems"}.
+    # Null for a version saved before audits were kept, until it is first asked for
+    # (``cases.audits.stored_audit``). Lists of versions defer it, as they defer the document.
+    audit = JSONTextField(null=True, editable=False)
 
     class Meta:
         constraints = [

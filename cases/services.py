@@ -28,6 +28,7 @@ from scoring.matcher import (
     suite_warnings,
 )
 
+from .audits import suite_audit
 from .diff import VersionDiff, diff_documents
 from .models import (
     Case,
@@ -374,13 +375,17 @@ def pick_version(suite: Suite, number: str | None, tag: str | None) -> SuiteVers
 
 
 def record_version(suite: Suite, user, message: str) -> SuiteVersion:
-    """Snapshot the suite's rows as its next version. Call inside the suite's lock."""
+    """Snapshot the suite's rows as its next version, with its audit. Call inside the
+    suite's lock."""
+    document = suite_document(suite)
+    latest = suite.versions.order_by("-number").first()
     return SuiteVersion.objects.create(
         suite=suite,
-        number=_latest_number(suite) + 1,
-        document=suite_document(suite),
+        number=(latest.number if latest else 0) + 1,
+        document=document,
         author=user,
         message=message[:300],
+        audit=suite_audit(document, latest).to_dict(),
     )
 
 
@@ -467,6 +472,7 @@ class ImportPreview:
     version: int  # the suite's version the diff starts from
     cases: int  # how many cases the suite would hold
     changes_nothing: bool
+    document: dict  # the suite file the suite would then hold
 
 
 def import_preview(suite: Suite, document: Any) -> ImportPreview:
@@ -482,7 +488,7 @@ def import_preview(suite: Suite, document: Any) -> ImportPreview:
         transaction.set_rollback(True)
     kept = [name for name in KEPT_FIELDS if name in before and name not in document]
     return ImportPreview(
-        diff_documents(before, after), kept, version, len(after["cases"]), before == after
+        diff_documents(before, after), kept, version, len(after["cases"]), before == after, after
     )
 
 
@@ -839,13 +845,20 @@ def suite_tools(suite: Suite) -> list:
     return catalog_tools(suite.extra.get("tools"))
 
 
-@transaction.atomic
-def replace_tools(suite: Suite, tools: list, user, message: str) -> SuiteVersion:
-    """Make ``tools`` the suite's catalog, as a new version; ``InvalidInput`` by the suite
-    file's paths (``tools[2].name: required``) when the catalog breaks the suite file's rules."""
-    suite = _locked(suite)
+def with_tools(suite: Suite, tools: list) -> dict:
+    """The suite file of the suite with ``tools`` as its catalog; ``InvalidInput`` by the
+    suite file's paths (``tools[2].name: required``) when the catalog breaks its rules."""
     document = {**suite_document(suite), "tools": tools}
     validate_suite(document)
+    return document
+
+
+@transaction.atomic
+def replace_tools(suite: Suite, tools: list, user, message: str) -> SuiteVersion:
+    """Make ``tools`` the suite's catalog, as a new version (``InvalidInput`` as
+    ``with_tools`` says)."""
+    suite = _locked(suite)
+    with_tools(suite, tools)
     suite.extra = {**suite.extra, "tools": tools}
     suite.save()
     return record_version(suite, user, message)

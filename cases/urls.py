@@ -20,6 +20,7 @@ urlpatterns = [
     ),
     path("suites/new/", suites.suite_new, name="suite_new"),
     path("suites/import/", suites.suite_import, name="suite_import"),
+    path("suites/import/confirm/", suites.suite_import_confirm, name="suite_import_confirm"),
     path("suites/<int:pk>/settings/", suites.suite_settings, name="suite_settings"),
     path("suites/<int:pk>/import/", suites.suite_replace, name="suite_replace"),
     path(
@@ -28,6 +29,7 @@ urlpatterns = [
         name="suite_replace_confirm",
     ),
     path("suites/<int:pk>/tools/", suites.suite_tools, name="suite_tools"),
+    path("suites/<int:pk>/tools/confirm/", suites.suite_tools_confirm, name="suite_tools_confirm"),
     path("suites/<int:pk>/export/", suites.suite_export, name="suite_export"),
     path("suites/<int:pk>/copy/", suites.suite_copy, name="suite_copy"),
     path("suites/<int:pk>/versions/<int:number>/", versions.version_detail, name="suite_version"),
@@ -43,5 +45,6 @@ urlpatterns = [
     path("suites/<int:pk>/cases/<int:case_id>/", editor.case_edit, name="case_edit"),
     path("suites/<int:pk>/cases/<int:case_id>/delete/", editor.case_delete, name="case_delete"),
     path("suites/<int:pk>/cases/try/", editor.case_try, name="case_try"),
+    path("suites/<int:pk>/cases/audit/", editor.case_audit, name="case_audit"),
     path("editor/validate/", editor.validate_field, name="editor_validate"),
 ]

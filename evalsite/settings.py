@@ -251,6 +251,9 @@ CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES = env.int(
 CASEBOOK_ENVIRONMENT_REFERENCE_CACHE_BYTES = env.int(
     "CASEBOOK_ENVIRONMENT_REFERENCE_CACHE_BYTES", default=32 << 20
 )
+# Wall-clock seconds one audit made in the web app (a version saved, an import previewed, a
+# case edited) may spend replaying (docs/audit.md#in-its-environment): what is left is unchecked.
+CASEBOOK_AUDIT_REPLAY_SECONDS = env.float("CASEBOOK_AUDIT_REPLAY_SECONDS", default=60.0)
 # Runs per scoring task, and how long a submission may make no progress before the sweep
 # picks it up again (a worker or the broker went away).
 CASEBOOK_CHUNK_RUNS = env.int("CASEBOOK_CHUNK_RUNS", default=1000)

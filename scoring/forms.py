@@ -512,7 +512,7 @@ class ComparisonForm(forms.Form):
         super().__init__(*args, **kwargs)
         submissions = (
             suite.submissions.select_related("version")
-            .defer("version__document", "unknown_cases", "formats_seen", "error")
+            .defer("version__document", "version__audit", "unknown_cases", "formats_seen", "error")
             .order_by("-created", "-pk")
         )
         finished = [s for s in submissions if s.status == Status.DONE]

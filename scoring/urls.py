@@ -17,6 +17,11 @@ urlpatterns = [
     path("", library.library, name="home"),
     path("my-work/", my_work.my_work, name="my_work"),
     path("suites/import-bfcl/", bfcl_import.suite_import_bfcl, name="suite_import_bfcl"),
+    path(
+        "suites/import-bfcl/confirm/",
+        bfcl_import.suite_import_bfcl_confirm,
+        name="suite_import_bfcl_confirm",
+    ),
     path("suites/import-tau-bench/", tau_bench.suite_import, name="suite_import_tau_bench"),
     path("suites/<int:pk>/", suite.suite_detail, name="suite"),
     path("suites/<int:pk>/upload/", submission.upload, name="upload"),
@@ -60,6 +65,7 @@ urlpatterns = [
     path("compare/runs/<int:a>/<int:b>/", compare.runs, name="compare_runs"),
     path("suites/<int:pk>/flaky/", compare.flaky_cases, name="suite_flaky"),
     path("suites/<int:pk>/problems/", suite.known_failures, name="suite_known_failures"),
+    path("suites/<int:pk>/health/", suite.suite_health, name="suite_health"),
     path("suites/<int:pk>/unassigned/", suite.unassigned_runs, name="suite_unassigned"),
     path("suites/<int:pk>/tokens/", suite.token_new, name="suite_token_new"),
     path(

@@ -57,6 +57,9 @@ PAGES = [
     ("suite_new", "get", {}, None, SIGNED_IN),
     ("suite_import", "get", {}, None, SIGNED_IN),
     ("suite_import_bfcl", "get", {}, None, SIGNED_IN),
+    # A forged confirmation of a previewed import: everyone is sent back, nothing is made.
+    ("suite_import_confirm", "post", {}, {"file": "forged", "team": "team-id"}, (302,) * 5),
+    ("suite_import_bfcl_confirm", "post", {}, {"file": "forged", "team": "team-id"}, (302,) * 5),
     ("suite_import_tau_bench", "get", {}, None, SIGNED_IN),
     ("editor_validate", "post", {}, {"kind": "regex", "field": "r", "r": "a+"}, SIGNED_IN),
     ("team", "get", {"slug": "team"}, None, READ),
@@ -97,7 +100,10 @@ PAGES = [
     # A confirmation whose signed file is forged: editors are sent back to choose the file.
     ("suite_replace_confirm", "post", {"pk": "suite"}, {"file": "forged"}, EDIT_POST),
     ("suite_tools", "get", {"pk": "suite"}, None, EDIT_PAGE),
-    ("suite_tools", "post", {"pk": "suite"}, {"text": TOOLS_TEXT}, EDIT_POST),
+    # Pasted tools are previewed with the suite's audit; the forged confirmation is refused.
+    ("suite_tools", "post", {"pk": "suite"}, {"text": TOOLS_TEXT}, EDIT_PAGE),
+    ("suite_tools_confirm", "post", {"pk": "suite"}, {"file": "forged"}, EDIT_POST),
+    ("suite_health", "get", {"pk": "suite"}, None, READ),
     # A viewer may open the copy form but has no team to copy into: sent back, nothing copied.
     ("suite_copy", "post", {"pk": "suite"}, {"team": "team-id"}, (302, 404, 302, 302, 302)),
     ("suite_version", "get", {"pk": "suite", "number": 1}, None, READ),
@@ -115,6 +121,7 @@ PAGES = [
     ),
     ("case_delete", "post", {"pk": "suite", "case_id": "case"}, {}, EDIT_POST),
     ("case_try", "post", {"pk": "suite"}, EDITOR_FORM | {"run": '{"batches": []}'}, READ),
+    ("case_audit", "post", {"pk": "suite"}, EDITOR_FORM, EDIT_PAGE),
     ("upload", "get", {"pk": "suite"}, None, EDIT_PAGE),
     ("upload", "post", {"pk": "suite"}, "run-file", EDIT_POST),
     ("submission", "get", {"pk": "submission"}, None, READ),
@@ -282,6 +289,7 @@ API = [
     ("api:version-list", "get", {"suite_pk": "suite"}, None, API_READ),
     ("api:version-detail", "get", {"suite_pk": "suite", "number": 1}, None, API_READ),
     ("api:version-diff", "get", {"suite_pk": "suite", "number": 2}, None, API_READ),
+    ("api:version-audit", "get", {"suite_pk": "suite", "number": 2}, None, API_READ),
     (
         "api:version-tag",
         "post",

@@ -19,7 +19,17 @@ from rest_framework import serializers
 
 from cases import services
 from cases.forms import LabelForm
-from cases.models import Membership, ReviewLabel, Role, Suite, SuiteVersion, Team, Visibility
+from cases.models import (
+    MAX_RETENTION_DAYS,
+    Membership,
+    ReviewLabel,
+    Role,
+    Suite,
+    SuiteVersion,
+    Team,
+    Visibility,
+)
+from scoring.audit import KINDS
 from scoring.matcher import InvalidInput, parse_suite_document
 
 from .parsers import MAX_SUITE_FILE_BYTES
@@ -246,10 +256,18 @@ class SuiteSettingsSerializer(serializers.Serializer):
     )
     trace_case_map = serializers.JSONField(required=False, help_text=TRACE_CASE_MAP_HELP)
     live_retention_days = serializers.IntegerField(
-        min_value=1, allow_null=True, required=False, help_text=LIVE_RETENTION_HELP
+        min_value=1,
+        max_value=MAX_RETENTION_DAYS,
+        allow_null=True,
+        required=False,
+        help_text=LIVE_RETENTION_HELP,
     )
     upload_retention_days = serializers.IntegerField(
-        min_value=1, allow_null=True, required=False, help_text=UPLOAD_RETENTION_HELP
+        min_value=1,
+        max_value=MAX_RETENTION_DAYS,
+        allow_null=True,
+        required=False,
+        help_text=UPLOAD_RETENTION_HELP,
     )
 
     def update(self, suite, validated_data):
@@ -487,6 +505,27 @@ class VersionDetailSerializer(VersionSerializer):
     class Meta(VersionSerializer.Meta):
         fields = [*VersionSerializer.Meta.fields, "document"]
         read_only_fields = fields
+
+
+class AuditProblemSerializer(serializers.Serializer):
+    case = serializers.CharField(help_text="the case's key")
+    kind = serializers.ChoiceField(choices=KINDS)
+    message = serializers.CharField(help_text="what is wrong and what to change")
+
+
+class AuditUncheckedSerializer(serializers.Serializer):
+    case = serializers.CharField(help_text="the case's key")
+    message = serializers.CharField(help_text="what could not be checked, and why")
+
+
+class AuditSerializer(serializers.Serializer):
+    """A version's audit (docs/audit.md#json), as ``manage.py audit --json`` prints it."""
+
+    cases = serializers.IntegerField(help_text="how many cases were audited")
+    problems = AuditProblemSerializer(many=True, help_text="in case order")
+    unchecked = AuditUncheckedSerializer(
+        many=True, required=False, help_text="present only when some check could not be made"
+    )
 
 
 class TagSerializer(serializers.Serializer):

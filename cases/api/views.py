@@ -25,6 +25,7 @@ from rest_framework.response import Response
 
 from cases import permissions as rules
 from cases import services, tau_bench
+from cases.audits import stored_audit
 from cases.diff import diff_documents
 from cases.filtersets import SuiteFilterSet, listed_suites
 from cases.models import Case, Membership, ReviewLabel, Suite, SuiteVersion, Team
@@ -43,6 +44,7 @@ from .permissions import (
 from .serializers import (
     BAD_REQUEST,
     TAU_BENCH,
+    AuditSerializer,
     CaseSerializer,
     CopiedSerializer,
     CopySerializer,
@@ -489,7 +491,7 @@ class VersionViewSet(
         if self.schema_only():
             return SuiteVersion.objects.none()
         versions = self.suite.versions.select_related("author").order_by("-number")
-        return versions.defer("document") if self.action == "list" else versions
+        return versions.defer("document", "audit") if self.action == "list" else versions
 
     def get_serializer_class(self):
         return VersionSerializer if self.action == "list" else VersionDetailSerializer
@@ -506,6 +508,20 @@ class VersionViewSet(
         tagging.is_valid(raise_exception=True)
         version = tagging.save()
         return Response(VersionSerializer(version).data)
+
+    @extend_schema(
+        summary="The version's audit: cases that contradict themselves, pass an idle agent, …",
+        description=(
+            "The audit made when the version was saved (docs/audit.md), as `manage.py audit "
+            "--json` prints it. A version saved before audits were kept is audited on this "
+            "first request, and the audit kept."
+        ),
+        parameters=[VERSION_NUMBER],
+        responses={200: AuditSerializer, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"])
+    def audit(self, request, suite_pk=None, number=None):
+        return Response(AuditSerializer(stored_audit(self.get_object()).to_dict()).data)
 
     @extend_schema(
         summary="What changed from version ?against=M (default: the one before) to this one",

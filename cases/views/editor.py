@@ -36,7 +36,7 @@ from scoring.matcher import (
     score,
 )
 
-from .. import services
+from .. import audits, services
 from ..drafting import draft_case
 from ..editor_forms import (
     TYPE_FIELDS,
@@ -349,3 +349,20 @@ def _args_problem(text: str) -> str:
     if not isinstance(value, dict):
         return 'must be a JSON object: {"name": value, …}'
     return "; ".join(str(problem) for problem in argument_problems(value))
+
+
+@login_required
+@require_POST
+def case_audit(request, pk):
+    """The audit of the case as it stands in the editor, saved or not (docs/audit.md): the
+    editor posts itself here as it is edited, and shows the answer beside the catalog's
+    warnings. ``case`` is the id of the case being edited, which is no duplicate of itself."""
+    suite = suite_for(request.user, pk, edit=True)
+    editor = Editor(suite, data=request.POST)
+    document = editor.document()
+    case_id = request.POST.get("case", "")
+    cases = suite.cases.filter(pk=case_id) if case_id.isdigit() else suite.cases.none()
+    saved = cases.values_list("key", flat=True).first()
+    latest = suite.versions.defer("audit").order_by("-number").first()
+    audit = audits.case_audit(latest, document, saved) if editor.valid else None
+    return render(request, "cases/_case_audit.html", {"audit": audit})

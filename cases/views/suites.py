@@ -16,14 +16,18 @@ from django.views.decorators.http import require_POST
 from scoring.matcher import (
     InvalidInput,
     Problem,
+    dump_json,
+    parse_json,
     parse_suite_document,
     pretty_json,
     suite_warnings,
 )
 
 from .. import services
+from ..audits import suite_audit
 from ..forms import (
     ConfirmImportForm,
+    ConfirmNewSuiteForm,
     CopyForm,
     ImportForm,
     NewSuiteForm,
@@ -35,8 +39,10 @@ from ..forms import (
 from ..models import Role
 from ..permissions import can_edit_suite, suite_for, teams_of
 from ..tool_catalog import catalog_rows, tools_from_any
+from .audits import audit_context
 
 MAX_SUITE_FILE = 20 * 1024 * 1024
+NEW_FILE = "new:file"  # what a new suite's previewed file is signed for
 # Warnings shown one by one after a change; the rest are counted.
 SHOWN_WARNINGS = 20
 
@@ -90,6 +96,8 @@ def read_upload(upload) -> bytes:
 
 @login_required
 def suite_import(request):
+    """A suite file as a new suite, first step: the file, then what it would make, with its
+    audit (docs/review.md#import-file)."""
     teams = editor_teams(request.user)
     initial = {"team": only_team(teams)}
     form = ImportForm(request.POST or None, request.FILES or None, teams=teams, initial=initial)
@@ -97,15 +105,45 @@ def suite_import(request):
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            document = parse_suite_document(read_upload(upload), upload.name)
-            suite = services.create_suite(form.cleaned_data["team"], document, request.user)
+            content = read_upload(upload)
+            document = parse_suite_document(content, upload.name)
+            services.validate_suite(document)
+            confirm = ConfirmNewSuiteForm(user=request.user, scope=NEW_FILE, teams=teams)
+            confirm.keep(PreviewedFile(upload.name, content, 0))
         except InvalidInput as exc:
             problems = exc.problems
         else:
-            messages.success(request, f"Imported {suite.cases.count()} cases as version 1.")
-            _warn(request, suite_warnings(document))
-            return redirect(suite)
+            confirm.initial["team"] = form.cleaned_data["team"].pk
+            return new_suite_preview(request, document, confirm, "suite_import_confirm")
     return render(request, "cases/suite_import.html", {"form": form, "problems": problems})
+
+
+def new_suite_preview(request, document: dict, form, confirm_url: str):
+    """What importing a file as a new suite would make, with its audit, and the form that
+    makes it (a file's import, a BFCL category's)."""
+    context = {"document": document, "form": form, "confirm_url": confirm_url}
+    context |= audit_context(suite_audit(document)) | {"catalog": bool(document.get("tools"))}
+    context["team"] = form.fields["team"].queryset.filter(pk=form.initial["team"]).first()
+    return render(request, "cases/suite_import_preview.html", context)
+
+
+@login_required
+@require_POST
+def suite_import_confirm(request):
+    """A suite file as a new suite, second step: the previewed file as version 1."""
+    form = ConfirmNewSuiteForm(
+        request.POST, user=request.user, scope=NEW_FILE, teams=editor_teams(request.user)
+    )
+    if not form.is_valid():
+        said = " ".join(error for errors in form.errors.values() for error in errors)
+        messages.error(request, f"{said} Nothing was imported: choose the file again.")
+        return redirect("suite_import")
+    file = form.cleaned_data["file"]
+    document = parse_suite_document(file.content, file.name)
+    suite = services.create_suite(form.cleaned_data["team"], document, request.user)
+    messages.success(request, f"Imported {suite.cases.count()} cases as version 1.")
+    _warn(request, suite_warnings(document))
+    return redirect(suite)
 
 
 def _compiled(version):
@@ -135,7 +173,7 @@ def suite_page_context(request, suite) -> dict:
         "suite": suite,
         "cases": cases,
         "latest": latest,
-        "versions": suite.versions.select_related("author").defer("document")[:30],
+        "versions": suite.versions.select_related("author").defer("document", "audit")[:30],
         "can_edit": can_edit,
         "copy_form": CopyForm(teams=editor_teams(request.user)),
         "tools": catalog_rows(services.suite_tools(suite)),
@@ -148,7 +186,8 @@ def suite_page_context(request, suite) -> dict:
 
 @login_required
 def suite_tools(request, pk):
-    """Replace the suite's tool catalog with pasted or uploaded definitions, as a version."""
+    """Replace the suite's tool catalog with pasted or uploaded definitions, first step: the
+    definitions, then the catalog they make and the suite's audit with it."""
     suite = suite_for(request.user, pk, edit=True)
     form = ToolsForm(request.POST or None, request.FILES or None)
     problems = []
@@ -160,14 +199,16 @@ def suite_tools(request, pk):
             else:
                 data = parse_suite_document(form.cleaned_data["text"], "tools.json")
             imported = tools_from_any(data)
-            version = services.replace_tools(suite, imported.tools, request.user, imported.message)
+            document = services.with_tools(suite, imported.tools)
+            confirm = ConfirmImportForm(user=request.user, scope=f"tools:{suite.pk}")
+            confirm.keep(PreviewedFile(imported.message, dump_json(imported.tools), 0))
         except InvalidInput as exc:
             problems = exc.problems
         else:
-            said = imported.message
-            messages.success(request, f"{said[0].upper()}{said[1:]}: version {version.number}.")
-            _warn(request, suite_warnings(version.document))
-            return redirect(suite)
+            context = {"suite": suite, "imported": imported, "form": confirm}
+            context |= audit_context(suite_audit(document)) | {"catalog": True}
+            context["tools"] = catalog_rows(imported.tools)
+            return render(request, "cases/suite_tools_preview.html", context)
     context = {
         "suite": suite,
         "form": form,
@@ -175,6 +216,23 @@ def suite_tools(request, pk):
         "submissions": suite.submissions.order_by("-pk").only("pk", "label")[:5],
     }
     return render(request, "cases/suite_tools.html", context)
+
+
+@login_required
+@require_POST
+def suite_tools_confirm(request, pk):
+    """Replace the suite's tool catalog, second step: the previewed catalog as a version."""
+    suite = suite_for(request.user, pk, edit=True)
+    form = ConfirmImportForm(request.POST, user=request.user, scope=f"tools:{suite.pk}")
+    if not form.is_valid():
+        messages.error(request, f"{form.errors['file'][0]} Nothing was imported.")
+        return redirect("suite_tools", suite.pk)
+    previewed = form.cleaned_data["file"]
+    tools, said = parse_json(previewed.content), previewed.name
+    version = services.replace_tools(suite, tools, request.user, said)
+    messages.success(request, f"{said[0].upper()}{said[1:]}: version {version.number}.")
+    _warn(request, suite_warnings(version.document))
+    return redirect(suite)
 
 
 @login_required
@@ -249,6 +307,8 @@ def _import_preview(request, suite, name: str, content: bytes):
     form = ConfirmImportForm(suite=suite, user=request.user)
     form.keep(PreviewedFile(name, content, preview.version))
     context = {"suite": suite, "name": name, "preview": preview, "form": form}
+    context |= audit_context(suite_audit(preview.document, suite.latest_version))
+    context["catalog"] = bool(preview.document.get("tools"))
     return render(request, "cases/suite_replace_preview.html", context)
 
 

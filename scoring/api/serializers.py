@@ -176,7 +176,9 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(EarlierScoreSerializer(many=True))
     def get_earlier_results(self, submission) -> list:
-        scores = submission.earlier_scores.select_related("version").defer("version__document")
+        scores = submission.earlier_scores.select_related("version").defer(
+            "version__document", "version__audit"
+        )
         return EarlierScoreSerializer(scores, many=True, context=self.context).data
 
     def get_invalid_lines_omitted(self, submission) -> int:

@@ -95,7 +95,7 @@ class SuiteSubmissionViewSet(CasebookViewMixin, mixins.ListModelMixin, viewsets.
         # Not the version's document: decoding a suite's cases for each listed submission
         # took longer than the rest of the page (docs/review.md#scale).
         versions = self.suite.submissions.select_related("version", "uploader")
-        return versions.defer("version__document")
+        return versions.defer("version__document", "version__audit")
 
     @extend_schema(summary="The suite's submissions, newest first")
     def list(self, request, suite_pk):

@@ -78,7 +78,7 @@ def score_runs(
     submission = (
         Submission.objects.filter(pk=submission_id, generation=generation)
         .select_related("version")
-        .defer("version__document")
+        .defer("version__document", "version__audit")
         .first()
     )
     if submission is None:

@@ -344,7 +344,7 @@ def finish_if_complete(submission: Submission) -> None:
 
 def nothing_to_score(submission: Submission) -> str:
     """Why a submission whose runs are all of cases its version lacks scored nothing."""
-    version = SuiteVersion.objects.defer("document").get(pk=submission.version_id)
+    version = SuiteVersion.objects.defer("document", "audit").get(pk=submission.version_id)
     suite_cases = [case.key for case in version.matcher_suite().cases]
     run_cases = list(submission.unknown_cases)
     return no_known_case(

@@ -108,7 +108,7 @@ def ingest(submission_id: int, *, take_over: bool = False) -> None:
         return
     submission = (
         Submission.objects.select_related("version")
-        .defer("version__document")
+        .defer("version__document", "version__audit")
         .get(pk=submission_id)
     )
     try:
@@ -127,7 +127,7 @@ def read_range(submission_id: int, generation: int, index: int, *, take_over=Fal
     if span is not None:
         submission = (
             Submission.objects.select_related("version")
-            .defer("version__document")
+            .defer("version__document", "version__audit")
             .get(pk=submission_id)
         )
         ranges = ReadRange.objects.filter(submission_id=submission_id, generation=generation)

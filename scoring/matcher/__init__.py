@@ -22,6 +22,10 @@ nothing outside imports a submodule):
 - a recorded call's arguments beside an expected call's, for the run page:
   ``compare_arguments`` and its ``ArgumentRow``;
 - required arguments in words, as report labels word matchers: ``describe_arguments``;
+- what a case's own rules allow, for its audit (docs/audit.md): an expected call's
+  ``arguments.example()`` and a regex's ``example()``, or ``NoExample`` saying why not;
+  a tool's schema checked against some of a call's arguments
+  (``case.catalog.schema(tool).failure(arguments, partial=True)``, or ``SchemaUnusable``);
 - judging by end state (docs/matcher.md#end-state): the ``Replayer`` protocol ``score``
   takes, what it returns (``TurnEnd``, ``CallOutcome``) or raises (``ReplayFailed``), a
   case's ``CaseEnvironment``, a run's calls by turn (``run_turns``), and where a run parts
@@ -42,6 +46,7 @@ from .end_state import (
     run_turns,
 )
 from .errors import InvalidInput, Problem, field_path
+from .examples import NoExample
 from .expectation_types import EXPECTATION_TYPES
 from .jsonvalue import (
     dump_json,
@@ -74,6 +79,7 @@ from .report import (
     pass_rate_text,
 )
 from .run import Call, Run, TrialNumbering, load_run
+from .schemas import SchemaUnusable
 from .scorer import score
 from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
 from .suite import SCHEMA as SUITE_SCHEMA
@@ -101,12 +107,14 @@ __all__ = [
     "ExpectedCall",
     "InvalidInput",
     "MatchOptions",
+    "NoExample",
     "PredicateResult",
     "Problem",
     "ReplayFailed",
     "Replayer",
     "Report",
     "Run",
+    "SchemaUnusable",
     "StateDifference",
     "Suite",
     "Tool",

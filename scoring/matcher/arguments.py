@@ -8,6 +8,7 @@ from operator import itemgetter
 from typing import Any
 
 from .errors import Problems, field_path
+from .examples import NoExample
 from .jsonvalue import MISSING, NOT_RECORDED
 from .matchers import CONTAINS, EQUAL, PatternCompiler
 from .options import MatchOptions
@@ -158,6 +159,22 @@ class ArgumentsPattern:
 
     def describe(self) -> str:
         return ", ".join(f"{name}={pattern.describe()}" for name, _, pattern in self.items)
+
+    def example(self) -> tuple[dict, list[NoExample]]:
+        """The plainest arguments this pattern accepts (docs/audit.md#the-reference-run),
+        and why each argument left out of them has no example (each ``NoExample`` naming
+        its argument)."""
+        found: dict = {}
+        missing: list[NoExample] = []
+        for name, _, pattern in self.items:
+            try:
+                value = pattern.example()
+            except NoExample as exc:
+                missing.append(NoExample(f"{name}: {exc}", proven=exc.proven))
+                continue
+            if value is not MISSING:
+                found[name] = value
+        return found, missing
 
 
 class AnyWhenNotRecorded:

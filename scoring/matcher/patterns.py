@@ -13,11 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import field_path
+from .examples import NoExample
 from .jsonvalue import (
     MISSING,
     is_number,
     json_equal,
     json_type,
+    number_as_parsed,
     python_equality_suffices,
     render_short,
     to_decimal,
@@ -63,6 +65,12 @@ class ValuePattern:
         """The expected value, short, for labels."""
         raise NotImplementedError
 
+    def example(self, present: bool = False) -> Any:
+        """The plainest value this pattern accepts (docs/audit.md#the-reference-run);
+        ``MISSING`` when leaving the value out is plainest, unless ``present`` (an array's
+        item cannot be left out). Raises ``NoExample``."""
+        raise NotImplementedError
+
 
 class Equal(ValuePattern):
     """Equal by JSON meaning, as a whole."""
@@ -84,6 +92,9 @@ class Equal(ValuePattern):
     def describe(self) -> str:
         return render_short(self.expected, 40)
 
+    def example(self, present: bool = False) -> Any:
+        return self.expected
+
 
 class NullOrAbsent(ValuePattern):
     """An expected top-level ``null`` under ``null_args: absent_or_null``."""
@@ -98,6 +109,9 @@ class NullOrAbsent(ValuePattern):
 
     def describe(self) -> str:
         return "null"
+
+    def example(self, present: bool = False) -> Any:
+        return None if present else MISSING
 
 
 class ObjectPattern(ValuePattern):
@@ -137,6 +151,14 @@ class ObjectPattern(ValuePattern):
         inner = ", ".join(f"{render_short(k)}: {p.describe()}" for k, p in self.items)
         return "{" + inner + "}"
 
+    def example(self, present: bool = False) -> Any:
+        found = {}
+        for key, pattern in self.items:
+            value = _example_at(pattern, field_path("", key))
+            if value is not MISSING:
+                found[key] = value
+        return found
+
 
 class ArrayPattern(ValuePattern):
     """An array of the same length whose elements match, position by position."""
@@ -167,6 +189,9 @@ class ArrayPattern(ValuePattern):
 
     def describe(self) -> str:
         return "[" + ", ".join(p.describe() for p in self.items) + "]"
+
+    def example(self, present: bool = False) -> Any:
+        return [_example_at(p, f"[{n}]", present=True) for n, p in enumerate(self.items)]
 
 
 class OneOf(ValuePattern):
@@ -199,6 +224,18 @@ class OneOf(ValuePattern):
         more = ", …" if len(self.alternatives) > 6 else ""
         return f"one of [{', '.join(shown)}{more}]"
 
+    def example(self, present: bool = False) -> Any:
+        """The first alternative's example that there is."""
+        reasons = []
+        for pattern in self.alternatives:
+            try:
+                return pattern.example(present)
+            except NoExample as exc:
+                reasons.append(exc)
+        proven = all(reason.proven for reason in reasons)
+        said = "; ".join(str(reason) for reason in reasons[:3])
+        raise NoExample(f"no alternative of {self.describe()} has a value: {said}", proven=proven)
+
 
 class Regex(ValuePattern):
     """``$regex``: a string the RE2 pattern matches as a whole."""
@@ -214,6 +251,11 @@ class Regex(ValuePattern):
 
     def describe(self) -> str:
         return f"/{self.source}/"
+
+    def example(self, present: bool = False) -> Any:
+        if self.compiled is None:
+            raise NoExample(f"/{self.source}/ is a pattern RE2 refuses", proven=False)
+        return self.compiled.example()
 
     def difference(self, value: Any, path: str) -> Difference:
         if value is MISSING:
@@ -249,6 +291,9 @@ class Approx(ValuePattern):
     def describe(self) -> str:
         return self.bounds.describe()
 
+    def example(self, present: bool = False) -> Any:
+        return number_as_parsed(self.bounds.value)
+
 
 class Text(ValuePattern):
     """``$text``: a string equal to the expected one once both drop what ``ignore`` names."""
@@ -278,6 +323,9 @@ class Text(ValuePattern):
         suffix = f" (ignoring {ignoring})" if ignoring else ""
         return f"{render_short(self.value, 40)}{suffix}"
 
+    def example(self, present: bool = False) -> Any:
+        return self.value
+
 
 def _is_integer(value: Any) -> bool:
     if type(value) is int:
@@ -299,6 +347,16 @@ JSON_TYPE_TESTS = {
     "null": lambda value: value is None,
 }
 JSON_TYPES = tuple(JSON_TYPE_TESTS)
+# The plainest value of each type, for examples.
+TYPE_EXAMPLES = {
+    "string": "",
+    "number": 0,
+    "integer": 0,
+    "boolean": False,
+    "array": [],
+    "object": {},
+    "null": None,
+}
 
 
 class TypeIs(ValuePattern):
@@ -315,6 +373,9 @@ class TypeIs(ValuePattern):
 
     def describe(self) -> str:
         return "null" if self.name == "null" else f"any {self.name}"
+
+    def example(self, present: bool = False) -> Any:
+        return TYPE_EXAMPLES[self.name]
 
     def difference(self, value: Any, path: str) -> Difference:
         if value is MISSING:
@@ -341,6 +402,9 @@ class OptionalPattern(ValuePattern):
     def describe(self) -> str:
         return f"optional {self.inner.describe()}"
 
+    def example(self, present: bool = False) -> Any:
+        return self.inner.example(present=True) if present else MISSING
+
 
 class Absent(ValuePattern):
     """``$absent``: the argument (or key) must not be sent."""
@@ -355,6 +419,11 @@ class Absent(ValuePattern):
 
     def describe(self) -> str:
         return "absent"
+
+    def example(self, present: bool = False) -> Any:
+        if present:
+            raise NoExample("an array item cannot be absent", proven=True)
+        return MISSING
 
 
 class Subset(ValuePattern):
@@ -373,6 +442,19 @@ class Subset(ValuePattern):
 
     def describe(self) -> str:
         return f"containing {self.inner.describe()}"
+
+    def example(self, present: bool = False) -> Any:
+        return self.inner.example(present)
+
+
+def _example_at(pattern: ValuePattern, path: str, *, present: bool = False) -> Any:
+    """``pattern``'s example, a ``NoExample`` naming where it sits (``[0].date``)."""
+    try:
+        return pattern.example(present)
+    except NoExample as exc:
+        if str(exc).startswith(("[", ".")):
+            raise NoExample(f"{path}{exc}", proven=exc.proven) from None
+        raise NoExample(f"{path}: {exc}", proven=exc.proven) from None
 
 
 def first_difference(expected: Any, actual: Any, path: str) -> Difference:

@@ -16,6 +16,8 @@ from functools import lru_cache
 
 import re2
 
+from .examples import regex_example
+
 # The scorer only asks yes/no questions, so it talks to RE2's binding directly: the
 # package's Python wrapper builds match objects and offset tables that cost three times
 # the match itself. (google-re2 is pinned; ``_re2`` is the binding its wrapper uses.)
@@ -87,6 +89,11 @@ class Pattern:
         """Whether the pattern matches the whole of ``text``."""
         data = text.encode("utf-8", "surrogatepass")
         return self._regexp.Match(_ANCHOR_BOTH, data, 0, len(data))[0][0] != -1
+
+    def example(self) -> str:
+        """A text the pattern matches as a whole; ``NoExample`` when none is found
+        (``examples``)."""
+        return regex_example(self.source, self.fullmatch)
 
 
 def compile_pattern(source: str) -> Pattern:

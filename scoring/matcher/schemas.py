@@ -82,10 +82,11 @@ class ToolSchema:
     cannot be used (too large, unsound, a pattern RE2 refuses), else ``failure`` checks
     arguments against it."""
 
-    __slots__ = ("_expanded", "_fast", "_validator", "problem")
+    __slots__ = ("_expanded", "_fast", "_fast_partial", "_schema", "_validator", "problem")
 
     def __init__(self, schema: Mapping):
-        self._validator = self._fast = None
+        self._validator = self._fast = self._fast_partial = None
+        self._schema = schema
         self._expanded = 0
         self.problem = _schema_problem(schema)
         if self.problem is None:
@@ -93,24 +94,37 @@ class ToolSchema:
             self._expanded = _expanded_size(schema)
             self._fast = _fast_validator(schema) if self._expanded else None
 
-    def _surely_valid(self, arguments: Mapping) -> bool:
+    def _surely_valid(self, arguments: Mapping, partial: bool = False) -> bool:
         """Whether the fast validator, asked only where its work is bounded, finds
-        ``arguments`` valid."""
+        ``arguments`` valid; ``partial``: by the schema without its top-level ``required``,
+        made on first use (exactly what a partial check leaves out)."""
         if self._fast is None:
             return False
+        fast = self._fast
+        if partial:
+            if self._fast_partial is None:
+                lax = {k: v for k, v in self._schema.items() if k != "required"}
+                self._fast_partial = _fast_validator(lax) or False
+            fast = self._fast_partial
+            if fast is False:
+                return False
         budget = FAST_WORK_LIMIT // self._expanded
-        return _within_size(arguments, budget) and self._fast.is_valid(arguments)
+        return _within_size(arguments, budget) and fast.is_valid(arguments)
 
-    def failure(self, arguments: Mapping) -> SchemaFailure | None:
+    def failure(self, arguments: Mapping, *, partial: bool = False) -> SchemaFailure | None:
         """Why ``arguments`` are not valid against the schema, or None when they are.
+        ``partial``: they are some of a call's arguments, so a required one they lack is
+        no failure (an audit checks an expected call's arguments so, docs/audit.md).
 
         Raises ``TooSlow`` past the deadline ``validating`` set, and ``SchemaUnusable``
         when the schema turns out unusable on these arguments (a ``$ref`` it cannot
         resolve, a value jsonschema cannot compare)."""
-        if self._surely_valid(arguments):
+        if self._surely_valid(arguments, partial):
             return None
         try:
             errors = islice(self._validator.iter_errors(arguments), ERRORS_READ)
+            if partial:
+                errors = (e for e in errors if e.validator != "required" or e.absolute_path)
             error = best_match(errors)
         except (Unresolvable, RecursionError, TypeError, InvalidOperation) as exc:
             raise SchemaUnusable(_unusable(exc)) from None

@@ -424,6 +424,6 @@ def finished_submissions(suite) -> QuerySet[Submission]:  # a suite or its id
     return (
         Submission.objects.filter(suite=suite, status=Status.DONE)
         .select_related("version")
-        .defer("version__document")
+        .defer("version__document", "version__audit")
         .order_by("-created")
     )

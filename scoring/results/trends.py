@@ -118,7 +118,7 @@ def suite_trend(suite, *, find_flaky: bool = False) -> Trend:
     recent = list(
         Submission.objects.filter(suite=suite, status=Status.DONE, scored__gt=0)
         .select_related("version")
-        .defer("version__document", "unknown_cases", "formats_seen", "error")
+        .defer("version__document", "version__audit", "unknown_cases", "formats_seen", "error")
         .order_by("-created", "-pk")[:TREND_SUBMISSIONS]
     )[::-1]
     points = _placed(_results_of(recent))

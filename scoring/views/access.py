@@ -16,7 +16,9 @@ def submission_for(user, pk, *, edit: bool = False) -> Submission:
     The version's document (the whole suite file, which may be megabytes) is left unread:
     the pages show its number, and the progress poll asks for this every second."""
     submission = get_object_or_404(
-        Submission.objects.select_related("version", "uploader").defer("version__document"),
+        Submission.objects.select_related("version", "uploader").defer(
+            "version__document", "version__audit"
+        ),
         pk=pk,
     )
     submission.suite = suite_for(user, submission.suite_id, edit=edit)

@@ -63,7 +63,7 @@ def sentence(exc: Exception) -> str:
 
 def versions_of(suite):
     """The suite's versions, newest first, without their documents."""
-    return suite.versions.defer("document")
+    return suite.versions.defer("document", "audit")
 
 
 @login_required
@@ -135,7 +135,11 @@ def detail(request, pk):
 
 def earlier_scores(submission: Submission) -> list[EarlierScore]:
     """The submission's results against the versions it was scored against before."""
-    return list(submission.earlier_scores.select_related("version").defer("version__document"))
+    return list(
+        submission.earlier_scores.select_related("version").defer(
+            "version__document", "version__audit"
+        )
+    )
 
 
 @login_required
@@ -147,7 +151,9 @@ def earlier_result(request, pk, number):
     if number == submission.version.number:
         return redirect(submission)
     score = get_object_or_404(
-        submission.earlier_scores.select_related("version").defer("version__document"),
+        submission.earlier_scores.select_related("version").defer(
+            "version__document", "version__audit"
+        ),
         version__number=number,
     )
     verdict = request.GET.get("verdict", "")

@@ -12,13 +12,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from cases import tokens
+from cases import services, tokens
+from cases.audits import stored_audit
 from cases.forms import SuiteTokenForm
 from cases.permissions import can_edit_suite, suite_for, suite_tokens
+from cases.views.audits import audit_context
 from cases.views.suites import suite_page_context
 from scoring.importers.otel import INSTRUMENTATIONS
 from scoring.live.routing import CASE, LABEL
 from scoring.models import Run, Status
+from scoring.results.case_history import HISTORY_SUBMISSIONS, suite_history
 from scoring.results.known_failures import KNOWN_FAILURE_SUBMISSIONS, open_known_failures
 from scoring.results.trends import suite_trend
 
@@ -27,6 +30,7 @@ UNASSIGNED_PER_PAGE = 50
 PRUNED_NOTES_SHOWN = 10  # the latest notes of reviewed runs removed by retention
 KEY_PLACEHOLDER = "<token>"  # the panel's key, before a token is made
 PANEL = "cases/suite_detail.html#live"
+HISTORY_NAMED = 30  # cases the health panel names of those never passed, and of the saturated
 
 
 def unassigned(suite):
@@ -45,7 +49,7 @@ def suite_detail(request, pk):
 def _suite_page(request, suite, panel: dict, status: int = 200):
     context = suite_page_context(request, suite) | {
         "submissions": suite.submissions.select_related("version", "uploader").defer(
-            "version__document"
+            "version__document", "version__audit"
         )[:SUBMISSIONS_SHOWN],
         "trend": suite_trend(suite),
         "unassigned": unassigned(suite).count(),
@@ -145,3 +149,23 @@ def known_failures(request, pk):
     )
     context = {"suite": suite, "known_failures": open_known_failures(window), "window": len(window)}
     return render(request, "scoring/_open_known_failures.html", context)
+
+
+@login_required
+def suite_health(request, pk):
+    """The "Suite health" panel, which the suite page loads after it (htmx): the latest
+    version's audit, kept with it (docs/audit.md), its problems by kind each linked to the
+    case editor, and the cases the submissions never passed or always pass."""
+    suite = suite_for(request.user, pk)
+    latest = suite.versions.defer("document").order_by("-number").first()
+    context = {"suite": suite, "latest": latest, "catalog": bool(services.suite_tools(suite))}
+    if latest is not None:
+        case_ids = dict(suite.cases.values_list("key", "pk"))
+        history = suite_history(suite, list(case_ids))
+        context |= audit_context(stored_audit(latest), case_ids) | {
+            "history": history,
+            "history_limit": HISTORY_SUBMISSIONS,
+            "never_passed": [(k, case_ids.get(k)) for k in history.never_passed[:HISTORY_NAMED]],
+            "saturated": [(k, case_ids.get(k)) for k in history.saturated[:HISTORY_NAMED]],
+        }
+    return render(request, "scoring/_suite_health.html", context)

@@ -12,7 +12,9 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
 from cases import services
+from cases.audits import suite_audit
 from cases.tau_bench import Results, proposed_roles, read_results, suite_document
+from cases.views.audits import audit_context
 from cases.views.suites import editor_teams, only_team
 from scoring.benchmarks import tau_bench_suites
 from scoring.forms import TauBenchImportForm, TauBenchSuiteForm
@@ -138,5 +140,8 @@ def _preview(request, context: dict, form: TauBenchSuiteForm, results: Results):
     cases = [
         (case, document["cases"][index]) for index, case in enumerate(load_suite(document).cases)
     ]
-    context |= {"form": form, "results": results, "cases": cases}
+    catalog = services.suite_tools(context["suite"]) if context.get("suite") else []
+    audit = suite_audit({**document, "tools": catalog} if catalog else document)
+    context |= {"form": form, "results": results, "cases": cases, "catalog": bool(catalog)}
+    context |= audit_context(audit)
     return render(request, PREVIEW, context, status=422 if form.errors else 200)

@@ -121,6 +121,7 @@ def test_the_command_makes_a_suite_then_a_version_of_it(team, capsys):
     said = capsys.readouterr().out
     assert "version 1, 50 cases from 200 results" in said
     assert "read-only: calculate (guessed from the name)" in said
+    assert "audit: 50 cases: 19 problems (19 passes_idle)" in said
     call_command("import_tau_bench", *args, "--read-only", "get_user_details")
     assert suite.versions.count() == 2
     assert "read-only: get_user_details (as given)" in capsys.readouterr().out

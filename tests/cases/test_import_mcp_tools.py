@@ -106,3 +106,11 @@ def test_only_the_suites_editors_import_and_the_suite_is_named_by_slugs(suite, e
         call_command("import_mcp_tools", named, "--user", viewer.username, "--command", COMMAND)
     with pytest.raises(CommandError, match="no such suite"):
         call_command("import_mcp_tools", "nobody/nothing", "--user", editor.username, "--url", "x")
+
+
+def test_the_command_says_what_the_new_versions_audit_found(suite, editor, capsys):
+    import_tools(suite, editor, "--command", COMMAND)
+    said = capsys.readouterr().out.splitlines()
+    # The demo's cases call file and weather tools, which the airline server lacks.
+    assert said[-1].startswith("audit: 4 cases: ")
+    assert "unknown_tool)" in said[-1] or "unknown_tool," in said[-1]

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from cases import services
 from cases.models import Suite
-from tests.support.pages import escaped, small_document, text, upload
+from tests.support.pages import confirmed, escaped, small_document, text, upload
 
 EVIL = "<script>alert(1)</script>"
 OPENAI = [
@@ -44,7 +44,7 @@ def test_an_editor_pastes_openai_tools_and_sees_the_warnings_and_the_table(
     client = as_user(editor)
     url = reverse("suite_tools", args=[suite.pk])
     assert client.get(url).status_code == 200
-    response = client.post(url, {"text": json.dumps(OPENAI)}, follow=True)
+    response = confirmed(client, url, {"text": json.dumps(OPENAI)}, follow=True)
     page = text(response)
     assert "Tools: imported 1 from OpenAI tools: version 2." in page
     assert "required_args.citty: unknown argument `citty` of `get_weather`; did you mean" in page
@@ -63,8 +63,10 @@ def test_an_uploaded_anthropic_file_replaces_the_catalog(as_user, editor, team, 
     suite = weather_suite(team, admin)
     anthropic = [{"name": "forecast", "description": "d", "input_schema": {"type": "object"}}]
     client = as_user(editor)
-    client.post(
-        reverse("suite_tools", args=[suite.pk]), {"file": upload("t.json", json.dumps(anthropic))}
+    confirmed(
+        client,
+        reverse("suite_tools", args=[suite.pk]),
+        {"file": upload("t.json", json.dumps(anthropic))},
     )
     assert services.suite_tools(Suite.objects.get(pk=suite.pk)) == [
         {"name": "forecast", "description": "d", "parameters": {"type": "object"}}
@@ -118,7 +120,7 @@ def test_a_catalog_drafted_from_a_submissions_calls_is_reviewed_then_imported(
     assert weather["required"] == ["city", "days"]
     assert drafted[1]["name"] == f"x{EVIL}"
     assert suite.versions.count() == 1  # nothing saved until the author imports it
-    client.post(reverse("suite_tools", args=[suite.pk]), {"text": json.dumps(drafted)})
+    confirmed(client, reverse("suite_tools", args=[suite.pk]), {"text": json.dumps(drafted)})
     assert [t["name"] for t in services.suite_tools(Suite.objects.get(pk=suite.pk))] == [
         "get_weather",
         f"x{EVIL}",
@@ -193,7 +195,9 @@ def test_a_pasted_mcp_listing_shows_titles_hints_and_outputs_and_feeds_the_edito
         {"jsonrpc": "2.0", "id": 1, "result": {"tools": [MCP_TOOL], "nextCursor": "p2"}},
         {"tools": [{"name": "forecast", "inputSchema": {"type": "object"}}]},
     ]
-    response = client.post(reverse("suite_tools", args=[suite.pk]), {"text": json.dumps(pages)})
+    response = confirmed(
+        client, reverse("suite_tools", args=[suite.pk]), {"text": json.dumps(pages)}
+    )
     assert response.status_code == 302
     suite = Suite.objects.get(pk=suite.pk)
     assert suite.latest_version.document["tools"][0] == MCP_TOOL  # as the server gave it

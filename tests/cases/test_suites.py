@@ -15,6 +15,7 @@ from scoring.matcher import SUITE_SCHEMA as SCHEMA
 from tests.support.builders import make_team
 from tests.support.pages import (
     BFCL,
+    confirmed,
     counts,
     demo_document,
     escaped,
@@ -127,8 +128,10 @@ def test_importing_a_suite_file_makes_version_1_with_its_cases(
     as_user, editor, team, filename, dump
 ):
     document = demo_document()
-    response = as_user(editor).post(
-        "/suites/import/", {"team": team.pk, "file": upload(filename, dump(document))}
+    response = confirmed(
+        as_user(editor),
+        "/suites/import/",
+        {"team": team.pk, "file": upload(filename, dump(document))},
     )
     suite = Suite.objects.get(name="assistant-basics")
     assert response.status_code == 302
@@ -326,7 +329,8 @@ def test_exporting_a_version_that_is_not_a_number_is_404(as_user, viewer, suite,
 def test_export_then_import_elsewhere_then_export_gives_equal_cases(as_user, admin, suite, labs):
     client = as_user(admin)
     first = client.get(f"/suites/{suite.pk}/export/")
-    response = client.post(
+    response = confirmed(
+        client,
         "/suites/import/",
         {"team": labs.pk, "file": upload("exported.suite.json", first.content)},
     )
@@ -346,7 +350,7 @@ def test_round_trip_keeps_unknown_fields_and_exact_numbers(as_user, admin, team,
     }
     text_file = json.dumps(document).replace("0.1", "0.1000000000000000055511151231257827", 1)
     client = as_user(admin)
-    client.post("/suites/import/", {"team": team.pk, "file": upload("e.json", text_file)})
+    confirmed(client, "/suites/import/", {"team": team.pk, "file": upload("e.json", text_file)})
     made = Suite.objects.get(name="exacting")
     body = client.get(f"/suites/{made.pk}/export/").content.decode()
     assert "0.1000000000000000055511151231257827" in body
@@ -651,8 +655,8 @@ def bfcl_files(answers: bytes | None = None) -> dict:
 
 
 def test_importing_a_bfcl_category_makes_one_case_per_id(as_user, editor, team):
-    response = as_user(editor).post(
-        "/suites/import-bfcl/", {"team": team.pk, "name": "", **bfcl_files()}
+    response = confirmed(
+        as_user(editor), "/suites/import-bfcl/", {"team": team.pk, "name": "", **bfcl_files()}
     )
     suite = Suite.objects.get(team=team)
     assert response.status_code == 302
@@ -668,7 +672,8 @@ def test_importing_a_bfcl_category_makes_one_case_per_id(as_user, editor, team):
 
 
 def test_bfcl_import_names_the_suite_and_can_underscore_dots(as_user, editor, team):
-    as_user(editor).post(
+    confirmed(
+        as_user(editor),
         "/suites/import-bfcl/",
         {"team": team.pk, "name": "bfcl-simple", "underscore_dots": "on", **bfcl_files()},
     )
@@ -694,7 +699,8 @@ def test_a_bfcl_file_with_a_bad_line_reports_file_and_line_and_imports_nothing(
 
 def test_an_irrelevance_category_imports_without_possible_answers(as_user, editor, team):
     questions = (BFCL / "irrelevance.questions.jsonl").read_bytes()
-    response = as_user(editor).post(
+    response = confirmed(
+        as_user(editor),
         "/suites/import-bfcl/",
         {"team": team.pk, "questions": upload("BFCL_v4_irrelevance.json", questions)},
     )
@@ -872,5 +878,5 @@ def test_a_viewer_promoted_to_editor_may_import_at_once(as_user, admin, viewer, 
     assert not Suite.objects.filter(name="mine").exists()
     team.memberships.filter(user=viewer).update(role=Role.EDITOR)
     data["file"] = upload("s.json", json.dumps(small_document("mine")))
-    assert client.post("/suites/import/", data).status_code == 302
+    assert confirmed(client, "/suites/import/", data).status_code == 302
     assert Suite.objects.filter(name="mine", team=team).exists()

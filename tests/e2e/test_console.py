@@ -85,14 +85,16 @@ NOT_PAGES = {
     # answers to forms and buttons (POST), each leading back to a page above
     "team_member_add", "team_member", "team_label_add", "team_label_edit", "team_label_delete",
     "suite_copy", "suite_replace_confirm", "suite_version_tag", "case_delete", "case_try",
-    "editor_validate", "submission_rescore", "submission_retry", "submission_delete",
+    "editor_validate", "case_audit", "suite_import_confirm", "suite_import_bfcl_confirm",
+    "suite_tools_confirm", "submission_rescore", "submission_retry", "submission_delete",
     "submission_review", "submission_apply_decisions", "run_review", "run_rescore",
     "queue_assign", "queue_hand_on", "queue_delete", "queue_decide", "queue_resolve", "logout",
     "otlp_traces", "otlp_logs", "suite_token_new", "suite_token_revoke",
     # files to download
     "suite_export", "submission_csv", "submission_junit", "schema",
     # fragments that the pages above load after themselves
-    "submission_progress", "suite_flaky", "suite_known_failures", "run_end_state",
+    "submission_progress", "suite_flaky", "suite_known_failures", "suite_health",
+    "run_end_state",
     # pages of a failed upload of τ-bench's results alone (tests/e2e/test_tau_bench_suite.py)
     "submission_tau_bench",
     # probes for the orchestrator

@@ -26,7 +26,7 @@ print(json.dumps(sorted(
     or (loaded.split(".")[0] == "scoring" and loaded.split(".")[:2] not in PURE)
 )))
 """
-PURE = [["scoring"], ["scoring", "matcher"], ["scoring", "importers"]]
+PURE = [["scoring"], ["scoring", "matcher"], ["scoring", "importers"], ["scoring", "audit"]]
 
 
 def foreign_modules_loaded_by(*packages: str) -> list[str]:
@@ -45,6 +45,10 @@ def foreign_modules_loaded_by(*packages: str) -> list[str]:
 
 def test_the_matcher_and_the_importers_load_nothing_of_django_celery_drf_or_the_app():
     assert foreign_modules_loaded_by("scoring.matcher", "scoring.importers") == []
+
+
+def test_the_audit_loads_nothing_but_the_matcher():
+    assert foreign_modules_loaded_by("scoring.audit") == []
 
 
 def test_the_check_sees_a_module_that_uses_django():

@@ -232,6 +232,8 @@ def test_only_editors_change_retention(suite, as_user, editor, viewer):
     assert (suite.live_retention_days, suite.upload_retention_days) == (7, None)
     refused = as_user(editor).post(url, form | {"live_retention_days": "0"})
     assert "greater than or equal to 1" in text(refused)
+    refused = as_user(editor).post(url, form | {"live_retention_days": "36501"})
+    assert "less than or equal to 36500" in text(refused)
 
 
 def test_the_api_changes_retention_validated(suite, as_user, editor, viewer):
@@ -243,9 +245,12 @@ def test_the_api_changes_retention_validated(suite, as_user, editor, viewer):
     assert answer.status_code == 200, answer.content
     suite.refresh_from_db()
     assert (suite.live_retention_days, suite.upload_retention_days) == (None, 90)
-    bad = as_user(editor).patch(url, {"upload_retention_days": 0}, content_type="application/json")
-    assert bad.status_code == 400
-    assert "upload_retention_days" in bad.json()
+    for days in (0, 36_501, 2**41):  # past a century, PostgreSQL's integer and the dates
+        bad = as_user(editor).patch(
+            url, {"upload_retention_days": days}, content_type="application/json"
+        )
+        assert bad.status_code == 400
+        assert "upload_retention_days" in bad.json()
     assert as_user(editor).get(url).json()["upload_retention_days"] == 90
 
 

@@ -79,6 +79,18 @@ def confirm_field(response) -> str:
     return html.unescape(found.group(1))
 
 
+def confirmed(client, url: str, data: dict, **options):
+    """An import through its two pages: ``data`` posted to ``url``, whose preview must offer
+    the confirm form, then that form posted to ``url`` + ``confirm/``."""
+    previewed = client.post(url, data)
+    assert previewed.status_code == 200, previewed.status_code
+    form = {"file": confirm_field(previewed)}
+    team = re.search(r'name="team" value="(\d+)"', text(previewed))
+    if team:
+        form["team"] = team.group(1)
+    return client.post(f"{url}confirm/", form, **options)
+
+
 def import_into(client, suite, name: str, content: str):
     """Import a suite file into the suite through its two pages: preview, then confirm."""
     url = f"/suites/{suite.pk}/import/"

@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter, ValidationError
 
 from cases import services
+from cases.audits import stored_audit
 from cases.models import Suite
 from cases.permissions import can_edit_suite
 from cases.tool_catalog import tools_from_any
@@ -95,6 +96,7 @@ class Command(BaseCommand):
         for warning in suite_warnings(version.document):
             self.stderr.write(f"warning: {warning.path}: {warning.message}")
         self.stdout.write(f"{suite.team.slug}/{suite.slug} version {version.number}: {message}")
+        self.stdout.write(f"audit: {stored_audit(version).summary()}")
 
 
 def _author(username: str):

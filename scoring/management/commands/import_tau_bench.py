@@ -9,6 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from cases import services, tau_bench
+from cases.audits import stored_audit
 from cases.models import Suite, Team
 from scoring.benchmarks.tau_bench_suites import read_limits
 from scoring.matcher import InvalidInput
@@ -75,6 +76,7 @@ class Command(BaseCommand):
             tools = [role for role in roles if role.read_only == reading]
             listed = ", ".join(f"{role.name} ({role.said})" for role in tools)
             self.stdout.write(f"{said}: {listed or 'none'}")
+        self.stdout.write(f"audit: {stored_audit(version).summary()}")
 
     def _stop(self, *lines: str):
         for line in lines:
