@@ -13,7 +13,7 @@ from scoring.matcher import EXTRA_CALLS_LABEL, InvalidInput, load_suite, render_
 from .tool_catalog import catalog_tools, input_schema, schema_type
 
 CASE_TEXT_FIELDS = ("title", "prompt", "tags", "match", "extra_calls")
-SUITE_TEXT_FIELDS = ("name", "description", "tags", "match")
+SUITE_TEXT_FIELDS = ("name", "description", "tags", "match", "expectations")
 VALUE_SHOWN = 300  # characters of an old or new value on the page (a prompt can be long)
 
 

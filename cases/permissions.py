@@ -15,6 +15,10 @@
 - A suite's tokens (suite tokens, which send it live traces) are made by its editors; on
   its page, each editor sees and revokes their own, and its team's admins all of them
   (``suite_tokens``).
+- Replaying calls in an environment on request (the case editor's "try a run" of a case
+  that replays, a run page's end-state diff) costs a sandbox process's CPU and memory:
+  only those who may change the suite ask for it (``can_replay``); scoring replays what
+  its uploads and traces need by itself.
 - Something a user may not see is answered with 404, never its content; something they
   may see but not change, with 403.
 """
@@ -61,6 +65,14 @@ def can_view_suite(user, suite: Suite) -> bool:
 
 def can_edit_suite(user, suite: Suite) -> bool:
     return has_role(user, suite.team_id, Role.EDITOR)
+
+
+def can_replay(user, suite: Suite) -> bool:
+    """Whether the user may have calls replayed in the suite's environments on request."""
+    return can_edit_suite(user, suite)
+
+
+REPLAY_REFUSED = "Only the suite's editors and admins replay calls in its environments."
 
 
 def suite_tokens(user, suite: Suite) -> QuerySet[ApiToken]:

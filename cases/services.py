@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.http import Http404
@@ -256,6 +257,9 @@ MAX_LENGTHS = {"name": 200, "key": 200, "title": 300, "call name": 200}
 def validate_suite(document: Any) -> None:
     """Refuse a suite file that breaks any rule of docs/formats.md#what-is-refused, lacks a name, or
     holds text longer than Casebook stores (``InvalidInput`` listing every problem by JSON path)."""
+    rows = rows_problem(_rows(document))
+    if rows is not None:
+        raise InvalidInput([rows])  # before the matcher compiles every one of them
     problems: list[Problem] = []
     try:
         load_suite(document)
@@ -273,6 +277,44 @@ def validate_suite(document: Any) -> None:
                 problems.extend(length_problems(case, f"cases[{index}]."))
     if problems:
         raise InvalidInput(problems)
+
+
+def _rows(document: Any) -> int:
+    """The rows a suite file makes: a case, and an expected call or an expectation each."""
+    cases = document.get("cases") if isinstance(document, Mapping) else None
+    return sum(_case_rows(case) for case in cases) if isinstance(cases, list) else 0
+
+
+def _case_rows(case: Any) -> int:
+    if not isinstance(case, Mapping):
+        return 1
+    return 1 + sum(
+        len(items) if isinstance(items := case.get(name), list) else 0
+        for name in ("expected_calls", "expectations")
+    )
+
+
+def rows_problem(rows: int) -> Problem | None:
+    """The problem of a suite of ``rows`` rows past ``CASEBOOK_MAX_SUITE_ROWS``, or None:
+    every version of a suite copies them, and every page of it reads them."""
+    limit = settings.CASEBOOK_MAX_SUITE_ROWS
+    if rows <= limit:
+        return None
+    return Problem(
+        "cases",
+        f"the suite would hold {rows:,} rows (cases, expected calls and expectations): over "
+        f"the limit, CASEBOOK_MAX_SUITE_ROWS = {limit:,}",
+    )
+
+
+def _held_rows(suite: Suite, but: list[Case]) -> int:
+    """The rows the suite holds, those of the cases ``but`` left out."""
+    cases = suite.cases.exclude(pk__in=[case.pk for case in but])
+    return (
+        cases.count()
+        + ExpectedCall.objects.filter(case__in=cases).count()
+        + Expectation.objects.filter(case__in=cases).count()
+    )
 
 
 def length_problems(case: Mapping, prefix: str = "") -> list[Problem]:
@@ -573,8 +615,9 @@ def save_case(
         if revision is not None and case.revision != revision:
             raise StaleEdit(case)
     problems = case_problems(suite, data, case)
-    if problems:
-        raise InvalidInput(problems)
+    too_many = rows_problem(_held_rows(suite, [case] if case else []) + _case_rows(data))
+    if problems or too_many:
+        raise InvalidInput([*problems, *([too_many] if too_many else [])])
     if case is None:
         case = _create_case(suite, data, _next_position(suite))
         verb = "Added"
@@ -622,16 +665,27 @@ def _refuse_if_changed(suite: Suite, seen_version: int | None) -> None:
 
 @transaction.atomic
 def save_cases(
-    suite: Suite, documents: list[Mapping], user, *, seen_version: int | None, message: str
+    suite: Suite,
+    documents: list[Mapping],
+    user,
+    *,
+    seen_version: int | None,
+    message: str,
+    suite_expectations: list[Mapping] = (),
 ) -> SuiteVersion:
     """Save several cases at once as one new version: each document replaces the suite's
-    case of its key, or is added as a new case.
+    case of its key, or is added as a new case. ``suite_expectations`` join the ones the
+    suite carries for every case (docs/formats.md#top-level), unless it has an equal one.
 
     ``seen_version`` is the suite's version the author reviewed them against: if the suite
     has a newer one, ``SuiteChanged`` is raised and nothing changes. Problems are
     ``InvalidInput`` naming the case by its place in ``documents`` (``cases[2].key``)."""
     suite = _locked(suite)
     _refuse_if_changed(suite, seen_version)
+    carried = list(suite.extra.get("expectations") or [])
+    added = [item for item in suite_expectations if not any(json_equal(item, c) for c in carried)]
+    if added:
+        suite.extra = {**suite.extra, "expectations": carried + added}
     keys = [document.get("key") for document in documents]
     existing = {case.key: case for case in suite.cases.filter(key__in=keys)}
     problems = []
@@ -640,8 +694,12 @@ def save_cases(
             problems.append(Problem(f"cases[{index}].key", "another case here has this key"))
         found = case_problems(suite, document, existing.get(document.get("key")))
         problems += [Problem(f"cases[{index}].{p.path}".rstrip("."), p.message) for p in found]
-    if problems:
-        raise InvalidInput(problems)
+    rows = _held_rows(suite, list(existing.values())) + sum(map(_case_rows, documents))
+    too_many = rows_problem(rows)
+    if problems or too_many:
+        raise InvalidInput([*problems, *([too_many] if too_many else [])])
+    if added:
+        suite.save(update_fields=["extra"])
     position = _next_position(suite)
     for document in documents:
         if document["key"] in existing:
@@ -670,9 +728,11 @@ def case_problems(suite: Suite, data: Mapping, case: Case | None = None) -> list
 
 
 def one_case_suite(suite: Suite, case: Mapping) -> dict:
-    """A suite file holding only ``case``, under the suite's name and ``match``: how a case
-    is checked, or scored, on its own (its paths are ``cases[0]...``)."""
-    document = {"schema": SUITE_SCHEMA, "name": suite.name, "cases": [case]}
+    """A suite file holding only ``case`` and everything of the suite a case inherits (its
+    ``match``, tool catalog, ``catalog_checks``, environment and expectations: every field
+    but its cases): how a case is checked, or scored, on its own, as the suite scores it
+    (its paths are ``cases[0]...``)."""
+    document = {**suite.extra, "schema": SUITE_SCHEMA, "name": suite.name, "cases": [case]}
     if suite.match is not None:
         document["match"] = suite.match
     return document

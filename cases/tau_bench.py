@@ -13,22 +13,25 @@ told), ``actions`` (the ground truth, ``{name, kwargs}`` calls in order) and ``o
   ``kwargs`` as given. Read-only actions are left out: τ-bench's reward compares the database
   the agent's calls leave with the one the ground truth's leave, which lookups never change,
   so an agent may look things up any way it likes;
-- ``expectations``: each output as ``final_text_contains``, ignoring case; then, for each
-  tool that writes (of those the file's actions call), no more calls than the case expects
-  (``tool_call_count`` with ``max``, or ``did_not_call_tool``): a write beyond the ground
-  truth's leaves another database, which τ-bench's reward fails.
+- ``expectations``: each output as ``final_text_contains``, ignoring case.
+
+The suite itself carries one rule for every case, ``no_calls_beyond_expected`` over the
+tools that write (of those the file's actions call): no more calls of each than the case
+expects, none of one it does not. A write beyond the ground truth's leaves another database,
+which τ-bench's reward fails. One rule, not one per case per tool: a thousand tasks each
+writing with its own tool made a million rows that way.
 
 Which tools only read is the author's call: ``proposed_roles`` proposes it from the suite's
 tool catalog (MCP's ``annotations.readOnlyHint``) and otherwise from the tool's name.
 
 The file is streamed element by element (``json_array``): memory holds one element and the
-tasks. Every trial of a task repeats the task; they must agree, as a case holds one ground
+tasks, whose actions and outputs together are bounded (``max_rows``: each may become a row of
+the suite). Every trial of a task repeats the task; they must agree, as a case holds one ground
 truth, and an element that does not is a problem naming where it differs.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO
@@ -106,12 +109,18 @@ class ToolRole:
 
 
 def read_results(
-    stream: BinaryIO, *, max_item_bytes: int | None = None, max_depth: int | None = None
+    stream: BinaryIO,
+    *,
+    max_item_bytes: int | None = None,
+    max_depth: int | None = None,
+    max_rows: int | None = None,
 ) -> Results:
     """The tasks of τ-bench's results file (a binary stream), each element read and checked
     as it comes; an element past ``max_item_bytes`` or nested deeper than ``max_depth`` is a
-    problem. Raises ``InvalidInput`` with every problem (up to ``MAX_PROBLEMS``), each by the
-    element's path (``[3].info.task.actions[0].name: required``)."""
+    problem, and so are tasks whose cases, actions and outputs would pass ``max_rows`` rows
+    of a suite (``CASEBOOK_MAX_SUITE_ROWS``). Raises ``InvalidInput`` with every problem (up
+    to ``MAX_PROBLEMS``), each by the element's path (``[3].info.task.actions[0].name:
+    required``)."""
     head = stream.read(streaming.CHUNK).removeprefix(_BOM)
     start = head.lstrip()[:1]
     if start != b"[":
@@ -124,7 +133,7 @@ def read_results(
     elements = streaming.json_array(
         streaming.ByteStream(head, stream), max_item_bytes=max_item_bytes, max_depth=max_depth
     )
-    reading = _Reading()
+    reading = _Reading(max_rows)
     for position, element in elements:
         reading.add(position - 1, element)
         if len(reading.problems) >= MAX_PROBLEMS:
@@ -139,12 +148,15 @@ def read_results(
 
 
 class _Reading:
-    """The tasks read so far, the first element of each, and the problems found."""
+    """The tasks read so far, the first element of each, the rows their cases may take (a
+    case, and a row per action and output at most), and the problems found."""
 
-    def __init__(self):
+    def __init__(self, max_rows: int | None):
         self.tasks: dict[str, tuple[int, Task]] = {}
         self.problems: list[Problem] = []
         self.runs = self.crashed = 0
+        self.rows = 0
+        self.max_rows = max_rows
 
     def add(self, index: int, element: Any) -> None:
         where = f"[{index}]"
@@ -165,6 +177,14 @@ class _Reading:
         if task.key not in self.tasks:
             if len(self.tasks) == MAX_TASKS:
                 raise InvalidInput.single(where, f"more than {MAX_TASKS:,} tasks, the limit")
+            self.rows += 1 + len(task.actions) + len(task.outputs)
+            if self.max_rows is not None and self.rows > self.max_rows:
+                raise InvalidInput.single(
+                    where,
+                    f"the tasks so far hold {self.rows:,} cases, actions and outputs, each a "
+                    f"row of the suite: over the limit, CASEBOOK_MAX_SUITE_ROWS = "
+                    f"{self.max_rows:,}",
+                )
             self.tasks[task.key] = (index, task)
             return
         first_index, first = self.tasks[task.key]
@@ -295,45 +315,49 @@ def given_roles(tools: list[str], read_only: Iterable[str], path: str) -> list[T
 
 def suite_document(results: Results, *, name: str, read_only: Iterable[str]) -> dict:
     """A suite file of the tasks (docs/formats.md#suite-files)."""
-    return {
-        "schema": SUITE_SCHEMA,
-        "name": name,
-        "tags": [TAG],
-        "cases": suite_cases(results, read_only),
-    }
+    document: dict[str, Any] = {"schema": SUITE_SCHEMA, "name": name, "tags": [TAG]}
+    rule = writes_rule(results, read_only)
+    if rule is not None:
+        document["expectations"] = [rule]
+    return {**document, "cases": suite_cases(results, read_only)}
+
+
+def writes_rule(results: Results, read_only: Iterable[str]) -> dict | None:
+    """The suite's one rule on writes: no calls of a tool that writes beyond the case's
+    expected calls of it (None when no action writes)."""
+    reads = set(read_only)
+    writes = [tool for tool in results.tools if tool not in reads]
+    return {"type": "no_calls_beyond_expected", "tools": writes} if writes else None
 
 
 def suite_cases(results: Results, read_only: Iterable[str]) -> list[dict]:
-    """A case per task; the actions of tools in ``read_only`` are left out, and the others
-    are the only writes each case allows."""
+    """A case per task; the actions of tools in ``read_only`` are left out."""
     reads = set(read_only)
-    writes = [tool for tool in results.tools if tool not in reads]
-    return [_case(task, writes) for task in results.tasks]
+    return [_case(task, reads) for task in results.tasks]
 
 
-def _case(task: Task, writes: list[str]) -> dict:
+def _case(task: Task, reads: set[str]) -> dict:
     case: dict[str, Any] = {"key": task.key, "prompt": task.instruction}
     calls = [
-        {"name": action["name"], "required_args": _literal(action["kwargs"]), "ordered": True}
+        {"name": action["name"], "required_args": _arguments(action["kwargs"]), "ordered": True}
         for action in task.actions
-        if action["name"] in writes
+        if action["name"] not in reads
     ]
     if calls:
         case["expected_calls"] = calls
-    expected = Counter(call["name"] for call in calls)
-    expectations = [
-        {"type": "final_text_contains", "text": output, "case_insensitive": True}
-        for output in task.outputs
-    ]
-    expectations += [
-        {"type": "tool_call_count", "tool": tool, "max": expected[tool]}
-        if expected[tool]
-        else {"type": "did_not_call_tool", "tool": tool}
-        for tool in writes
-    ]
-    if expectations:
-        case["expectations"] = expectations
+    if task.outputs:
+        case["expectations"] = [
+            {"type": "final_text_contains", "text": output, "case_insensitive": True}
+            for output in task.outputs
+        ]
     return case
+
+
+def _arguments(kwargs: Mapping) -> dict:
+    """An action's ``kwargs`` as the expected call's ``required_args``: each argument equal
+    to its value. The names are names, whatever they start with; a value that would read as
+    an argument matcher is wrapped in ``$literal``."""
+    return {name: _literal(value) for name, value in kwargs.items()}
 
 
 def _literal(value: Any) -> Any:

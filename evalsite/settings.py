@@ -235,11 +235,22 @@ CASEBOOK_MAX_STORED_INVALID_LINES = env.int("CASEBOOK_MAX_STORED_INVALID_LINES",
 # may take before its verdict is `error` (workers, `manage.py score`, "try a run").
 CASEBOOK_MAX_PATTERN_LENGTH = env.int("CASEBOOK_MAX_PATTERN_LENGTH", default=1000)
 CASEBOOK_RUN_TIME_BUDGET_SECONDS = env.float("CASEBOOK_RUN_TIME_BUDGET_SECONDS", default=10.0)
+# Rows (cases, expected calls, expectations) one suite may hold: an import, a save or a
+# τ-bench file that would make more is refused before anything is written.
+CASEBOOK_MAX_SUITE_ROWS = env.int("CASEBOOK_MAX_SUITE_ROWS", default=100_000)
 # What replaying one run's calls in an environment may use (docs/operations.md#environments):
 # past a limit the sandbox process is killed and the verdict is `error`.
 CASEBOOK_ENVIRONMENT_CPU_SECONDS = env.float("CASEBOOK_ENVIRONMENT_CPU_SECONDS", default=5.0)
 CASEBOOK_ENVIRONMENT_MEMORY_MB = env.int("CASEBOOK_ENVIRONMENT_MEMORY_MB", default=1024)
 CASEBOOK_ENVIRONMENT_WALL_SECONDS = env.float("CASEBOOK_ENVIRONMENT_WALL_SECONDS", default=10.0)
+# The states and results one replay may answer (as JSON), and the reference answers a process
+# keeps between runs: bytes, so that what a worker holds is bounded whatever a state holds.
+CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES = env.int(
+    "CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES", default=8 << 20
+)
+CASEBOOK_ENVIRONMENT_REFERENCE_CACHE_BYTES = env.int(
+    "CASEBOOK_ENVIRONMENT_REFERENCE_CACHE_BYTES", default=32 << 20
+)
 # Wall-clock seconds one audit made in the web app (a version saved, an import previewed, a
 # case edited) may spend replaying (docs/audit.md#in-its-environment): what is left is unchecked.
 CASEBOOK_AUDIT_REPLAY_SECONDS = env.float("CASEBOOK_AUDIT_REPLAY_SECONDS", default=60.0)
@@ -258,6 +269,15 @@ CASEBOOK_OTLP_MAX_BYTES = env.int("CASEBOOK_OTLP_MAX_BYTES", default=16 << 20)
 # Traces one export may hold: the spans of further traces are rejected (OTLP partial
 # success), so that an export's cost is bounded by its size, not its count of traces.
 CASEBOOK_OTLP_MAX_TRACES = env.int("CASEBOOK_OTLP_MAX_TRACES", default=1000)
+# What one span or log record may hold (its attribute values, counting those of its events and
+# links and the values inside lists; a span's events and links), and the attribute values,
+# events and links of all of an export's items: past them items are rejected (OTLP partial
+# success), measured before anything is built of them. An OTLP/JSON body, parsed whole, is
+# refused (413) past four objects and arrays for each value the export may hold.
+CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES = env.int("CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES", default=5000)
+CASEBOOK_OTLP_MAX_ITEM_EVENTS = env.int("CASEBOOK_OTLP_MAX_ITEM_EVENTS", default=1000)
+CASEBOOK_OTLP_MAX_ITEM_LINKS = env.int("CASEBOOK_OTLP_MAX_ITEM_LINKS", default=1000)
+CASEBOOK_OTLP_MAX_ATTRIBUTES = env.int("CASEBOOK_OTLP_MAX_ATTRIBUTES", default=200_000)
 CASEBOOK_TRACE_GRACE_SECONDS = env.float("CASEBOOK_TRACE_GRACE_SECONDS", default=10.0)
 CASEBOOK_TRACE_ROOTLESS_SECONDS = env.float("CASEBOOK_TRACE_ROOTLESS_SECONDS", default=600.0)
 CASEBOOK_TRACE_SWEEP_SECONDS = env.float("CASEBOOK_TRACE_SWEEP_SECONDS", default=5.0)
@@ -265,6 +285,7 @@ CASEBOOK_TRACE_SWEEP_SECONDS = env.float("CASEBOOK_TRACE_SWEEP_SECONDS", default
 # rejected (OTLP partial success), so a trace's assembly reads a bounded amount.
 CASEBOOK_TRACE_MAX_SPANS = env.int("CASEBOOK_TRACE_MAX_SPANS", default=10_000)
 CASEBOOK_TRACE_MAX_BYTES = env.int("CASEBOOK_TRACE_MAX_BYTES", default=32 << 20)
+CASEBOOK_TRACE_MAX_ATTRIBUTES = env.int("CASEBOOK_TRACE_MAX_ATTRIBUTES", default=200_000)
 # The hour (UTC) at which runs past their suite's retention are removed (Celery beat,
 # docs/operations.md#retention).
 CASEBOOK_PRUNE_HOUR = env.int("CASEBOOK_PRUNE_HOUR", default=3)

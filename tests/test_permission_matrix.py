@@ -127,7 +127,7 @@ PAGES = [
     ("submission", "get", {"pk": "submission"}, None, READ),
     ("submission_progress", "get", {"pk": "submission"}, None, READ),
     ("run", "get", {"pk": "submission", "run_id": "run"}, None, READ),
-    ("run_end_state", "get", {"pk": "submission", "run_id": "run"}, None, READ),
+    ("run_end_state", "get", {"pk": "submission", "run_id": "run"}, None, EDIT_PAGE),
     ("run_review", "post", {"pk": "submission", "run_id": "run"}, {"status": "flaky"}, EDIT_POST),
     ("run_promote", "get", {"pk": "submission", "run_id": "run"}, {"call": "0-0"}, EDIT_PAGE),
     (

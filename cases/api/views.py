@@ -318,6 +318,7 @@ class SuiteViewSet(
             file,
             max_item_bytes=settings.CASEBOOK_MAX_LINE_BYTES,
             max_depth=settings.CASEBOOK_MAX_JSON_DEPTH,
+            max_rows=settings.CASEBOOK_MAX_SUITE_ROWS,
         )
         roles = tau_bench.roles_for(results.tools, query.get("read_only"), [], "read_only")
         name = query.get("name") or TAU_BENCH_NAME

@@ -49,7 +49,7 @@ from ..editor_forms import (
     attach_warnings,
 )
 from ..models import Case, Suite
-from ..permissions import can_edit_suite, suite_for
+from ..permissions import REPLAY_REFUSED, can_edit_suite, can_replay, suite_for
 from ..tool_catalog import argument_schemas
 from .htmx import redirect_to
 
@@ -266,23 +266,26 @@ def case_delete(request, pk, case_id):
 @login_required
 @require_POST
 def case_try(request, pk):
-    """Score a pasted run against the case as it stands in the editor, without saving."""
+    """Score a pasted run against the case as it stands in the editor, without saving, as
+    the suite scores it; a case that replays calls is tried by the suite's editors only."""
     suite = suite_for(request.user, pk)
     editor = Editor(suite, data=request.POST)
-    document = editor.document()
     context = {"problems": [], "report": None, "run": None}
     if not editor.valid:
         context["problems"] = [Problem("", "fix the fields marked in the editor first")]
         return render(request, "cases/_try_result.html", context)
     try:
-        case = load_suite(services.one_case_suite(suite, document)).cases[0]
+        case = load_suite(services.one_case_suite(suite, editor.document())).cases[0]
         run = load_run(to_canonical(_pasted_line(request.POST.get("run", ""), case.key)))
     except InvalidInput as exc:
         context["problems"] = exc.problems
-    else:
-        budget = settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS
-        replayer = replayer_for(EnvironmentLimits.from_settings(settings))
-        context.update(report=score(case, run, time_budget=budget, replayer=replayer), run=run)
+        return render(request, "cases/_try_result.html", context)
+    if case.replays and not can_replay(request.user, suite):
+        context["problems"] = [Problem("", REPLAY_REFUSED)]
+        return render(request, "cases/_try_result.html", context, status=403)
+    budget = settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS
+    replayer = replayer_for(EnvironmentLimits.from_settings(settings))
+    context.update(report=score(case, run, time_budget=budget, replayer=replayer), run=run)
     return render(request, "cases/_try_result.html", context)
 
 

@@ -17,7 +17,6 @@ from scoring.matcher import (
     InvalidInput,
     Problem,
     dump_json,
-    load_suite,
     parse_json,
     parse_suite_document,
     pretty_json,
@@ -147,20 +146,24 @@ def suite_import_confirm(request):
     return redirect(suite)
 
 
-def case_summaries(document: dict) -> dict[str, list[str]]:
-    """Each case's expected calls, as their labels (the timeline of a passing run)."""
+def _compiled(version):
+    """The matcher's suite of ``version``; None without one, or one that no longer loads."""
     try:
-        suite = load_suite(document, strict=False)
+        return version.matcher_suite() if version else None
     except InvalidInput:
-        return {}
-    return {case.key: [call.label for call in case.expected_calls] for case in suite.cases}
+        return None
 
 
 def suite_page_context(request, suite) -> dict:
     """What the suite page shows of the suite itself: its cases (with their expected calls'
-    labels), its history, and the forms to change and copy it."""
+    labels, as the timeline of a passing run shows them), the expectations it gives every
+    case, its history, and the forms to change and copy it."""
     latest = suite.latest_version
-    summaries = case_summaries(latest.document) if latest else {}
+    compiled = _compiled(latest)
+    summaries = {
+        case.key: [call.label for call in case.expected_calls]
+        for case in (compiled.cases if compiled else ())
+    }
     cases = [
         (case, summaries.get(case.key, []), case.expectation_count)
         for case in suite.cases.annotate(expectation_count=Count("expectations"))
@@ -174,6 +177,10 @@ def suite_page_context(request, suite) -> dict:
         "can_edit": can_edit,
         "copy_form": CopyForm(teams=editor_teams(request.user)),
         "tools": catalog_rows(services.suite_tools(suite)),
+        "suite_expectations": [
+            (item.describe(), getattr(item, "tools", ()))
+            for item in (compiled.expectations if compiled else ())
+        ],
     }
 
 

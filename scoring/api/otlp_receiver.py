@@ -46,7 +46,10 @@ def _export_schema(summary: str, description: str, answer: str) -> dict:
                 "suite token's"
             ),
             404: OpenApiResponse(description="no such suite, or not one the sender may see"),
-            413: OpenApiResponse(description="over CASEBOOK_OTLP_MAX_BYTES"),
+            413: OpenApiResponse(
+                description="over CASEBOOK_OTLP_MAX_BYTES, or OTLP/JSON of more objects and "
+                "arrays than CASEBOOK_OTLP_MAX_ATTRIBUTES allows"
+            ),
         },
     }
 
@@ -89,6 +92,7 @@ class TraceExportView(APIView):
                 encoding=request.META.get("HTTP_CONTENT_ENCODING", ""),
                 max_bytes=limit,
                 max_depth=settings.CASEBOOK_MAX_JSON_DEPTH,
+                max_containers=4 * settings.CASEBOOK_OTLP_MAX_ATTRIBUTES,
                 signal=self.signal,
             )
         except otlp_codec.ExportTooLarge as exc:

@@ -191,10 +191,14 @@ def _answerless_case(key: str, question: Mapping, line: int, expectation: dict) 
 
 def _case_base(key: str, question: Mapping, line: int) -> dict:
     functions = question.get("function")
-    if not isinstance(functions, list) or not all(isinstance(f, Mapping) for f in functions):
-        raise _bad("questions.function", "must be a list of function docs", line)
+    if not isinstance(functions, list) or not all(map(_is_function_doc, functions)):
+        raise _bad("questions.function", "must be a list of function docs, each named", line)
     # The docs are kept for reviewers (unknown fields are preserved).
     return {**_case_fields(key, question), "tools": functions}
+
+
+def _is_function_doc(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and isinstance(doc.get("name"), str) and bool(doc["name"])
 
 
 def _case_fields(key: str, question: Mapping) -> dict:
@@ -238,7 +242,10 @@ def _expected_call(item: Any, where: str, line: int, docs: Mapping) -> dict:
     if not isinstance(parameters, Mapping):
         raise _bad(field_path(where, function), "must be an object of parameters", line)
     schema = _object(_object(docs.get(function)).get("parameters"))
-    required = set(schema.get("required") or ())
+    listed = schema.get("required")
+    required = (
+        {name for name in listed if isinstance(name, str)} if isinstance(listed, list) else set()
+    )
     properties = _object(schema.get("properties"))
     required_args = {}
     for parameter, values in parameters.items():

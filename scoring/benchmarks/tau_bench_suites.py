@@ -20,7 +20,7 @@ from django.db import transaction
 
 from cases import services
 from cases.models import SuiteVersion
-from cases.tau_bench import Results, read_results, suite_cases
+from cases.tau_bench import Results, read_results, suite_cases, writes_rule
 from scoring.importers import tau_bench as tau_bench_format
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused, open_upload
@@ -29,10 +29,12 @@ from scoring.models import Status, Submission
 
 
 def read_limits() -> dict:
-    """What one element of a results file may be: the limits of a line of a run file."""
+    """What one element of a results file may be (the limits of a line of a run file), and
+    the rows its tasks may make (a suite's)."""
     return {
         "max_item_bytes": settings.CASEBOOK_MAX_LINE_BYTES,
         "max_depth": settings.CASEBOOK_MAX_JSON_DEPTH,
+        "max_rows": settings.CASEBOOK_MAX_SUITE_ROWS,
     }
 
 
@@ -64,16 +66,22 @@ def write_and_rescore(
     submission: Submission, results: Results, read_only: list[str], user, *, seen_version: int
 ) -> SuiteVersion:
     """The tasks of the submission's file (``results``, read by ``submission_results``) as
-    cases of its suite, one version, the actions of ``read_only`` tools left out; then the
-    submission scored again against that version.
+    cases of its suite, one version, the actions of ``read_only`` tools left out and the
+    suite's rule on writes added; then the submission scored again against that version.
 
     ``services.SuiteChanged`` when the suite has a version newer than ``seen_version``, the
     one previewed; ``InvalidInput`` when a case cannot be saved."""
     cases = suite_cases(results, read_only)
+    rule = writes_rule(results, read_only)
     message = f"{len(cases)} cases from the τ-bench tasks of submission #{submission.pk}"
     with transaction.atomic():
         version = services.save_cases(
-            submission.suite, cases, user, seen_version=seen_version, message=message
+            submission.suite,
+            cases,
+            user,
+            seen_version=seen_version,
+            message=message,
+            suite_expectations=[rule] if rule else [],
         )
         pipeline.rescore(submission, version)
     return version

@@ -2,9 +2,16 @@
 the ``Replayer`` the matcher's end-state expectations are given.
 
 One sandbox process (``sandbox``) serves the replays of a ``SandboxReplayer`` in turn; a
-replay past a limit costs that process alone, and the next replay starts another. The end
-states of a case's reference calls are kept (least recently used first out), keyed by the
-environment, its initial state and the calls: they are the same for every run of the case.
+replay past a limit costs that process alone, and the next replay starts another. Nothing of
+an environment runs in this process: it reads the sandbox's answer, no more than
+``max_answer_bytes`` of it (the sandbox refuses a larger one itself; one that does not is
+stopped), and compares the states.
+
+The answers for a case's reference calls are kept, keyed by the environment, its initial
+state and the calls (they are the same for every run of the case), as the bytes the
+sandbox sent, up to ``reference_cache_bytes`` of them (least recently used first out): a
+kept answer is parsed again for each use, so that what a worker holds between runs is
+bounded in bytes, not in entries of any size.
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ from scoring.matcher import CallOutcome, CaseEnvironment, ReplayFailed, TurnEnd
 
 # The directory holding the ``scoring`` package: the sandbox runs from it.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_CACHE_SIZE = 512
+# The start-up line is a few bytes; an answer too long to read is told apart from any line.
+_READY_BYTES = 1024
+_TOO_LONG = b"\0"
 # How long a new sandbox may take to start (import Python and the project), before which
 # no replay's wall-clock limit runs: a loaded machine starts processes slowly.
 START_SECONDS = 60.0
@@ -37,11 +46,15 @@ START_SECONDS = 60.0
 
 @dataclass(frozen=True, slots=True)
 class EnvironmentLimits:
-    """What one replay may use: CPU seconds, megabytes of address space, wall-clock seconds."""
+    """What one replay may use: CPU seconds, megabytes of address space, wall-clock seconds,
+    and bytes of its answer (the states and results, as JSON); and the bytes of reference
+    answers kept between runs."""
 
     cpu_seconds: float = 5.0
     memory_mb: int = 1024
     wall_seconds: float = 10.0
+    max_answer_bytes: int = 8 << 20
+    reference_cache_bytes: int = 32 << 20
 
     @classmethod
     def from_settings(cls, settings: Any) -> EnvironmentLimits:
@@ -50,6 +63,8 @@ class EnvironmentLimits:
             settings.CASEBOOK_ENVIRONMENT_CPU_SECONDS,
             settings.CASEBOOK_ENVIRONMENT_MEMORY_MB,
             settings.CASEBOOK_ENVIRONMENT_WALL_SECONDS,
+            settings.CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES,
+            settings.CASEBOOK_ENVIRONMENT_REFERENCE_CACHE_BYTES,
         )
 
 
@@ -65,7 +80,8 @@ class SandboxReplayer:
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._owner = 0
-        self._references: OrderedDict[str, tuple[TurnEnd, ...]] = OrderedDict()
+        self._references: OrderedDict[str, bytes] = OrderedDict()  # answers, as sent
+        self._referenced_bytes = 0
 
     def replay(
         self,
@@ -83,46 +99,67 @@ class SandboxReplayer:
         text = json.dumps(request, default=str)
         key = hashlib.sha256(text.encode()).hexdigest() if reference else None
         with self._lock:
-            if key is not None and key in self._references:
+            line = self._references.get(key) if key is not None else None
+            if line is not None:
                 self._references.move_to_end(key)
-                return self._references[key]
-            ends = _turn_ends(self._ask(text))
-            if key is not None:
-                self._references[key] = ends
-                if len(self._references) > REFERENCE_CACHE_SIZE:
-                    self._references.popitem(last=False)
-            return ends
+            else:
+                line = self._ask(text)
+                if key is not None:
+                    self._keep(key, line)
+        return _turn_ends(json.loads(line))
+
+    def _keep(self, key: str, line: bytes) -> None:
+        """Keep a reference's answer, the least recently used going first past the cache's
+        bytes; one larger than the whole cache is not kept."""
+        if len(line) > self.limits.reference_cache_bytes:
+            return
+        self._references[key] = line
+        self._referenced_bytes += len(line)
+        while self._referenced_bytes > self.limits.reference_cache_bytes:
+            _, dropped = self._references.popitem(last=False)
+            self._referenced_bytes -= len(dropped)
 
     def close(self) -> None:
         with self._lock:
             self._stop()
 
-    def _ask(self, text: str) -> dict:
+    def _ask(self, text: str) -> bytes:
+        """The sandbox's answer to a request: the line of its turns (``ReplayFailed`` for
+        any other)."""
         process = self._started()
         try:
             process.stdin.write((text + "\n").encode())
             process.stdin.flush()
         except OSError:
             raise self._ended() from None
-        line = self._read_line(process, time.monotonic() + self.limits.wall_seconds)
+        limits = self.limits
+        line = self._read_line(
+            process, time.monotonic() + limits.wall_seconds, limits.max_answer_bytes
+        )
         if line is None:
             self._stop()
             raise ReplayFailed(
-                f"the replay took longer than {self.limits.wall_seconds:g} s of wall-clock "
+                f"the replay took longer than {limits.wall_seconds:g} s of wall-clock "
                 "time (CASEBOOK_ENVIRONMENT_WALL_SECONDS) and was stopped"
+            )
+        if line is _TOO_LONG:
+            self._stop()  # the rest of the answer is in the pipe: the process goes with it
+            raise ReplayFailed(
+                f"the replay's answer passed {limits.max_answer_bytes:,} bytes "
+                "(CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES) and was stopped"
             )
         if not line:
             raise self._ended()
-        answer = json.loads(line)
-        if answer.get("limit") == "memory":
-            self._stop()
-            raise ReplayFailed(
-                f"the environment ran out of memory: it may use {self.limits.memory_mb} MB "
-                "(CASEBOOK_ENVIRONMENT_MEMORY_MB)"
-            )
-        if "error" in answer:
-            raise ReplayFailed(answer["error"])
-        return answer
+        if not line.startswith(b'{"turns"'):  # an answer of turns is kept whole, unread
+            answer = json.loads(line)
+            if answer.get("limit") == "memory":
+                self._stop()
+                raise ReplayFailed(
+                    f"the environment ran out of memory: it may use {limits.memory_mb} MB "
+                    "(CASEBOOK_ENVIRONMENT_MEMORY_MB)"
+                )
+            raise ReplayFailed(answer.get("error") or "the sandbox answered nothing readable")
+        return line
 
     def _started(self) -> subprocess.Popen:
         # A forked worker (Celery's prefork pool) must not share its parent's sandbox.
@@ -134,6 +171,7 @@ class SandboxReplayer:
                     "scoring.environments.sandbox",
                     str(self.limits.cpu_seconds),
                     str(self.limits.memory_mb),
+                    str(self.limits.max_answer_bytes),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -148,10 +186,13 @@ class SandboxReplayer:
         return self._process
 
     @staticmethod
-    def _read_line(process: subprocess.Popen, deadline: float) -> bytes | None:
+    def _read_line(
+        process: subprocess.Popen, deadline: float, max_bytes: int = _READY_BYTES
+    ) -> bytes | None:
         """The next line of the sandbox's answers; empty when it ended, None past the
-        deadline."""
+        deadline, ``_TOO_LONG`` once it passes ``max_bytes`` (what was read is dropped)."""
         chunks = []
+        size = 0
         stream = process.stdout.fileno()
         while True:
             left = deadline - time.monotonic()
@@ -160,6 +201,9 @@ class SandboxReplayer:
             chunk = os.read(stream, 1 << 16)
             if not chunk:
                 return b""
+            size += len(chunk)
+            if size > max_bytes + 1:  # its newline
+                return _TOO_LONG
             chunks.append(chunk)
             if chunk.endswith(b"\n"):
                 return b"".join(chunks)
@@ -183,6 +227,7 @@ class SandboxReplayer:
 
 
 def _turn_ends(answer: dict) -> tuple[TurnEnd, ...]:
+    """The turns of an answer, as the matcher reads them."""
     return tuple(
         TurnEnd(
             turn["state"],

@@ -1,13 +1,16 @@
-"""The process calls are replayed in: ``python -m scoring.environments.sandbox CPU MEMORY``.
+"""The process calls are replayed in:
+``python -m scoring.environments.sandbox CPU MEMORY ANSWER_BYTES``.
 
 Once started it writes ``{"ready": true}``; then it reads one request per line on standard
 input (``{"environment", "initial_state", "turns", "overrides"}``) and writes one answer per
 line: ``{"turns": [{"state", "outcomes"}]}``, ``{"error": why}`` when the replay could not
-be made, or ``{"limit": "memory"}`` before it exits when the environment ran out of memory.
-Limits are set here, on this process alone: its address space (MEMORY megabytes) once, and
-CPU seconds (CPU) afresh for each request, so that one process serves many replays. Past the
-CPU limit the kernel kills it; the wall-clock limit is the parent's (``replayer``). What
-environments print goes nowhere: standard output carries the answers alone.
+be made or its answer would pass ANSWER_BYTES, or ``{"limit": "memory"}`` before it exits
+when the environment ran out of memory. Limits are set here, on this process alone: its
+address space (MEMORY megabytes) once, and CPU seconds (CPU) afresh for each request, so
+that one process serves many replays. Past the CPU limit the kernel kills it; the
+wall-clock limit is the parent's (``replayer``), and so is a second bound on the answer's
+size, should this process not keep its own. What environments print goes nowhere: standard
+output carries the answers alone.
 """
 
 from __future__ import annotations
@@ -74,7 +77,22 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(used + seconds), resource.RLIM_INFINITY))
 
 
-def main(cpu_seconds: float, memory_mb: int) -> None:
+def answer_line(answer: dict, max_bytes: int) -> str:
+    """``answer`` as its line of JSON, or an error in its place past ``max_bytes``: a state
+    that doubles with each call (a shallow copy copied again) must not reach the parent,
+    whose memory every later replay shares (docs/operations.md#environments)."""
+    text = json.dumps(answer, default=str)  # ASCII: as many bytes as characters
+    if len(text) > max_bytes:
+        return json.dumps(
+            {
+                "error": f"the replay's states and results are {len(text):,} bytes of JSON: "
+                f"over the limit, CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES = {max_bytes:,}"
+            }
+        )
+    return text
+
+
+def main(cpu_seconds: float, memory_mb: int, max_answer_bytes: int) -> None:
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, sys.stdout.fileno())
@@ -85,7 +103,7 @@ def main(cpu_seconds: float, memory_mb: int) -> None:
     for line in sys.stdin:
         _limit_cpu(cpu_seconds)
         try:
-            answer = json.dumps(replay(json.loads(line)), default=str)
+            answer = answer_line(replay(json.loads(line)), max_answer_bytes)
         except MemoryError:
             answers.write('{"limit": "memory"}\n')
             answers.flush()
@@ -95,4 +113,4 @@ def main(cpu_seconds: float, memory_mb: int) -> None:
 
 
 if __name__ == "__main__":
-    main(float(sys.argv[1]), int(sys.argv[2]))
+    main(float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))

@@ -10,8 +10,9 @@ both ends, ``[``/``]`` added where missing, every element a call, keyword argume
 
 The text is parsed with ``ast`` and never evaluated. Where BFCL's decoder calls ``eval``
 (arithmetic such as ``rate=0.05/12``) the operators are applied here to number literals
-alone, with their size bounded. Length and nesting are bounded before ``ast.parse`` sees the
-text, so a huge or deeply nested string costs little.
+alone, with their size bounded, and so are integer literals (4,096 bits: a hexadecimal one
+is not held to Python's limit on decimal digits). Length and nesting are bounded before
+``ast.parse`` sees the text, so a huge or deeply nested string costs little.
 
 Values read as BFCL reads them: literals as themselves, tuples as lists, a bare name as its
 text (``unit=celsius`` is ``"celsius"``), a call without keywords as its source text, a call
@@ -177,6 +178,8 @@ def _value(node: ast.expr, notes: list[str]) -> Any:
 def _constant(value: Any) -> Any:
     if value is Ellipsis:
         return "..."
+    if isinstance(value, int):
+        return _within_bits(value)
     if isinstance(value, bytes | complex):
         raise Undecodable(f"{value!r} has no JSON value")
     if isinstance(value, float) and not math.isfinite(value):
@@ -204,6 +207,15 @@ def _number(node: ast.expr) -> int | float:
         value = node.value
     if type(value) not in (int, float):
         raise Undecodable(f"{_snippet(node)} is not a number")
+    return _within_bits(value) if type(value) is int else value
+
+
+def _within_bits(value: int) -> int:
+    """An integer literal, no larger than arithmetic may make one: a hexadecimal literal of
+    5,000 digits is read without Python's limit on decimal digits, and then could not be
+    written as JSON (nor its line stored)."""
+    if value.bit_length() > _MAX_INT_BITS:
+        raise Undecodable(f"an integer of {value.bit_length():,} bits is too large to read")
     return value
 
 
@@ -253,5 +265,8 @@ def _power_too_large(base: int | float, exponent: int | float) -> bool:
 
 
 def _snippet(node: ast.AST) -> str:
-    text = ast.unparse(node)
+    try:
+        text = ast.unparse(node)
+    except ValueError:  # an integer past Python's limit on decimal digits
+        return "an expression holding an integer too large to write"
     return text if len(text) <= 60 else text[:57] + "..."

@@ -670,9 +670,15 @@ def _keep_first_invalid(submission: Submission) -> None:
 
 
 def unstorable(item: RunLine) -> tuple[Problem, ...]:
-    """What keeps a valid run out of the database: a case key longer than any case's (the
-    index over runs could not hold a very long one), or a trial past the column's range."""
+    """What keeps a valid run out of the database: a case key holding NUL (no case key may,
+    and PostgreSQL's text and jsonb cannot: read without it, it would be another key), a
+    case key longer than any case's (the index over runs could not hold a very long one),
+    or a trial past the column's range."""
     problems = []
+    if "\x00" in item.run.case:
+        problems.append(
+            item.problem("case", "holds the NUL character (U+0000), which no case key may hold")
+        )
     if len(item.run.case) > CASE_KEY_LIMIT:
         length = len(item.run.case)
         message = f"at most {CASE_KEY_LIMIT} characters, as a case's key (this is {length:,})"

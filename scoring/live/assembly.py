@@ -69,13 +69,25 @@ log = logging.getLogger(__name__)
 
 ASSEMBLE_TASK = "scoring.tasks.assemble_traces"  # scoring/tasks.py, by name
 SWEEP_LIMIT = 5000  # traces assembled per sweep; the next sweep takes the rest
-# Traces made into runs per transaction, and the bytes of their spans read for it (a trace
-# may hold CASEBOOK_TRACE_MAX_BYTES: such a trace makes a batch of its own).
+# Traces made into runs per transaction, and the bytes and attribute values of their spans
+# read for it (a trace may hold CASEBOOK_TRACE_MAX_BYTES, or _ATTRIBUTES: such a trace makes a
+# batch of its own). Values cost more than their bytes: 200,000 of them, about 100 MB.
 BATCH_TRACES = 500
 BATCH_BYTES = 64 * 2**20
+BATCH_VALUES = 200_000
 READ_BATCH = 2000  # spans read at a time
 CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
 NOT_A_RUN = "no span is a model call or a tool call, and none names the case: not a run"
+# What making a run again changes of it.
+_REMADE_FIELDS = (
+    "case_key",
+    "case_order",
+    "trial",
+    "document",
+    "final_text",
+    "tools",
+    "meta_values",
+)
 
 
 # --- when traces are assembled ---------------------------------------------------------------
@@ -180,18 +192,23 @@ def assemble(trace_pks: list[int]) -> int:
 
 
 def _batches(trace_pks: list[int]):
-    """The due traces among ``trace_pks``, in batches of at most ``BATCH_TRACES`` traces and
-    ``BATCH_BYTES`` of spans (a trace larger than that alone)."""
+    """The due traces among ``trace_pks``, in batches of at most ``BATCH_TRACES`` traces,
+    ``BATCH_BYTES`` of spans and ``BATCH_VALUES`` of their attribute values (a trace larger
+    than that alone)."""
     pks = sorted(set(trace_pks))
     for start in range(0, len(pks), BATCH_TRACES):
         due = Trace.objects.filter(due_pending(), pk__in=pks[start : start + BATCH_TRACES])
-        batch, size = [], 0
-        for pk, span_bytes in due.order_by("pk").values_list("pk", "span_bytes"):
-            if batch and size + span_bytes > BATCH_BYTES:
+        batch, size, values = [], 0, 0
+        rows = due.order_by("pk").values_list("pk", "span_bytes", "attribute_count")
+        for pk, span_bytes, attribute_count in rows:
+            if batch and (
+                size + span_bytes > BATCH_BYTES or values + attribute_count > BATCH_VALUES
+            ):
                 yield batch
-                batch, size = [], 0
+                batch, size, values = [], 0, 0
             batch.append(pk)
             size += span_bytes
+            values += attribute_count
         if batch:
             yield batch
 
@@ -244,9 +261,14 @@ def _read_telemetry(traces: list[Trace]) -> dict[int, tuple[str, str, dict]]:
     ``spans`` and ``resourceLogs``). No more than the caps let a trace hold is read, whatever
     is stored (spans kept before a cap was lowered are left out)."""
     max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
+    max_values = settings.CASEBOOK_TRACE_MAX_ATTRIBUTES
     within, over = [], []
     for trace in traces:
-        fits = trace.span_count <= max_spans and trace.span_bytes <= max_bytes
+        fits = (
+            trace.span_count <= max_spans
+            and trace.span_bytes <= max_bytes
+            and trace.attribute_count <= max_values
+        )
         (within if fits else over).append(trace.pk)
     rows = [_span_rows(TraceSpan.objects.filter(trace_id__in=within))] if within else []
     # A trace stored past a cap is read on its own, no further than the cap.
@@ -254,21 +276,22 @@ def _read_telemetry(traces: list[Trace]) -> dict[int, tuple[str, str, dict]]:
     telemetry = {trace.pk: ("", "", {"spans": []}) for trace in traces}
     for query in rows:
         for trace_pk, spans in groupby(query.iterator(chunk_size=READ_BATCH), key=lambda r: r[0]):
-            telemetry[trace_pk] = _telemetry_of(spans, max_bytes)
+            telemetry[trace_pk] = _telemetry_of(spans, max_bytes, max_values)
     return telemetry
 
 
 def _span_rows(spans):
     return spans.order_by("trace_id", "start", "span_hex").values_list(
-        "trace_id", "kind", "case_key", "case_value", "data"
+        "trace_id", "kind", "case_key", "case_value", "data", "attributes"
     )
 
 
-def _telemetry_of(rows, max_bytes: int) -> tuple[str, str, dict]:
-    case_key, case_value, documents, records, size = "", "", [], [], 0
-    for _, kind, key, value, data in rows:
+def _telemetry_of(rows, max_bytes: int, max_values: int) -> tuple[str, str, dict]:
+    case_key, case_value, documents, records, size, values = "", "", [], [], 0, 0
+    for _, kind, key, value, data, attributes in rows:
         size += len(data)
-        if size > max_bytes:
+        values += attributes
+        if size > max_bytes or values > max_values:
             break
         case_key, case_value = case_key or key, case_value or value
         if kind == TraceSpan.Kind.LOG:
@@ -436,9 +459,10 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
         stored.case_key, stored.case_order = item.case_key, natural_key(item.case_key)
         stored.trial = submission.runs.filter(case_key=item.case_key).count()
     item.canonical["trial"] = stored.trial
-    stored.document, stored.final_text = item.canonical, item.run.final_text
-    stored.tools, stored.meta_values = item.tools, item.meta
-    stored.save()
+    # Written as runs are first written (``insert_rows``): a NUL in their text, which
+    # PostgreSQL's text cannot hold, reads as U+FFFD.
+    update_rows(Run, _REMADE_FIELDS, [(stored.pk, stored.case_key, stored.case_order,
+        stored.trial, item.canonical, item.run.final_text, item.tools, item.meta)])  # fmt: skip
     if recase:
         recount_cases(submission, suite)
 

@@ -9,10 +9,15 @@ and enums may be numbers. Unknown fields are ignored, as the specification asks.
 
 Nesting is bounded before anything walks it recursively (``json_format`` does, and so do the
 importer and the matcher once the spans are a run): an OTLP/JSON body nested deeper than the
-limit is refused whole, and ``item_nested_deeper_than`` measures a span (or log record) of
-a decoded export as OTLP/JSON would nest it, so that a protobuf body is held to the same
-limit, item by item
-(docs/live-traces.md#limits).
+limit is refused whole, and ``measure`` measures a span (or log record) of a decoded export
+as OTLP/JSON would nest it, so that a protobuf body is held to the same limit, item by item.
+
+So is what an item holds (docs/live-traces.md#limits). A protobuf body of 16 MiB can hold
+3,300,000 attributes, which protobuf reads compactly; what costs is what is built of each,
+and ``measure`` counts them before anything is built (a repeated field's length is read
+without making its elements), refusing an item past its caps on events, links and attribute
+values. An OTLP/JSON body is parsed into Python objects whole, so it is refused before it
+is parsed when it holds more objects and arrays than ``max_containers``.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from opentelemetry.proto.trace.v1.trace_pb2 import Status as SpanStatus
 
-from scoring.matcher import InvalidInput, nested_deeper_than, parse_json
+from scoring.matcher import InvalidInput, json_containers, nested_deeper_than, parse_json
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -104,13 +109,14 @@ def decode(
     encoding: str,
     max_bytes: int,
     max_depth: int,
+    max_containers: int,
     signal: Signal = TRACES,
 ) -> Any:
     """The export request of ``signal`` of a body as sent (``encoding``: the
     Content-Encoding); raises ``BadExport`` (for OTLP/JSON nested more than ``max_depth``
-    levels too), or ``ExportTooLarge`` past ``max_bytes``. Protobuf is read no deeper than
-    its own parser's limit (100 messages); ``item_nested_deeper_than`` tells the items
-    within that but past ``max_depth``."""
+    levels too), or ``ExportTooLarge`` past ``max_bytes``, and for OTLP/JSON of more than
+    ``max_containers`` objects and arrays. Protobuf is read no deeper than its own parser's
+    limit (100 messages); ``measure`` tells the items within that but past ``max_depth``."""
     data = _decompressed(body, encoding.strip().lower(), max_bytes)
     media = content_type.split(";")[0].strip().lower()
     request = signal.request()
@@ -127,6 +133,13 @@ def decode(
             raise BadExport(
                 f"the JSON is nested more than {max_depth} levels deep, the limit "
                 "(CASEBOOK_MAX_JSON_DEPTH)"
+            )
+        # Before parsing too: each object or array would be one of Python's, then protobuf's.
+        if (containers := json_containers(data, max_containers)) > max_containers:
+            raise ExportTooLarge(
+                f"the OTLP/JSON holds {containers:,} objects and arrays: over "
+                f"{max_containers:,}, four for each attribute value CASEBOOK_OTLP_MAX_ATTRIBUTES "
+                "lets an export hold"
             )
         try:
             document = parse_json(data)
@@ -208,27 +221,78 @@ def attributes(key_values) -> dict[str, Any]:
     return values
 
 
-def item_nested_deeper_than(item, limit: int) -> bool:
-    """Whether the export, as OTLP/JSON, nests more than ``limit`` levels deep at this span
-    or log record (the limit an OTLP/JSON body is held to), measured without recursion. A
-    log record's body is as deep as an attribute's value."""
-    values = [(attribute.value, _ATTRIBUTE_DEPTH) for attribute in item.attributes]
-    if isinstance(item, LogRecord):
-        values.append((item.body, _ATTRIBUTE_DEPTH - 2))
-    else:
-        for holder in (*item.events, *item.links):
-            values.extend((kv.value, _EVENT_ATTRIBUTE_DEPTH) for kv in holder.attributes)
-    while values:
-        value, depth = values.pop()
+@dataclass(frozen=True, slots=True)
+class ItemLimits:
+    """What one span or log record may hold (docs/live-traces.md#limits): how deep its
+    values may nest as OTLP/JSON, its attribute values (those of its events and links, and
+    the values inside arrays and key-value lists, included), and a span's events and
+    links. The names of the settings, for the reasons given."""
+
+    depth: int
+    attributes: int
+    events: int
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A span's or log record's attribute values, events and links, counted; or why it is
+    refused (``values`` then counts no further than the cap that refused it)."""
+
+    values: int = 0
+    problem: str | None = None
+
+
+def measure(item, limits: ItemLimits) -> Measured:
+    """A span or log record measured against ``limits`` before anything is built of it: a
+    repeated field's length is read without making its elements, and the walk through the
+    values nested in arrays and key-value lists (without recursion) stops at the cap, or
+    where the export, as OTLP/JSON, would nest deeper than ``limits.depth`` (the limit an
+    OTLP/JSON body is held to). A log record's body is as deep as an attribute's value."""
+    noun = "log record" if isinstance(item, LogRecord) else "span"
+    holders = ()
+    if noun == "span":
+        for kind, count, cap, setting in (
+            ("events", len(item.events), limits.events, "CASEBOOK_OTLP_MAX_ITEM_EVENTS"),
+            ("links", len(item.links), limits.links, "CASEBOOK_OTLP_MAX_ITEM_LINKS"),
+        ):
+            if count > cap:
+                return Measured(0, f"a span of more {kind} than the cap, {setting} = {cap:,}")
+        holders = (*item.events, *item.links)
+    values = len(item.attributes) + sum(len(holder.attributes) for holder in holders)
+    if noun == "log record":
+        values += 1  # the body
+    too_many = (
+        f"a {noun} of more attribute values than the cap, CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES = "
+        f"{limits.attributes:,}"
+    )
+    if values > limits.attributes:
+        return Measured(limits.attributes, too_many)
+    walk = [(attribute.value, _ATTRIBUTE_DEPTH) for attribute in item.attributes]
+    if noun == "log record":
+        walk.append((item.body, _ATTRIBUTE_DEPTH - 2))
+    for holder in holders:
+        walk.extend((kv.value, _EVENT_ATTRIBUTE_DEPTH) for kv in holder.attributes)
+    while walk:
+        value, depth = walk.pop()
         kind = value.WhichOneof("value")
         step = _NESTED_IN.get(kind)
-        if depth + (step is not None) > limit:  # a list's own object is inside the value
-            return True
+        if depth + (step is not None) > limits.depth:  # a list's own object is inside
+            return Measured(values, (
+                f"a {noun} nested more than {limits.depth} levels deep as OTLP/JSON: over "
+                f"the limit, CASEBOOK_MAX_JSON_DEPTH = {limits.depth}"
+            ))  # fmt: skip
+        if step is None:
+            continue
+        inner = value.array_value.values if kind == "array_value" else value.kvlist_value.values
+        values += len(inner)
+        if values > limits.attributes:
+            return Measured(limits.attributes, too_many)
         if kind == "array_value":
-            values.extend((item, depth + step) for item in value.array_value.values)
-        elif kind == "kvlist_value":
-            values.extend((item.value, depth + step) for item in value.kvlist_value.values)
-    return False
+            walk.extend((item, depth + step) for item in inner)
+        else:
+            walk.extend((item.value, depth + step) for item in inner)
+    return Measured(values + (len(holders) if noun == "span" else 0))
 
 
 def span_document(span: Span) -> dict:
@@ -323,7 +387,7 @@ def _key_values(items, pending: list[tuple[AnyValue, dict]]) -> list[dict]:
 def _fill_values(pending: list[tuple[AnyValue, dict]]) -> None:
     """Fill each object of ``pending`` from its ``AnyValue``, those nested inside too.
     Iterative, not recursive: a value nested as deep as the limit lets it be (the spans were
-    measured as they were stored, ``item_nested_deeper_than``) is within Python's stack, but
+    measured as they were stored, ``measure``) is within Python's stack, but
     costs no frames either way."""
     while pending:
         value, into = pending.pop()

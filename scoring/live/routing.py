@@ -11,7 +11,8 @@ for what it keeps.
   fraction) or ``team-slug/suite-slug``; malformed, kind 400. A suite that does not exist
   or that the sender may not see: 404; one they see but do not edit: 403.
 - ``casebook.label`` names the live submission (at most ``LABEL_LIMIT`` characters; a NUL
-  is refused, kind 400).
+  is refused, kind 400), and a ``casebook.case`` holding a NUL is refused likewise: read
+  without it, it would be another case's key.
 - A suite token (``cases.tokens.suite_of``) needs neither: its spans go to its suite, under
   its label when it has one, else the resource's. A resource naming another suite is
   refused (403). The sender must still edit the suite, checked as for any other.
@@ -35,6 +36,8 @@ LABEL_LIMIT = Trace._meta.get_field("label").max_length
 # rejected alike.
 NOT_FOUND, FORBIDDEN, INVALID = 404, 403, 400
 Refusal = tuple[int, str]  # (kind, reason)
+
+NUL_CASE = f"{CASE} holds a NUL character, which no case key may hold"
 
 _SLUGS = re.compile(r"([-\w]{1,100})/([-\w]{1,200})", re.ASCII)  # Team.slug / Suite.slug
 SuiteReference = int | tuple[str, str]  # an id, or (team slug, suite slug)
@@ -90,6 +93,8 @@ class Router:
         label = self.scope_label or str(resource.get(LABEL, ""))
         if "\0" in label:  # no text column of PostgreSQL holds it; the label is not guessed at
             return INVALID, f"{LABEL} holds a NUL character"
+        if holds_nul(resource.get(CASE)):
+            return INVALID, NUL_CASE
         return Address(named, label[:LABEL_LIMIT])
 
     def resolve(self, address: Address) -> Route | Refusal:
@@ -114,6 +119,12 @@ class Router:
                 f"{SUITE} {_shown(reference)}: only the suite's editors and admins send runs"
             )
         return suite
+
+
+def holds_nul(value) -> bool:
+    """Whether an attribute's value (as ``otlp_codec.attributes`` gives it) is text holding
+    U+0000."""
+    return isinstance(value, str) and "\0" in value
 
 
 def _reference(value) -> SuiteReference | None:

@@ -46,12 +46,22 @@ from scoring.live.assembly import schedule
 from scoring.live.otlp_codec import (
     LOGS,
     TRACES,
+    ItemLimits,
+    Measured,
     Signal,
     attributes,
     hex_id,
-    item_nested_deeper_than,
+    measure,
 )
-from scoring.live.routing import CASE, INVALID, Address, Router, SuiteReference
+from scoring.live.routing import (
+    CASE,
+    INVALID,
+    NUL_CASE,
+    Address,
+    Router,
+    SuiteReference,
+    holds_nul,
+)
 from scoring.models import Trace, TraceSpan
 
 log = logging.getLogger(__name__)
@@ -60,7 +70,9 @@ log = logging.getLogger(__name__)
 # SQLite builds.
 LOOKUP_BATCH = 400
 REASONS_KEPT = 5  # reasons in a partial-success message
-SPAN_FIELDS = ("trace_id", "kind", "span_hex", "start", "case_key", "case_value", "data")
+SPAN_FIELDS = (
+    "trace_id", "kind", "span_hex", "start", "case_key", "case_value", "data", "attributes",
+)  # fmt: skip
 # A span's start is kept in a signed 64-bit column (nanoseconds: until the year 2262).
 START_LIMIT = (1 << 63) - 1
 
@@ -98,24 +110,35 @@ class Outcome:
 
 def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
     """Keep the spans (or, for ``LOGS``, the log records) of an export sent by ``user`` with
-    ``token`` (``scoring.live.routing``). The work is bounded by the export's size: each
-    item is looked at once, and only the items of its first ``CASEBOOK_OTLP_MAX_TRACES``
-    traces further (their suites looked up, and stored)."""
-    max_traces, max_depth = settings.CASEBOOK_OTLP_MAX_TRACES, settings.CASEBOOK_MAX_JSON_DEPTH
+    ``token`` (``scoring.live.routing``). The work is bounded by the export's size and its
+    caps: each item is looked at once, only the items of its first
+    ``CASEBOOK_OTLP_MAX_TRACES`` traces further (their suites looked up), each measured
+    before anything is built of it (``otlp_codec.measure``), and only its first
+    ``CASEBOOK_OTLP_MAX_ATTRIBUTES`` attribute values, events and links stored."""
+    max_traces, budget = settings.CASEBOOK_OTLP_MAX_TRACES, settings.CASEBOOK_OTLP_MAX_ATTRIBUTES
     over_export_cap = (
         INVALID,
         f"{signal.items} of traces past the export's first {max_traces:,}: over the cap, "
         f"CASEBOOK_OTLP_MAX_TRACES = {max_traces:,}",
     )
+    over_budget = (
+        INVALID,
+        f"{signal.items} past the export's first {budget:,} attribute values, events and "
+        f"links: over the cap, CASEBOOK_OTLP_MAX_ATTRIBUTES = {budget:,}",
+    )
+    limits = item_limits()
     outcome = Outcome(items=signal.items)
     reader = _READERS[signal]
     router = Router(user, token)
     kept_traces: set[tuple[SuiteReference, str]] = set()
-    # (suite id, label, trace id, item id, is root, start, case key, case value, bytes, kind)
+    spent = 0  # attribute values, events and links of the items kept
+    # (suite id, label, trace id, item id, is root, start, case key, case value, bytes, kind,
+    # attribute values)
     rows = []
     for resource, scopes in reader.resources(export):
-        resource = attributes(resource.attributes)
-        address = router.address(resource)
+        refused = _resource_refusal(resource, limits)
+        resource = {} if refused else attributes(resource.attributes)
+        address = refused or router.address(resource)
         if not isinstance(address, Address):
             outcome.rejected[address] += sum(len(items) for _, items in scopes)
             continue
@@ -130,20 +153,26 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
                         refusal = over_export_cap
                 if refusal is None:  # only the items of the traces kept cost more than this
                     route = router.resolve(address)
-                    refusal = (
-                        route if isinstance(route, tuple) else _invalid(item, reader, max_depth)
-                    )
+                    refusal = route if isinstance(route, tuple) else None
+                if refusal is None:
+                    measured = measure(item, limits)
+                    refusal = _invalid(item, reader, measured)
+                if refusal is None and spent + measured.values > budget:
+                    refusal = over_budget
+                if refusal is None:
+                    named = attributes(item.attributes)
+                    attribute = route.suite.trace_case_attribute
+                    refusal = _case_refusal(named, attribute)
                 if refusal is not None:
                     outcome.rejected[refusal] += 1
                     continue
-                named = attributes(item.attributes)
+                spent += measured.values
                 case = _text(named.get(CASE)) or resource_case
-                attribute = route.suite.trace_case_attribute
                 value = "" if case or not attribute else _text(named.get(attribute))
                 root, start = reader.root_and_start(item)
                 rows.append(
                     (route.suite.pk, route.label, trace_id, item_id, root, start, case, value,
-                     stored(item, scope_name), reader.kind)
+                     stored(item, scope_name), reader.kind, measured.values)
                 )  # fmt: skip
     if rows:
         over_cap = _store(rows, user)
@@ -230,22 +259,50 @@ def stored(item, scope_name: str) -> bytes:
     return item.SerializeToString()
 
 
-def _invalid(item, reader, max_depth: int) -> tuple[int, str] | None:
-    """Why the item itself cannot be kept (kind 400), whatever its suite; None when it can."""
-    if (reason := reader.too_late(item)) is not None:
-        return INVALID, reason
-    if item_nested_deeper_than(item, max_depth):
+def item_limits() -> ItemLimits:
+    """What one span or log record may hold, as the settings say."""
+    return ItemLimits(
+        settings.CASEBOOK_MAX_JSON_DEPTH,
+        settings.CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES,
+        settings.CASEBOOK_OTLP_MAX_ITEM_EVENTS,
+        settings.CASEBOOK_OTLP_MAX_ITEM_LINKS,
+    )
+
+
+def _resource_refusal(resource, limits: ItemLimits) -> tuple[int, str] | None:
+    """Why a resource's items are rejected before its attributes are read: more of them
+    than an item may hold (kind 400)."""
+    if len(resource.attributes) > limits.attributes:
         return INVALID, (
-            f"a {reader.noun} nested more than {max_depth} levels deep as OTLP/JSON: over the "
-            f"limit, CASEBOOK_MAX_JSON_DEPTH = {max_depth}"
+            "a resource of more attributes than the cap, CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES = "
+            f"{limits.attributes:,}"
         )
     return None
 
 
+def _invalid(item, reader, measured: Measured) -> tuple[int, str] | None:
+    """Why the item itself cannot be kept (kind 400), whatever its suite; None when it can."""
+    if (reason := reader.too_late(item)) is not None:
+        return INVALID, reason
+    if measured.problem is not None:
+        return INVALID, measured.problem
+    return None
+
+
+def _case_refusal(named: dict, attribute: str) -> tuple[int, str] | None:
+    """Why an item's case cannot be read (kind 400): its ``casebook.case``, or the value of
+    the suite's case attribute, holds a NUL, which no case key may hold and PostgreSQL's
+    text cannot; read without it, it would name another case."""
+    if holds_nul(named.get(CASE)):
+        return INVALID, NUL_CASE
+    if attribute and holds_nul(named.get(attribute)):
+        return INVALID, f"{attribute} (the suite's case attribute) holds a NUL character"
+    return None
+
+
 def _text(value) -> str:
-    """An attribute's value as text, without NUL characters (no text column of PostgreSQL
-    holds them; an uploaded run's case key loses them too)."""
-    return "" if value is None else str(value).replace("\0", "")
+    """An attribute's value as text (NUL refused before: ``_case_refusal``)."""
+    return "" if value is None else str(value)
 
 
 def _store(rows: list[tuple], user) -> Counter:
@@ -271,7 +328,7 @@ def _store(rows: list[tuple], user) -> Counter:
                 trace_id__in={trace_id for _, trace_id in first_label},
             )
             .order_by("pk")
-            .only("pk", "suite_id", "trace_id", "span_count", "span_bytes")
+            .only("pk", "suite_id", "trace_id", "span_count", "span_bytes", "attribute_count")
         )
         traces = {
             (t.suite_id, t.trace_id): t for t in found if (t.suite_id, t.trace_id) in first_label
@@ -292,21 +349,22 @@ def _store(rows: list[tuple], user) -> Counter:
 
 
 def _save_counts(traces) -> None:
-    """Write the traces' span counts and bytes."""
-    rows = [(trace.pk, trace.span_count, trace.span_bytes) for trace in traces]
-    update_rows(Trace, ("span_count", "span_bytes"), rows)
+    """Write the traces' span counts, bytes and attribute values."""
+    rows = [(t.pk, t.span_count, t.span_bytes, t.attribute_count) for t in traces]
+    update_rows(Trace, ("span_count", "span_bytes", "attribute_count"), rows)
 
 
 def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]:
     """The rows of spans to insert (new, and within their trace's caps; their traces'
     counts updated), and the spans over a cap by reason."""
     max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
+    max_values = settings.CASEBOOK_TRACE_MAX_ATTRIBUTES
     # Only traces that hold spans are looked in: a trace's count is kept with its spans.
     sent = ((traces[row[0], row[2]], row[3]) for row in rows)
     existing = stored_spans({(trace.pk, span_id) for trace, span_id in sent if trace.span_count})
     new: dict[tuple[int, str], tuple] = {}
     over_cap = Counter()
-    for suite_id, _, trace_id, span_id, _, start, case, value, data, kind in rows:
+    for suite_id, _, trace_id, span_id, _, start, case, value, data, kind, values in rows:
         trace = traces[suite_id, trace_id]
         key = (trace.pk, span_id)
         if key in existing or key in new:
@@ -319,10 +377,15 @@ def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]
             over_cap[
                 f"trace {trace_id}: over the cap, CASEBOOK_TRACE_MAX_BYTES = {max_bytes:,}"
             ] += 1
+        elif trace.attribute_count + values > max_values:
+            over_cap[
+                f"trace {trace_id}: over the cap, CASEBOOK_TRACE_MAX_ATTRIBUTES = {max_values:,}"
+            ] += 1
         else:
-            new[key] = (trace.pk, kind, span_id, start, case, value, data)
+            new[key] = (trace.pk, kind, span_id, start, case, value, data, values)
             trace.span_count += 1
             trace.span_bytes += len(data)
+            trace.attribute_count += values
     return list(new.values()), over_cap
 
 
@@ -341,15 +404,19 @@ def _insert_spans(rows: list[tuple]) -> bool:
 
 
 def _recount(traces) -> None:
-    """Set the traces' span counts and bytes from the spans stored."""
+    """Set the traces' span counts, bytes and attribute values from the spans stored."""
     totals = (
         TraceSpan.objects.filter(trace_id__in=[trace.pk for trace in traces])
         .values("trace_id")
-        .annotate(count=Count("pk"), size=Sum(Length("data")))
+        .annotate(count=Count("pk"), size=Sum(Length("data")), values=Sum("attributes"))
     )
-    by_trace = {row["trace_id"]: (row["count"], row["size"] or 0) for row in totals}
+    by_trace = {
+        row["trace_id"]: (row["count"], row["size"] or 0, row["values"] or 0) for row in totals
+    }
     for trace in traces:
-        trace.span_count, trace.span_bytes = by_trace.get(trace.pk, (0, 0))
+        trace.span_count, trace.span_bytes, trace.attribute_count = by_trace.get(
+            trace.pk, (0, 0, 0)
+        )
 
 
 def stored_spans(spans: set[tuple[int, str]]) -> set[tuple[int, str]]:

@@ -17,7 +17,8 @@ nothing outside imports a submodule):
 - checking what authors type: ``argument_problems``, ``pattern_problem``, ``is_matcher``,
   ``EXPECTATION_TYPES``, ``field_path`` (the paths problems are named by);
 - JSON read, compared and written as the matcher does: ``parse_json``, ``dump_json``,
-  ``pretty_json``, ``json_equal``, ``json_type``, ``render_value``, ``nested_deeper_than``;
+  ``pretty_json``, ``json_equal``, ``json_type``, ``render_value``, ``nested_deeper_than``,
+  ``json_containers``;
 - a recorded call's arguments beside an expected call's, for the run page:
   ``compare_arguments`` and its ``ArgumentRow``;
 - required arguments in words, as report labels word matchers: ``describe_arguments``;
@@ -51,6 +52,7 @@ from .jsonvalue import (
     dump_json,
     duplicate_key,
     is_finite_number,
+    json_containers,
     json_equal,
     json_type,
     nested_deeper_than,
@@ -130,6 +132,7 @@ __all__ = [
     "field_path",
     "is_finite_number",
     "is_matcher",
+    "json_containers",
     "json_equal",
     "json_type",
     "limit_patterns",

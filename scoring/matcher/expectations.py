@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -34,6 +35,9 @@ from .report import (
 from .run import Call, Run
 from .text import WHITE_SPACE
 from .tools import EMPTY_CATALOG, Catalog
+
+# Tools a failure of ``no_calls_beyond_expected`` names before counting the rest.
+DIFFERENCES_NAMED = 5
 
 
 @dataclass(slots=True)  # made per evaluation: not frozen, for speed (see run.py)
@@ -215,6 +219,11 @@ class Expectation:
         """The cause of a failed ``outcome`` of this expectation (docs/formats.md#cause)."""
         return outcome.cause or Cause(self.cause_kind, getattr(self, "tool", None))
 
+    def for_case(self, expected_calls: Sequence[Any]) -> Expectation:
+        """This expectation as the case of ``expected_calls`` evaluates it (most read
+        nothing of them; a suite-level one is compiled once and given to every case)."""
+        return self
+
     def without(self, content: str) -> Expectation | None:
         """What is left of this expectation for a run whose ``content`` was not recorded:
         itself when it does not read it, else nothing. Without the calls, nothing about
@@ -382,6 +391,64 @@ class ToolCallCount(Expectation):
             False,
             f"{subject} {'was' if self.tool else 'were'} called {_times(count)}; "
             f"expected {self._bounds()}",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NoCallsBeyondExpected(Expectation):
+    """Each of ``tools`` is called no more often than the case's expected calls name it:
+    never, when none does. τ-bench's "no writes beyond the ground truth's" as one rule a
+    suite carries for every case (docs/matcher.md#expectations)."""
+
+    type: ClassVar[str] = "no_calls_beyond_expected"
+    cause_kind: ClassVar[str] = COUNT
+    reads: ClassVar[str] = "calls"
+    tools: tuple[str, ...]
+    keys: tuple[str, ...]
+    # How many calls of each key the case's expected calls make (``for_case``).
+    allowed: tuple[int, ...] = ()
+
+    @classmethod
+    def from_data(cls, index, fields, options, strict):
+        if not fields.data.get("tools"):
+            fields.problems.add(fields.at("tools"), "required: a non-empty list of tool names")
+            return None
+        # One entry a name as compared: two that the case's rules make one count together.
+        named = {options.tool_key(tool): tool for tool in fields.strings("tools", nonempty=True)}
+        tools, keys = tuple(named.values()), tuple(named)
+        return cls(index, "", tools, keys, (0,) * len(keys))
+
+    def for_case(self, expected_calls: Sequence[Any]) -> Expectation:
+        expected = Counter(call.key for call in expected_calls)
+        return replace(self, allowed=tuple(expected[key] for key in self.keys))
+
+    def describe(self) -> str:
+        named = ", ".join(self.tools[:3]) + (", …" if len(self.tools) > 3 else "")
+        of = f"of {len(self.tools)} tools ({named})" if len(self.tools) > 3 else f"of {named}"
+        return f"no calls {of} beyond the expected ones"
+
+    def evaluate(self, view: RunView) -> Outcome:
+        over = []
+        for tool, key, allowed in zip(self.tools, self.keys, self.allowed, strict=True):
+            calls = view.named(key)
+            if len(calls) > allowed:
+                over.append((tool, allowed, calls))
+        if not over:
+            return PASSED
+        tool, allowed, calls = over[0]
+        first = calls[allowed]  # the first call beyond those expected
+        said = [
+            f"{name} was called {_times(len(made))}, "
+            + (f"expected {_times(wanted)}" if wanted else "never expected")
+            for name, wanted, made in over[:DIFFERENCES_NAMED]
+        ]
+        if len(over) > DIFFERENCES_NAMED:
+            said.append(f"and {len(over) - DIFFERENCES_NAMED} more tools")
+        return Outcome(
+            False,
+            f"{'; '.join(said)}; the first beyond, in batch {first.batch}: {first.describe()}",
+            first.at,
+            cause=Cause(COUNT if allowed else FORBIDDEN_CALL, tool),
         )
 
 

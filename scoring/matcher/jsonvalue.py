@@ -205,6 +205,23 @@ def nested_deeper_than(raw: bytes, limit: int) -> bool:
     return not _within_depth(limit).fullmatch_bytes(raw)
 
 
+# Every byte but those that tell a JSON text's objects, arrays and strings apart.
+_NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'"{[')
+
+
+def json_containers(raw: bytes, enough: int) -> int:
+    """How many objects and arrays the JSON text ``raw`` holds, without parsing it: its
+    ``{`` and ``[`` outside strings. Counted exactly (for valid JSON) only when those
+    anywhere in it pass ``enough``: a string's count as well bounds it from above, in one
+    pass of C. Escaped quotes and backslashes are dropped first, so that every ``"`` left
+    opens or closes a string."""
+    anywhere = raw.count(b"{") + raw.count(b"[")
+    if anywhere <= enough:
+        return anywhere
+    bare = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    return sum(len(outside) for outside in bare.split(b'"')[::2])
+
+
 @lru_cache(maxsize=8)
 def _within_depth(limit: int) -> Pattern:
     string = r'"(?:[^"\\]|\\.)*"'

@@ -107,6 +107,12 @@ class Case:
     def forbids_extra_calls(self) -> bool:
         return self.extra_calls == "forbid"
 
+    @property
+    def replays(self) -> bool:
+        """Whether scoring a run of it replays calls in its environment (a sandbox process's
+        work, docs/operations.md#environments)."""
+        return any(e.needs_environment for e in self.expectations)
+
     def without(self, contents: Iterable[str]) -> Case:
         """This case as far as a run whose ``contents`` were not recorded can be judged on
         (docs/matcher.md#content-not-captured): without ``arguments``, a call whose
@@ -147,6 +153,9 @@ class Suite:
     tools: tuple[Tool, ...] = ()
     # Whether every case checks its calls against the catalog (docs/matcher.md#tool-checks).
     catalog_checks: bool = False
+    # The expectations every case carries after its own (docs/formats.md#top-level), as
+    # the suite's match options compile them.
+    expectations: tuple[Expectation, ...] = ()
     data: Mapping = field(default_factory=dict, repr=False, compare=False)
     by_key: dict[str, Case] = field(init=False, repr=False, compare=False)
 
@@ -175,13 +184,7 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
         problems.add("schema", f'unsupported schema {render(schema)}; expected "{SCHEMA}"')
     name = top.string("name", default="")
     description = top.string("description", default="")
-    match = read_match_options(data, "match", top, problems, DEFAULT)
-    tools = load_tools(data, top, problems)
-    catalog = Catalog(tools)
-    catalog_checks = top.boolean("catalog_checks")
-    environment = read_environment(top)
-    if catalog_checks and not tools:
-        problems.add("catalog_checks", "needs a tool catalog (tools) to check calls against")
+    inherited = _Inherited.read(top, strict)
     if "cases" not in data:
         problems.add("cases", "required: a list of cases")
     cases = []
@@ -195,7 +198,7 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
             )
         elif isinstance(key, str):
             first_seen[key] = index
-        case = _load_case(raw, path, match, problems, strict, catalog, catalog_checks, environment)
+        case = _load_case(raw, path, problems, strict, inherited)
         if case is not None:
             cases.append(case)
     problems.raise_if_any()
@@ -203,22 +206,83 @@ def load_suite(data: Any, *, strict: bool = True) -> Suite:
         name=name,
         cases=tuple(cases),
         description=description,
-        match=match,
-        tools=tools,
-        catalog_checks=catalog_checks,
+        match=inherited.match,
+        tools=inherited.catalog.tools,
+        catalog_checks=inherited.catalog_checks,
+        expectations=inherited.expectations(inherited.match),
         data=data,
     )
 
 
+class _Inherited:
+    """What a suite gives each of its cases (docs/formats.md#top-level): match options, the
+    tool catalog, ``catalog_checks``, an environment, and expectations of its own, which
+    every case carries after its own. Those are read and checked once, at the suite's
+    paths (``expectations[0].tools``), and compiled again under each case's match options
+    (once per distinct options)."""
+
+    def __init__(self, match, catalog, catalog_checks, environment, strict) -> None:
+        self.match: MatchOptions = match
+        self.catalog: Catalog = catalog
+        self.catalog_checks: bool = catalog_checks
+        self.environment: CaseEnvironment | None = environment
+        self.strict = strict
+        self.items: list[tuple[type[Expectation], Mapping, str]] = []
+        self._compiled: dict[MatchOptions, tuple[Expectation, ...]] = {}
+
+    @classmethod
+    def read(cls, top: FieldReader, strict: bool) -> _Inherited:
+        problems = top.problems
+        match = read_match_options(top.data, "match", top, problems, DEFAULT)
+        tools = load_tools(top.data, top, problems)
+        catalog_checks = top.boolean("catalog_checks")
+        if catalog_checks and not tools:
+            problems.add("catalog_checks", "needs a tool catalog (tools) to check calls against")
+        inherited = cls(match, Catalog(tools), catalog_checks, read_environment(top), strict)
+        for _, path, raw in top.objects("expectations", what="an expectation object"):
+            expectation = _read_expectation(raw, 0, path, match, problems, strict)
+            if expectation is not None and expectation.reads_catalog:
+                _check_catalog_use(expectation, path, inherited.catalog, match, problems, strict)
+            if expectation is not None:
+                inherited.items.append((type(expectation), raw, path))
+        return inherited
+
+    def expectations(self, match: MatchOptions, first: int = 0) -> tuple[Expectation, ...]:
+        """The suite's expectations under ``match``, indexed from ``first``."""
+        found = self._compiled.get(match)
+        if found is None:
+            quiet = Problems()  # read once already, at the suite's paths
+            found = tuple(
+                kind.from_data(0, FieldReader(raw, path, quiet), match, self.strict)
+                for kind, raw, path in self.items
+            )
+            self._compiled[match] = found
+        return tuple(replace(item, index=first + n) for n, item in enumerate(found))
+
+    def environment_problems(self, environment, path: str, problems: Problems) -> None:
+        """A suite expectation that replays calls needs the case to have an environment."""
+        for kind, _, where in self.items:
+            if kind.needs_environment and environment is None:
+                problems.add(
+                    path, f"the suite's {where} replays calls: the case needs an environment"
+                )
+
+
+def _read_expectation(
+    raw: Mapping, index: int, path: str, match: MatchOptions, problems: Problems, strict: bool
+) -> Expectation | None:
+    kind = raw.get("type")
+    cls = EXPECTATION_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        known = ", ".join(EXPECTATION_TYPES)
+        what = "required" if kind is None else f"unknown expectation type {kind!r}"
+        problems.add(field_path(path, "type"), f"{what}; one of: {known}")
+        return None
+    return cls.from_data(index, FieldReader(raw, path, problems), match, strict)
+
+
 def _load_case(
-    data: Mapping,
-    path: str,
-    suite_match: MatchOptions,
-    problems: Problems,
-    strict: bool,
-    catalog: Catalog,
-    catalog_checks: bool,
-    suite_environment: CaseEnvironment | None,
+    data: Mapping, path: str, problems: Problems, strict: bool, inherited: _Inherited
 ) -> Case | None:
     fields = FieldReader(data, path, problems)
     before = len(problems.items)
@@ -226,9 +290,10 @@ def _load_case(
     title = fields.string("title", default="")
     prompt = fields.string("prompt", default="")
     tags = tuple(fields.strings("tags"))
-    match = read_match_options(data, "match", fields, problems, suite_match)
+    match = read_match_options(data, "match", fields, problems, inherited.match)
     extra_calls = fields.choice("extra_calls", EXTRA_CALLS, default="allow")
-    environment = read_environment(fields) or suite_environment
+    environment = read_environment(fields) or inherited.environment
+    catalog = inherited.catalog
 
     expected_calls = [
         _load_expected_call(raw, index, call_path, match, problems, strict)
@@ -236,14 +301,7 @@ def _load_case(
     ]
     expectations = []
     for index, item_path, raw in fields.objects("expectations"):
-        kind = raw.get("type")
-        cls = EXPECTATION_TYPES.get(kind) if isinstance(kind, str) else None
-        if cls is None:
-            known = ", ".join(EXPECTATION_TYPES)
-            what = "required" if kind is None else f"unknown expectation type {kind!r}"
-            problems.add(field_path(item_path, "type"), f"{what}; one of: {known}")
-            continue
-        expectation = cls.from_data(index, FieldReader(raw, item_path, problems), match, strict)
+        expectation = _read_expectation(raw, index, item_path, match, problems, strict)
         if expectation is not None and expectation.reads_catalog:
             _check_catalog_use(expectation, item_path, catalog, match, problems, strict)
         if expectation is not None and expectation.needs_environment and environment is None:
@@ -251,11 +309,14 @@ def _load_case(
                 item_path, "the case has no environment (environment) to replay the calls in"
             )
         expectations.append(expectation)
+    inherited.environment_problems(environment, path, problems)
 
     if len(problems.items) > before:
         return None
-    if catalog_checks:
+    expectations += inherited.expectations(match, first=len(expectations))
+    if inherited.catalog_checks:
         expectations += _catalog_checks(expectations)
+    expectations = [item.for_case(expected_calls) for item in expectations]
     labels = _unique_labels(
         [(call.describe(), f"#{call.index}") for call in expected_calls]
         + [(item.describe(), f"expectation #{item.index}") for item in expectations]

@@ -29,10 +29,12 @@ class Trace(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="trace"
     )
     problem = models.TextField(blank=True, help_text="why its spans make no valid run")
-    # Its stored spans and their bytes, kept with them: the caps (CASEBOOK_TRACE_MAX_SPANS,
-    # CASEBOOK_TRACE_MAX_BYTES) are checked against these, without reading the spans.
+    # Its stored spans, their bytes and attribute values, kept with them: the caps
+    # (CASEBOOK_TRACE_MAX_SPANS, _BYTES, _ATTRIBUTES) are checked against these, without
+    # reading the spans.
     span_count = models.IntegerField(default=0)
     span_bytes = models.BigIntegerField(default=0)
+    attribute_count = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [
@@ -68,6 +70,8 @@ class TraceSpan(models.Model):
         blank=True, help_text="the value of the suite's case attribute (Suite.trace_case_attribute)"
     )
     data = models.BinaryField()
+    # Its attribute values, events and links (``otlp_codec.measure``), counted as it came.
+    attributes = models.IntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [

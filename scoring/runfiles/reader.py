@@ -19,7 +19,9 @@ logs that do not call it ``case`` (``scoring.runfiles.casefield``).
 
 A line past the line limit is never held whole either: it is read in bounded blocks and
 dropped up to its newline (``bounded_lines``), so memory stays near the limit whatever the
-line: limits hold while reading, not after (docs/pipeline.md#limits). A document is told by
+line: limits hold while reading, not after (docs/pipeline.md#limits). Blank lines are
+skipped a buffer at a time, counted, never read one by one: a small gzip expands to
+millions of them. A document is told by
 its first bytes, not its first line, so a compact array on one long line is still read
 element by element.
 """
@@ -110,26 +112,67 @@ class SkippedLine:
     size: int
 
 
+@dataclass(frozen=True, slots=True)
+class BlankLines:
+    """Blank lines (white space alone) skipped together as they were read: their count."""
+
+    count: int
+
+
+# What a blank line may hold (``bytes.isspace``).
+_WHITE_SPACE = b" \t\n\r\x0b\x0c"
+
+
+def lines_in(raw: bytes | SkippedLine | BlankLines) -> int:
+    """How many lines of the file an item of ``bounded_lines`` stands for."""
+    return raw.count if type(raw) is BlankLines else 1
+
+
+def _skip_blank_lines(stream, max_line_bytes: int | None) -> int:
+    """Consume the whole blank lines at the stream's position, a buffer at a time (``peek``,
+    no further than ``max_line_bytes``: a longer line of white space is left to
+    ``readline``, and to the limit); returns how many."""
+    most = _SKIP_BLOCK if max_line_bytes is None else max_line_bytes
+    count = 0
+    while True:
+        ahead = stream.peek(most)[:most]
+        blank = len(ahead) - len(ahead.lstrip(_WHITE_SPACE))
+        end = ahead.rfind(b"\n", 0, blank) + 1  # past the last newline of the white space
+        if not end:
+            return count
+        count += ahead.count(b"\n", 0, end)
+        stream.read(end)
+        if end < len(ahead):
+            return count  # a line of something else starts here
+
+
 def bounded_lines(
     lines: Iterable[bytes], max_line_bytes: int | None
-) -> Iterator[bytes | SkippedLine]:
+) -> Iterator[bytes | SkippedLine | BlankLines]:
     """The lines of ``lines``, each a ``SkippedLine`` instead when longer than
-    ``max_line_bytes`` (its newline included).
+    ``max_line_bytes`` (its newline included), and the blank lines after a blank line as
+    one ``BlankLines`` (``lines_in`` says how many lines an item stands for).
 
     A readable binary stream is read with ``readline(limit)``, so a longer line is never in
     memory: its first ``max_line_bytes + 1`` bytes tell it is too long, and the rest is read
-    and dropped a block at a time up to the next newline. Any other iterable of lines (a
-    list, say) is already in memory, and its lines are only measured."""
+    and dropped a block at a time up to the next newline. After a blank line, the blank
+    lines that follow are skipped from the stream's buffer, when it has one (``peek``). Any
+    other iterable of lines (a list, say) is already in memory, and its lines are only
+    measured."""
     readline = getattr(lines, "readline", None)
-    if readline is None or max_line_bytes is None:
+    if readline is None:
         for raw in lines:
             if type(raw) is bytes and max_line_bytes is not None and len(raw) > max_line_bytes:
                 raw = SkippedLine(len(raw))
             yield raw
         return
-    while raw := readline(max_line_bytes + 1):
-        if len(raw) <= max_line_bytes:
+    limit = -1 if max_line_bytes is None else max_line_bytes + 1
+    peeks = hasattr(lines, "peek")
+    while raw := readline(limit):
+        if max_line_bytes is None or len(raw) <= max_line_bytes:
             yield raw
+            if peeks and raw.isspace() and (blank := _skip_blank_lines(lines, max_line_bytes)):
+                yield BlankLines(blank)
             continue
         size = len(raw)
         while not raw.endswith(b"\n") and (raw := readline(_SKIP_BLOCK)):
@@ -146,11 +189,16 @@ def json_lines(
 ) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value or ``InvalidInput``) for each non-blank line, in order.
 
-    ``lines`` is a binary stream or an iterable of lines, ``SkippedLine`` among them; its
-    first is line ``start`` of the file (a batch of a file's lines starts further on). A
-    line longer than ``max_line_bytes``, or nested deeper than ``max_depth`` arrays and
-    objects, is an ``InvalidInput`` saying so."""
-    for number, raw in enumerate(bounded_lines(lines, max_line_bytes), start=start):
+    ``lines`` is a binary stream or an iterable of lines, ``SkippedLine`` and ``BlankLines``
+    among them; its first is line ``start`` of the file (a batch of a file's lines starts
+    further on). A line longer than ``max_line_bytes``, or nested deeper than ``max_depth``
+    arrays and objects, is an ``InvalidInput`` saying so."""
+    number = start - 1
+    for raw in bounded_lines(lines, max_line_bytes):
+        if type(raw) is BlankLines:
+            number += raw.count
+            continue
+        number += 1
         if type(raw) is SkippedLine:
             message = f"the line is {raw.size:,} bytes; the limit is {max_line_bytes:,}"
             yield number, InvalidInput([Problem("", message, number)])
@@ -303,7 +351,7 @@ def _batched(
         size += len(raw) if type(raw) is bytes else 0
         if len(batch) == max_lines or size >= max_bytes:
             yield start, batch
-            start += len(batch)
+            start += sum(map(lines_in, batch))
             batch, size = [], 0
     if batch:
         yield start, batch
@@ -320,15 +368,18 @@ def _is_collector_line(line: bytes) -> bool:
         return False
 
 
-def _head(bounded: Iterator[bytes | SkippedLine]) -> tuple[int, bytes | SkippedLine]:
+def _head(bounded: Iterator[bytes | SkippedLine | BlankLines]) -> tuple[int, bytes | SkippedLine]:
     """How many blank lines a file starts with, and the first other line, which tells what
     the file is (``b""`` when there is none). The blank lines are counted, not kept: a
     small gzip expands to millions of them."""
     blank = 0
     for raw in bounded:
-        if type(raw) is SkippedLine or raw.strip():
+        if type(raw) is BlankLines:
+            blank += raw.count
+        elif type(raw) is SkippedLine or raw.strip():
             return blank, raw
-        blank += 1
+        else:
+            blank += 1
     return blank, b""
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -15,7 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 from cases import services
 from cases.drafting import draft_case
 from cases.models import Case
-from cases.permissions import can_edit_suite, reviewers
+from cases.permissions import REPLAY_REFUSED, can_edit_suite, can_replay, reviewers
 from cases.tool_catalog import argument_schemas
 from cases.views.editor import render_draft
 from cases.views.htmx import redirect_to
@@ -47,6 +48,7 @@ def detail(request, pk, run_id):
         timeline = timeline.promotable(reverse("run_promote", args=[pk, run.pk]))
     links = triage_links(run.submission, run, request.GET)
     blind_review = blind_context(run, links.queue, request.user)
+    end_state = has_end_state(run)
     context = {
         "submission": run.submission,
         "suite": run.submission.suite,
@@ -57,7 +59,8 @@ def detail(request, pk, run_id):
         "query": links.query,
         "queue": links.queue,
         "trials": nearby_trials(run),
-        "end_state": has_end_state(run),
+        "end_state": end_state,
+        "can_replay": end_state and can_replay(request.user, run.submission.suite),
         "newer_version": newer_version(run.submission) if can_edit else None,
         # Not while blind: the known failure's card tells an earlier decision on it.
         "known_failure": known_failures.run_known_failure(run, result.signature)
@@ -69,8 +72,11 @@ def detail(request, pk, run_id):
 
 @login_required
 def end_state(request, pk, run_id):
-    """The run's end-state diff, loaded after its page (a replay takes a moment)."""
+    """The run's end-state diff, loaded after its page (a replay takes a moment), for
+    those who may replay calls."""
     run = run_for(request.user, pk, run_id)
+    if not can_replay(request.user, run.submission.suite):
+        raise PermissionDenied(REPLAY_REFUSED)
     return render(request, "scoring/_end_state.html", {"comparisons": run_end_state(run)})
 
 

@@ -169,6 +169,18 @@ def test_bad_bfcl_files_exit_2_naming_file_line_and_field(tmp_path):
     assert f"{questions}:2: id: no possible answer for id 't_1'" in errors
 
 
+@pytest.mark.parametrize("name", [["f"], None, ""], ids=["list", "missing", "empty"])
+def test_a_function_doc_without_a_name_is_a_problem_of_its_question(name):
+    """A name that is not a string (a list, found by bench/fuzz.py) raised TypeError."""
+    bad = {**question(), "function": [{**question()["function"][0], "name": name}]}
+    answer = {"id": "t_0", "ground_truth": []}
+    with pytest.raises(InvalidInput) as raised:
+        suite_from_bfcl([(1, bad)], [(1, answer)], name="bad")
+    assert [str(p) for p in raised.value.problems] == [
+        "line 1, questions.function: must be a list of function docs, each named"
+    ]
+
+
 # --- model results -----------------------------------------------------------------------------
 
 

@@ -211,6 +211,31 @@ def test_an_htmx_save_answers_with_a_client_redirect(as_user, editor, suite):
     assert suite.latest_version.number == 2
 
 
+def test_a_case_is_checked_and_saved_with_what_the_suite_gives_it(as_user, editor, team, admin):
+    """A case naming the suite's catalog (``arguments_match_schema``) and replaying in the
+    suite's environment is checked with them: it was refused, the editor's suite having
+    neither."""
+    tool = {"name": "put", "parameters": {"type": "object", "properties": {}}}
+    case = {
+        "key": "c",
+        "expectations": [
+            {"type": "arguments_match_schema", "tool": "put"},
+            {"type": "state_path_equals", "path": "k", "value": 1},
+        ],
+    }
+    document = {
+        "name": "inherits",
+        "tools": [tool],
+        "environment": {"name": "Store", "initial_state": {}},
+        "cases": [case],
+    }
+    suite = services.create_suite(team, document, admin)
+    saved = case_of(suite, "c")
+    response = as_user(editor).post(edit_url(saved), form_of(saved, title="checked"))
+    assert response.status_code == 302
+    assert suite.latest_version.number == 2
+
+
 @pytest.mark.parametrize(
     "key", ["delete-if-exists", "weather-two-cities", "refund-order", "greeting"]
 )

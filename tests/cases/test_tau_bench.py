@@ -47,17 +47,52 @@ def test_each_task_is_one_case_whose_expected_calls_are_its_writes_in_order():
     load_suite(document)  # a valid suite file
 
 
-def test_outputs_are_final_text_expectations_and_writes_are_capped():
-    results = read([element(0, actions=[CANCEL, CANCEL], outputs=["1786"])])
+def test_outputs_are_final_text_expectations_and_one_suite_rule_caps_the_writes():
+    results = read([element(0, actions=[CANCEL, CANCEL], outputs=["1786"]), element(1)])
     case = tau_bench.suite_cases(results, read_only=[])[0]
     assert case["expectations"] == [
         {"type": "final_text_contains", "text": "1786", "case_insensitive": True},
-        {"type": "tool_call_count", "tool": "cancel_reservation", "max": 2},
     ]
-    other = read([element(0, actions=[BOOK]), element(1, actions=[LOOKUP])])
-    no_writes = tau_bench.suite_cases(other, read_only=["get_user_details"])[1]
-    assert "expected_calls" not in no_writes
-    assert no_writes["expectations"] == [{"type": "did_not_call_tool", "tool": "book_reservation"}]
+    document = tau_bench.suite_document(results, name="air", read_only=["get_user_details"])
+    assert document["expectations"] == [
+        {
+            "type": "no_calls_beyond_expected",
+            "tools": ["book_reservation", "cancel_reservation"],
+        }
+    ]
+    suite = load_suite(document)
+    # each case may call each write tool as often as it expects it: 0 and 2, then 1 and 1
+    assert [case.expectations[-1].allowed for case in suite.cases] == [(0, 2), (1, 1)]
+    no_writes = read([element(0, actions=[LOOKUP])])
+    assert "expectations" not in tau_bench.suite_document(
+        no_writes, name="air", read_only=["get_user_details"]
+    )
+
+
+def test_a_thousand_tasks_each_writing_with_its_own_tool_make_a_row_or_two_each():
+    """One rule for the suite, not a count per case per tool: a million rows before."""
+    elements = [element(n, actions=[{"name": f"update_{n}", "kwargs": {}}]) for n in range(1000)]
+    document = tau_bench.suite_document(read(elements), name="wide", read_only=[])
+    assert sum(len(case.get("expectations", [])) for case in document["cases"]) == 0
+    assert len(document["expectations"][0]["tools"]) == 1000
+
+
+def test_the_rows_the_tasks_may_make_are_capped_as_they_are_read():
+    elements = [element(n, actions=[BOOK, CANCEL]) for n in range(10)]
+    with pytest.raises(InvalidInput) as raised:
+        tau_bench.read_results(io.BytesIO(json.dumps(elements).encode()), max_rows=25)
+    (problem,) = raised.value.problems
+    assert problem.path == "[8]"  # 9 tasks of 3 rows each pass 25
+    assert "CASEBOOK_MAX_SUITE_ROWS = 25" in problem.message
+
+
+def test_kwargs_are_argument_names_whatever_they_start_with():
+    action = {"name": "update", "kwargs": {"$set": 1, "filter": {"$in": [1, 2]}}}
+    case = tau_bench.suite_cases(read([element(0, actions=[action])]), read_only=[])[0]
+    assert case["expected_calls"][0]["required_args"] == {
+        "$set": 1,
+        "filter": {"$literal": {"$in": [1, 2]}},
+    }
 
 
 def test_an_argument_that_reads_as_a_matcher_is_kept_literal():

@@ -1,13 +1,25 @@
 """Judging runs by end state (docs/matcher.md#end-state): replays in the sandbox, its
 limits, and agreement with BFCL's multi-turn checker."""
 
+import subprocess
+import sys
 import time
 
 import pytest
 
 from bench.bfcl_multi_turn_agreement import agreement
 from scoring.environments import EnvironmentLimits, SandboxReplayer
-from scoring.matcher import ERROR, FAIL, PASS, InvalidInput, load_run, load_suite, score
+from scoring.environments import replayer as replayer_module
+from scoring.matcher import (
+    ERROR,
+    FAIL,
+    PASS,
+    CaseEnvironment,
+    InvalidInput,
+    load_run,
+    load_suite,
+    score,
+)
 from tests.support.environments import ENVIRONMENTS
 
 LIMITS = EnvironmentLimits(cpu_seconds=5, memory_mb=256, wall_seconds=30)
@@ -134,6 +146,51 @@ def test_an_environment_past_a_limit_is_stopped_and_the_verdict_is_error(
         assert reason in report.error
         # The next replay gets a fresh sandbox.
         assert score(store_case(REFERENCE), run_of(), replayer=replayer).verdict == FAIL
+    finally:
+        replayer.close()
+
+
+def test_an_answer_past_its_limit_is_refused_by_the_sandbox_which_serves_the_next():
+    limits = EnvironmentLimits(cpu_seconds=5, memory_mb=256, max_answer_bytes=10_000)
+    replayer = SandboxReplayer(limits, ENVIRONMENTS)
+    try:
+        big = run_of(("put", {"key": "b", "value": "x" * 20_000}))
+        report = score(store_case(REFERENCE), big, replayer=replayer)
+        assert report.verdict == ERROR
+        assert "over the limit, CASEBOOK_ENVIRONMENT_MAX_ANSWER_BYTES = 10,000" in report.error
+        process = replayer._process
+        assert score(store_case(REFERENCE), run_of(), replayer=replayer).verdict == FAIL
+        assert replayer._process is process  # the same sandbox: it was never past a limit
+    finally:
+        replayer.close()
+
+
+def test_the_worker_reads_no_more_of_an_answer_than_its_limit():
+    """Should a sandbox not keep its own bound, the worker stops reading at the limit."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "print('x' * 1_000_000)"], stdout=subprocess.PIPE
+    )
+    try:
+        line = SandboxReplayer._read_line(process, time.monotonic() + 30, 100_000)
+    finally:
+        process.kill()
+        process.wait()
+    assert line is replayer_module._TOO_LONG
+
+
+def test_reference_answers_are_kept_up_to_a_number_of_bytes():
+    limits = EnvironmentLimits(memory_mb=256, reference_cache_bytes=3_000)
+    replayer = SandboxReplayer(limits, ENVIRONMENTS)
+    try:
+        for n in range(20):
+            state = CaseEnvironment("Store", {"n": "x" * 500 + str(n)})
+            replayer.replay(state, [[("get", {"key": "n"})]], reference=True)
+        kept = replayer._references
+        assert 1 < len(kept) < 20
+        assert sum(map(len, kept.values())) == replayer._referenced_bytes <= 3_000
+        newest = CaseEnvironment("Store", {"n": "x" * 500 + "19"})
+        (end,) = replayer.replay(newest, [[("get", {"key": "n"})]], reference=True)
+        assert end.outcomes[0].value == "x" * 500 + "19"  # read back from the bytes kept
     finally:
         replayer.close()
 

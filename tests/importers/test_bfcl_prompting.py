@@ -131,6 +131,10 @@ def test_code_in_a_result_is_never_run(tmp_path):
         "[f(a=9**9**9)]",
         "[f(a=10.0**400)]",
         "[f(a=1)]" + " " * MAX_CHARS,
+        "[f(a=0x" + "f" * 5000 + ")]",
+        "[f(a=-0b" + "1" * 5000 + ")]",
+        "[f(a=[0o" + "7" * 5000 + "])]",
+        "[f(a=0x" + "f" * 5000 + " + 1)]",
     ],
     ids=[
         "parens",
@@ -142,6 +146,10 @@ def test_code_in_a_result_is_never_run(tmp_path):
         "power",
         "float power",
         "long",
+        "hexadecimal",
+        "binary",
+        "octal",
+        "hexadecimal sum",
     ],
 )
 def test_huge_or_deeply_nested_strings_are_refused_quickly(text):

@@ -3,8 +3,8 @@ line's, named by its path, and every other line is read (docs/formats.md#run-for
 
 Structure-aware fuzzing with hypothesis (``tests/support/fuzzing.py``): each mutated real
 line is detected, converted (as detected, and forced into every format) and loaded as
-``manage.py score`` does. A longer run of the same search, for when an importer changes, is
-``bench/fuzz_importers.py``.
+``manage.py score`` does. A longer run of the same search, beside every other reader of
+what users send, is ``bench/fuzz.py`` (tests/security/test_fuzz.py runs a bounded part).
 """
 
 from __future__ import annotations

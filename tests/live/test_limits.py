@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from scoring.live.otlp_codec import item_nested_deeper_than
+from scoring.live.otlp_codec import ItemLimits, measure
 from scoring.matcher import nested_deeper_than
 from scoring.models import Run, Trace, TraceSpan
 from tests.support.otlp_data import (
@@ -125,10 +125,8 @@ def test_a_spans_depth_is_the_depth_of_the_export_as_otlp_json(kind, on):
         holder.attributes.append(deep_attribute(levels, kind))
         text = MessageToJson(request).encode()
         for limit in range(10, 60):
-            assert item_nested_deeper_than(span, limit) == nested_deeper_than(text, limit), (
-                levels,
-                limit,
-            )
+            too_deep = measure(span, ItemLimits(limit, 10**6, 10**6, 10**6)).problem is not None
+            assert too_deep == nested_deeper_than(text, limit), (levels, limit)
 
 
 def json_export(suite_id, attribute_value: str) -> bytes:
@@ -241,10 +239,38 @@ def test_a_label_holding_a_nul_rejects_its_spans_400(sender, suite):
     assert not Trace.objects.exists()
 
 
-def test_a_case_key_holding_a_nul_is_kept_without_it(sender, suite):
-    assert post(sender, export(suite.pk, case="wea\x00ther")).status_code == 200
-    assert assemble_due() == 1
-    assert Run.objects.get().case_key == "weather"
+def test_a_case_key_holding_a_nul_rejects_its_span_never_naming_another_case(sender, suite):
+    """Read without the NUL, ``wea\\x00ther`` was scored as the case ``weather``."""
+    response = post(sender, export(suite.pk, case="wea\x00ther"))
+    assert response.status_code == 200
+    answer = answer_of(response).partial_success
+    assert answer.rejected_spans == 1  # the root, which names the case
+    assert "casebook.case holds a NUL character" in answer.error_message
+    # the other spans are kept, naming no case; the trace waits for its root
+    assert set(TraceSpan.objects.values_list("case_key", flat=True)) == {""}
+    assert assemble_due() == 0
+
+
+def test_a_resource_naming_a_case_with_a_nul_rejects_its_spans(sender, suite):
+    request = export(suite.pk, case=None)
+    request.resource_spans[0].resource.attributes.append(
+        string_attribute("casebook.case", "wea\x00ther")
+    )
+    response = post(sender, request)
+    assert response.status_code == 400
+    assert "casebook.case holds a NUL character" in status_of(response).message
+    assert not TraceSpan.objects.exists()
+
+
+def test_a_case_attribute_value_holding_a_nul_rejects_its_span(sender, suite):
+    suite.trace_case_attribute = "gen_ai.conversation.id"
+    suite.save(update_fields=["trace_case_attribute"])
+    request = export(suite.pk, case=None)
+    spans = request.resource_spans[0].scope_spans[0].spans
+    spans[0].attributes.append(string_attribute("gen_ai.conversation.id", "conv\x001"))
+    answer = answer_of(post(sender, request)).partial_success
+    assert answer.rejected_spans == 1
+    assert "gen_ai.conversation.id (the suite's case attribute) holds a NUL" in answer.error_message
 
 
 # --- authentication -----------------------------------------------------------------------------
@@ -293,6 +319,155 @@ def test_spans_of_traces_past_the_exports_cap_are_rejected_naming_it(sender, sui
     )
     kept = dict(Trace.objects.values_list("trace_id", "span_count"))
     assert kept == {f"{1:032x}": 4, f"{2:032x}": len(FIXTURE_SPANS)}
+
+
+# --- what an item, an export and a trace may hold --------------------------------------------
+
+
+def one_span(suite_id, *, trace: int = 7, span: int = 1, values: int = 0) -> Span:
+    """A span of trace ``trace`` holding ``values`` string attributes."""
+    made = Span(trace_id=trace.to_bytes(16, "big"), span_id=span.to_bytes(8, "big"), name="s")
+    for n in range(values):
+        made.attributes.append(string_attribute(f"a{n}", "v"))
+    return made
+
+
+def export_of(suite_id, *spans: Span) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    resource_spans = request.resource_spans.add()
+    resource_spans.resource.attributes.append(string_attribute("casebook.suite", str(suite_id)))
+    resource_spans.scope_spans.add().spans.extend(spans)
+    return request
+
+
+def nested_values(count: int) -> KeyValue:
+    """An attribute whose value is an array of ``count`` values inside a key-value list."""
+    item = KeyValue(key="list")
+    inner = item.value.kvlist_value.values.add(key="inner").value.array_value.values
+    for n in range(count):
+        inner.add(int_value=n)
+    return item
+
+
+def limited(settings, **caps):
+    settings.CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES = caps.get("attributes", 10)
+    settings.CASEBOOK_OTLP_MAX_ITEM_EVENTS = caps.get("events", 3)
+    settings.CASEBOOK_OTLP_MAX_ITEM_LINKS = caps.get("links", 3)
+    settings.CASEBOOK_OTLP_MAX_ATTRIBUTES = caps.get("export", 1000)
+
+
+def refused_spans(sender, suite, bad: Span) -> str:
+    """The answer's reasons for an export of a good span and ``bad``, which alone is
+    rejected."""
+    response = post(sender, export_of(suite.pk, one_span(suite.pk, span=9, values=2), bad))
+    assert response.status_code == 200
+    partial = answer_of(response).partial_success
+    assert partial.rejected_spans == 1
+    assert TraceSpan.objects.get().span_hex == f"{9:016x}"
+    return partial.error_message
+
+
+def test_a_span_of_more_attribute_values_than_its_cap_is_rejected_before_they_are_read(
+    sender, suite, settings
+):
+    limited(settings)
+    message = refused_spans(sender, suite, one_span(suite.pk, values=11))
+    assert "a span of more attribute values than the cap, " in message
+    assert "CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES = 10" in message
+
+
+@pytest.mark.parametrize("on", ["span", "event", "link"])
+def test_values_inside_lists_and_those_of_events_and_links_count_as_the_spans(
+    sender, suite, settings, on
+):
+    limited(settings)
+    bad = one_span(suite.pk, values=2)
+    holder = bad if on == "span" else getattr(bad, f"{on}s").add()
+    holder.attributes.append(nested_values(8))  # 2 + 1 + 1 + 8 values, and the event's 1
+    message = refused_spans(sender, suite, bad)
+    assert "CASEBOOK_OTLP_MAX_ITEM_ATTRIBUTES = 10" in message
+
+
+@pytest.mark.parametrize(("kind", "setting"), [("events", "EVENTS"), ("links", "LINKS")])
+def test_a_span_of_more_events_or_links_than_their_caps_is_rejected(
+    sender, suite, settings, kind, setting
+):
+    limited(settings)
+    bad = one_span(suite.pk)
+    for _ in range(4):
+        getattr(bad, kind).add()
+    message = refused_spans(sender, suite, bad)
+    assert f"a span of more {kind} than the cap, CASEBOOK_OTLP_MAX_ITEM_{setting} = 3" in message
+
+
+def test_a_resource_of_more_attributes_than_an_item_may_hold_rejects_its_spans(
+    sender, suite, settings
+):
+    limited(settings)
+    request = export_of(suite.pk, one_span(suite.pk))
+    for n in range(11):
+        request.resource_spans[0].resource.attributes.append(string_attribute(f"r{n}", "v"))
+    response = post(sender, request)
+    assert response.status_code == 400
+    assert "a resource of more attributes than the cap" in status_of(response).message
+
+
+def test_items_past_the_exports_attribute_values_are_rejected_and_the_first_kept(
+    sender, suite, settings
+):
+    limited(settings, export=25)
+    spans = [one_span(suite.pk, span=n, values=10) for n in range(1, 5)]  # 10 values each
+    response = post(sender, export_of(suite.pk, *spans))
+    partial = answer_of(response).partial_success
+    assert partial.rejected_spans == 2
+    assert partial.error_message == (
+        "spans past the export's first 25 attribute values, events and links: over the cap, "
+        "CASEBOOK_OTLP_MAX_ATTRIBUTES = 25 (2 spans)"
+    )
+    assert TraceSpan.objects.count() == 2
+    assert Trace.objects.get().attribute_count == 2 * 10 + 0  # as counted, the scope's none
+
+
+def test_spans_past_a_traces_attribute_values_are_rejected_naming_the_trace(
+    sender, suite, settings
+):
+    limited(settings)
+    settings.CASEBOOK_TRACE_MAX_ATTRIBUTES = 25
+    for batch in range(2):
+        request = export_of(suite.pk, *(
+            one_span(suite.pk, span=10 * batch + n, values=10) for n in (1, 2)
+        ))  # fmt: skip
+        partial = answer_of(post(sender, request)).partial_success
+    assert partial.rejected_spans == 2
+    assert f"trace {7:032x}: over the cap, CASEBOOK_TRACE_MAX_ATTRIBUTES = 25" in (
+        partial.error_message
+    )
+    assert Trace.objects.get().attribute_count == 20
+
+
+def test_an_otlp_json_body_of_more_objects_and_arrays_than_its_cap_is_413_unparsed(
+    sender, suite, settings
+):
+    settings.CASEBOOK_OTLP_MAX_ATTRIBUTES = 20  # 80 objects and arrays
+    span = one_span(suite.pk, values=5)  # 15 objects and arrays, with the export's
+    span.attributes.append(string_attribute("braces", "{[" * 500))  # inside a string: none
+    small, content_type = body_of(export_of(suite.pk, span), as_json=True)
+    body, content_type = body_of(export_of(suite.pk, one_span(suite.pk, values=40)), as_json=True)
+    response = sender.post(ENDPOINT, body, content_type=content_type)
+    assert response.status_code == 413
+    assert status_of(response).message == (
+        "the OTLP/JSON holds 92 objects and arrays: over 80, four for each attribute "
+        "value CASEBOOK_OTLP_MAX_ATTRIBUTES lets an export hold"
+    )
+    assert sender.post(ENDPOINT, small, content_type=content_type).status_code == 200
+
+
+def test_assembly_reads_no_more_of_a_trace_than_its_cap_of_values(sender, suite, settings):
+    post(sender, export(suite.pk))
+    settings.CASEBOOK_TRACE_MAX_ATTRIBUTES = 3  # lowered after the spans were kept
+    assert assemble_due() == 1
+    run = Run.objects.get()
+    assert len(run.document["batches"]) < 2  # the spans past the cap are not read
 
 
 def many_traces_export(suite_id, traces: int) -> ExportTraceServiceRequest:

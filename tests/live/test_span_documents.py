@@ -26,6 +26,7 @@ def spans_sent(variant: str) -> list[Span]:
             encoding="gzip" if compressed else "",
             max_bytes=1 << 30,
             max_depth=1000,
+            max_containers=1 << 30,
             signal=TRACES,
         )
         for resource_spans in export.resource_spans:

@@ -2,9 +2,19 @@
 
 import pytest
 
-from scoring.matcher import load_suite, parse_suite_document, score
+from scoring.matcher import InvalidInput, load_suite, parse_suite_document, score
 
-from .builders import call, expectation_passes, make_run, null_call, only_expectation, score_case
+from .builders import (
+    call,
+    case_doc,
+    expectation_passes,
+    expected,
+    make_run,
+    null_call,
+    only_expectation,
+    score_case,
+    suite_doc,
+)
 
 IGNORE_NAMES = {"tool_names": "ignore_case"}
 IGNORE_ARGS = {"arg_names": "ignore_case"}
@@ -186,6 +196,78 @@ def test_tool_call_count_max_only_is_an_inclusive_upper_bound():
 def test_tool_call_count_max_zero_without_tool_means_no_calls():
     assert holds(count(max=0), [])
     assert not holds(count(max=0), [[call("a")]])
+
+
+# --- no_calls_beyond_expected ------------------------------------------------------------------
+
+BEYOND = {"type": "no_calls_beyond_expected", "tools": ["book", "cancel"]}
+
+
+def beyond_report(batches, expected_calls=(), **suite_fields):
+    """The report of a case expecting ``expected_calls``, whose suite carries ``BEYOND``."""
+    document = suite_doc(
+        case_doc(expected_calls=list(expected_calls)), expectations=[BEYOND], **suite_fields
+    )
+    return score(load_suite(document).cases[0], make_run(batches))
+
+
+def test_no_calls_beyond_expected_allows_as_many_calls_as_the_case_expects():
+    booked_once = [[call("lookup")], [call("book", {"id": 1})]]
+    assert beyond_report(booked_once, [expected("book")]).verdict == "pass"
+    assert beyond_report([[call("lookup")]]).verdict == "pass"  # reads are not named
+
+
+def test_no_calls_beyond_expected_fails_a_call_the_case_never_expects_as_forbidden():
+    result = only_expectation(beyond_report([[call("cancel", {"id": 7})]], [expected("book")]))
+    assert not result.passed
+    assert result.detail.startswith("cancel was called once, never expected")
+    assert (result.cause.kind, result.cause.tool) == ("forbidden_call", "cancel")
+
+
+def test_no_calls_beyond_expected_fails_a_second_call_where_one_is_expected_as_count():
+    twice = [[call("book", {"id": 1})], [call("book", {"id": 2})]]
+    result = only_expectation(beyond_report(twice, [expected("book")]))
+    assert not result.passed
+    assert "book was called 2 times, expected once" in result.detail
+    assert "batch 1" in result.detail  # the first call beyond the expected one
+    assert result.nearest == (1, 0)
+    assert (result.cause.kind, result.cause.tool) == ("count", "book")
+
+
+def test_no_calls_beyond_expected_follows_the_cases_tool_names_rule():
+    report = beyond_report(
+        [[call("BOOK")]], [expected("book")], match={"tool_names": "ignore_case"}
+    )
+    assert report.verdict == "pass"
+    assert beyond_report([[call("BOOK")]]).verdict == "pass"  # exact: BOOK is another tool
+
+
+def test_no_calls_beyond_expected_needs_tools():
+    for tools in ([], None, "book"):
+        with pytest.raises(InvalidInput, match="tools"):
+            load_suite(suite_doc(case_doc(expectations=[{**BEYOND, "tools": tools}])))
+
+
+def test_suite_expectations_come_after_each_cases_own_and_are_labelled_as_its_own():
+    document = suite_doc(
+        case_doc("a", expectations=[{"type": "no_tool_calls"}]),
+        case_doc("b", expected_calls=[expected("book")]),
+        expectations=[BEYOND],
+    )
+    suite = load_suite(document)
+    first, second = suite.cases
+    assert [e.type for e in first.expectations] == ["no_tool_calls", "no_calls_beyond_expected"]
+    assert first.expectations[1].index == 1
+    assert first.expectations[1].label == "no calls of book, cancel beyond the expected ones"
+    assert second.expectations[0].allowed == (1, 0)  # each case its own expected calls
+    assert [e.type for e in suite.expectations] == ["no_calls_beyond_expected"]
+
+
+def test_a_suite_expectation_with_problems_is_refused_once_at_the_suites_path():
+    document = suite_doc(case_doc("a"), case_doc("b"), expectations=[{"type": "nope"}])
+    with pytest.raises(InvalidInput) as raised:
+        load_suite(document)
+    assert [p.path for p in raised.value.problems] == ["expectations[0].type"]
 
 
 # --- called_tools_in_order -------------------------------------------------------------------

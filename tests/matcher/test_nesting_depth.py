@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring.matcher.jsonvalue import nested_deeper_than
+from scoring.matcher.jsonvalue import json_containers, nested_deeper_than
 
 TRICKY_TEXT = st.text(alphabet='[]{}"\\ab\n\t/', max_size=8)
 VALUES = st.recursive(
@@ -48,3 +48,20 @@ def test_agrees_with_the_depth_of_the_parsed_value(value, limit, spaced):
 )
 def test_examples(text, limit, deeper):
     assert nested_deeper_than(text, limit) is deeper
+
+
+def containers(value) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(map(containers, value.values()))
+    if isinstance(value, list):
+        return 1 + sum(map(containers, value))
+    return 0
+
+
+@given(VALUES, st.booleans())
+def test_json_containers_agrees_with_the_parsed_value(value, spaced):
+    """Objects and arrays outside strings only, whatever brackets, quotes and backslashes
+    the strings hold; past ``enough`` counted exactly, within it an upper bound."""
+    text = json.dumps(value, indent=1 if spaced else None, ensure_ascii=False).encode()
+    assert json_containers(text, 0) == containers(value)
+    assert json_containers(text, 10**6) >= containers(value)

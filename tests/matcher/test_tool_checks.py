@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from cases.tool_catalog import tools_from_any
 from scoring.importers import to_canonical
 from scoring.matcher import ERROR, FAIL, PASS, InvalidInput, load_run, load_suite, score
-from scoring.matcher.schemas import ToolSchema, validating
+from scoring.matcher.schemas import ToolSchema, TooSlow, _unique_items, validating
 from tests.support import tau_bench
 
 WEATHER = {
@@ -475,3 +475,37 @@ def test_the_fast_answer_agrees_with_jsonschema(arguments):
     with validating(5.0):
         valid = AGREEMENT_CHECK.failure(arguments) is None
     assert valid == AGREEMENT_REFERENCE.is_valid(arguments)
+
+
+UNIQUE_SCHEMA = {
+    "type": "object",
+    "properties": {"items": {"type": "array", "uniqueItems": True}},
+}
+UNIQUE_CHECK = ToolSchema(UNIQUE_SCHEMA)
+UNIQUE_REFERENCE = jsonschema.Draft202012Validator(UNIQUE_SCHEMA)
+
+
+@given(st.lists(JSON_VALUES, max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_unique_items_agrees_with_jsonschema(items):
+    """Items equal by JSON meaning (1 and 1.0, objects in any key order; true is not 1)."""
+    with validating(5.0):
+        valid = UNIQUE_CHECK.failure({"items": items}) is None
+    assert valid == UNIQUE_REFERENCE.is_valid({"items": items})
+
+
+def test_unique_items_over_thousands_of_objects_costs_time_linear_in_them():
+    """jsonschema compares unhashable items pairwise: 6,000 objects took 46 s."""
+    items = [{"id": n, "tags": [str(n)]} for n in range(6000)] + [{"tags": ["7"], "id": 7.0}]
+    started = time.process_time()
+    with validating(5.0):
+        failure = UNIQUE_CHECK.failure({"items": items})
+    assert time.process_time() - started < 1
+    assert failure.path == "items"
+    assert failure.message.startswith("items 7 and 6000 are equal")
+
+
+def test_unique_items_looks_at_the_deadline_as_it_goes():
+    validator = jsonschema.Draft202012Validator({})
+    with validating(0.0), pytest.raises(TooSlow):
+        list(_unique_items(validator, True, [[n] for n in range(1000)], {}))

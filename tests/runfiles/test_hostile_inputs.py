@@ -190,3 +190,22 @@ def test_a_record_an_importer_fails_on_is_that_records_problem_alone(monkeypatch
         str(items[1].problems[0]) == "line 2: Casebook could not read this record (a bug, logged)"
     )
     assert "unhashable type" in caplog.text
+
+
+@pytest.mark.parametrize("buffer_size", [7, 64, 8192])
+def test_runs_of_blank_lines_are_skipped_in_bulk_and_numbered_as_lines(buffer_size):
+    blank = b"\n \n\t\r\n\n" * 50  # 200 lines of white space, across buffer boundaries
+    data = RUN + blank + RUN + b"\n" + b" " * 50 + b"\n" + RUN
+    stream = io.BufferedReader(io.BytesIO(data), buffer_size=buffer_size)
+
+    items = list(read_run_lines(stream, max_line_bytes=40))
+
+    # the line of 51 bytes of white space is past the limit of 40, whatever it holds
+    assert [(item.line, item.run is not None) for item in items] == [
+        (1, True),
+        (202, True),
+        (204, False),
+        (205, True),
+    ]
+    as_list = list(read_run_lines(data.splitlines(keepends=True), max_line_bytes=40))
+    assert [item.line for item in as_list] == [1, 202, 204, 205]

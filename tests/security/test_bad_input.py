@@ -178,3 +178,74 @@ def test_a_regex_re2_refuses_is_a_problem_at_its_path_on_import(api, team):
     document = suite_file(expectations=[{"type": "final_text_matches", "regex": r"(a)\1"}])
     problems = problems_of(import_suite(api, team, json.dumps(document).encode()))
     assert list(problems) == ["cases[0].expectations[0].regex"]
+
+
+# --- NUL in every text of a run ---------------------------------------------------------------
+
+NUL = "\x00"
+
+
+def test_nul_in_every_text_of_an_uploaded_run_is_stored_scored_and_shown(demo_suite, user, client):
+    """JSON holds U+0000, PostgreSQL's text and jsonb do not: a run's texts are stored with
+    it as U+FFFD (its document keeps it exactly), and a case key holding it is that line's
+    problem; nothing else of the upload is lost."""
+    call = {"name": f"get_{NUL}weather", "arguments": {f"ci{NUL}ty": f"Pa{NUL}ris"}}
+    lines = [
+        {
+            "case": "weather-two-cities",
+            "batches": [[call, {"name": "get_weather", "arguments": {"city": f"To{NUL}kyo"}}]],
+            "final_text": f"sun{NUL}ny",
+            "error": f"e{NUL}",
+            "meta": {f"m{NUL}": f"v{NUL}", "model": f"g{NUL}"},
+            "transcript": [{"role": "user", "content": f"hi{NUL}"}],
+            "notes": [f"n{NUL}"],
+        },
+        GREETING,
+        {"case": f"gree{NUL}ting", "batches": []},
+    ]
+    submission = upload(demo_suite, jsonl(lines))
+
+    assert_consistent(submission)
+    assert (submission.stored_runs, submission.invalid) == (2, 1)
+    (invalid,) = submission.invalid_lines.all()
+    assert (invalid.line, "case: holds the NUL character" in invalid.reason) == (3, True)
+    run = Run.objects.get(submission=submission, line=1)
+    assert set(run.tools.split()) == {"get_weather", "get_\ufffdweather"}
+    client.force_login(user)
+    for page in (
+        submission.get_absolute_url(),
+        f"/submissions/{submission.pk}/failures/",
+        f"/submissions/{submission.pk}/runs/{run.pk}/",
+        demo_suite.get_absolute_url(),
+    ):
+        assert client.get(page).status_code == 200, page
+
+
+def test_nul_in_the_texts_of_a_live_trace_made_into_a_run_again(
+    demo_suite, api, settings, monkeypatch
+):
+    """A late span makes the run again: its texts are written as a new run's are (this
+    failed on PostgreSQL, which refuses NUL in text, and the trace stayed pending)."""
+    from scoring.live import assembly
+    from tests.support.otlp_data import FIXTURE_SPANS, TOKYO_SPAN, assemble_due, export, post
+
+    settings.CASEBOOK_TRACE_GRACE_SECONDS = 0
+    monkeypatch.setattr(assembly.embedded_timer, "wake_in", lambda seconds: None)
+
+    def with_nul(request):
+        for span in request.resource_spans[0].scope_spans[0].spans:
+            for attribute in span.attributes:
+                text = attribute.value.string_value
+                if attribute.key != "casebook.case" and text:
+                    nul = "\\u0000" if text[0] in "{[" else NUL  # inside JSON text, escaped
+                    attribute.value.string_value = text.replace("Paris", f"Pa{nul}ris")
+        return request
+
+    first = set(range(len(FIXTURE_SPANS))) - {TOKYO_SPAN}
+    post(api, with_nul(export(demo_suite.pk, case="weather-two-cities", spans=first)))
+    assert assemble_due() == 1
+    post(api, with_nul(export(demo_suite.pk, case="weather-two-cities", spans={TOKYO_SPAN})))
+    assert assemble_due() == 1
+    run = Run.objects.get()
+    assert "Pa\ufffdris" in run.final_text
+    assert "Pa\x00ris" in run.document["final_text"]  # the document keeps it exactly

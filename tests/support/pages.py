@@ -12,6 +12,7 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils.html import escape
 
+from cases.editor_forms import TYPE_FIELDS
 from cases.models import Suite, SuiteVersion
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,6 +130,16 @@ EXPECTATION_FIELD_ORDER = (
 )
 
 
+# The fields of a case, an expected call and an expectation that the editor shows; it keeps
+# any other (an environment, reference calls) in the row's hidden ``extra``, as JSON.
+CASE_FIELDS_SHOWN = ("key", "title", "prompt", "tags", "extra_calls", "match")
+CALL_FIELDS_SHOWN = ("name", "required_args", "ordered", "depends_on_result", "exact_args")
+
+
+def _extra(item: dict, shown) -> str:
+    return json.dumps({key: value for key, value in item.items() if key not in shown})
+
+
 def editor_data(case: dict, revision: int | None = None, action: str = "save") -> dict:
     """The case editor's POST for a case as a suite file writes it
     (docs/formats.md#suite-files)."""
@@ -139,6 +150,7 @@ def editor_data(case: dict, revision: int | None = None, action: str = "save") -
         "tags": ", ".join(case.get("tags") or []),
         "extra_calls": case.get("extra_calls") or "allow",
         "action": action,
+        "extra": _extra(case, (*CASE_FIELDS_SHOWN, "expected_calls", "expectations")),
     }
     match = case.get("match")
     if match == "lenient":
@@ -156,10 +168,13 @@ def editor_data(case: dict, revision: int | None = None, action: str = "save") -
         for flag in ("ordered", "depends_on_result", "exact_args"):
             if call.get(flag):
                 data[f"call-{i}-{flag}"] = "on"
+        data[f"call-{i}-extra"] = _extra(call, CALL_FIELDS_SHOWN)
     for i, item in enumerate(case.get("expectations") or []):
+        shown = TYPE_FIELDS.get(item["type"], EXPECTATION_FIELD_ORDER)
         data[f"exp-{i}-type"] = item["type"]
+        data[f"exp-{i}-extra"] = _extra(item, ("type", *shown))
         for name in EXPECTATION_FIELD_ORDER:
-            if name not in item:
+            if name not in item or name not in shown:
                 continue
             value = item[name]
             if name == "args":

@@ -51,8 +51,14 @@ class Command(BaseCommand):
             reads = tau_bench.read_only_names(roles)
             if target:
                 cases = tau_bench.suite_cases(read, reads)
+                rule = tau_bench.writes_rule(read, reads)
                 version = services.save_cases(
-                    target, cases, None, seen_version=None, message=MESSAGE
+                    target,
+                    cases,
+                    None,
+                    seen_version=None,
+                    message=MESSAGE,
+                    suite_expectations=[rule] if rule else [],
                 )
             else:
                 document = tau_bench.suite_document(read, name=name, read_only=reads)
