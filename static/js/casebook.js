@@ -82,3 +82,40 @@ document.addEventListener("htmx:sendError", (event) => {
   uploadStatus(event.target.closest(".upload-form"),
     "The upload did not reach Casebook (is the network down?); please try again.");
 });
+
+// The page's one live region (base.html's #announcer): the words the server sends with a
+// swap (the "announce" event of an HX-Trigger header) and the messages a page loads with.
+// Emptied first, so that the same words twice are said twice.
+function announce(words) {
+  const region = document.getElementById("announcer");
+  if (!region || !words) return;
+  region.textContent = "";
+  setTimeout(() => { region.textContent = words; }, 100);
+}
+document.addEventListener("announce", (event) => announce(event.detail.value));
+document.addEventListener("DOMContentLoaded", () => {
+  const said = [...document.querySelectorAll(".messages .message")];
+  announce(said.map((message) => message.textContent.trim()).join(" "));
+});
+
+// A swap that took away the element holding the focus would leave it on <body>, the keyboard
+// user lost. It goes instead to, in order: the element of the same id in the new content (a
+// select that re-rendered the form it is in), the new content's first invalid field, its
+// [data-swap-focus] (the count above a table, the pressed status button, an added row: its
+// first control), else the swapped element itself.
+let focusedId = "";
+document.addEventListener("htmx:beforeSwap", () => { focusedId = document.activeElement?.id ?? ""; });
+const CONTROL = "input:not([type=hidden]), select, textarea, button, a[href], [tabindex]";
+document.addEventListener("htmx:afterSettle", (event) => {
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected) return;
+  const swapped = event.detail.target;
+  const root = swapped?.isConnected ? swapped : swapped?.id && document.getElementById(swapped.id);
+  if (!root) return;
+  const same = focusedId && document.getElementById(focusedId);
+  let landing = (same && root.contains(same) ? same : null)
+    ?? root.querySelector('[aria-invalid="true"]') ?? root.querySelector("[data-swap-focus]") ?? root;
+  if (landing !== root && !landing.matches(CONTROL)) landing = landing.querySelector(CONTROL) ?? landing;
+  if (!landing.matches(CONTROL)) landing.tabIndex = -1;
+  landing.focus();
+});

@@ -404,9 +404,13 @@ def test_the_counts_grow_as_scoring_goes_on(as_user, viewer, scored):
 
 
 def test_the_poll_refreshes_the_whole_page_once_finished(as_user, viewer, scored):
-    response = as_user(viewer).get(url(scored, "progress/"), headers=HX)
+    client = as_user(viewer)
+    response = client.get(url(scored, "progress/"), headers=HX)
     assert response.status_code == 200
     assert response["HX-Refresh"] == "true"
+    # the page it reloads says so, once: its messages are announced (casebook.js)
+    assert '<li class="message success">Scoring done: 8 runs.</li>' in text(client.get(url(scored)))
+    assert "Scoring done" not in text(client.get(url(scored)))
 
 
 def test_waiting_for_a_worker_is_said_while_nobody_reads_the_file(as_user, viewer, scored):
