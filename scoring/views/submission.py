@@ -343,7 +343,8 @@ def review_runs(request, pk):
         context = runs_context(request, submission, filters, can_edit=True)
         context |= {"notice": notice, "triage": review_counts(submission), "triage_oob": True}
         response = render(request, f"scoring/submission.html#{SECTION}", context)
-        return push_url(response, table_url(submission, filters))
+        push_url(response, table_url(submission, filters))
+        return announce(response, notice)
     messages.add_message(request, level, notice)
     if request.POST.get("back") == "failures":
         # Back to the groups as they were shown: the page's filters, not the group's own.

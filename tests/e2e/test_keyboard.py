@@ -134,3 +134,15 @@ def test_the_case_editor_focuses_the_added_row_and_the_first_invalid_field(
     error = page.locator(f"#{focused(page).get_attribute('aria-describedby').split()[-1]}")
     expect(error).to_have_attribute("role", "alert")
     expect(error).not_to_be_empty()
+
+
+def test_a_bulk_review_says_what_it_did(page, live_server, user, password, world):
+    open_page(
+        page, live_server, user, password, f"{world['second'].get_absolute_url()}?verdict=pass"
+    )
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_label(re.compile(r"^Review the \d+ runs of this filter")).select_option("flaky")
+    page.get_by_role("button", name=re.compile(r"^Apply to \d+ runs")).click()
+    notice = page.locator("#runs-section .message.success")
+    expect(notice).to_contain_text("flaky")
+    expect(page.locator("#announcer")).to_have_text(notice.text_content())
