@@ -70,6 +70,9 @@ def test_upload_page_says_which_version_the_runs_are_scored_against(as_user, edi
     assert '<label for="id_file">' in html
     assert 'aria-describedby="id_file_helptext"' in html
     assert 'id="id_file_helptext"' in html
+    # and each field of the shared template: the help text has the id its field names
+    assert 'aria-describedby="id_label_helptext"' in html
+    assert '<div class="help" id="id_label_helptext">' in html
     assert 'hx-disabled-elt="find button[type=submit]"' in html
 
 
