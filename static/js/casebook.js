@@ -98,15 +98,18 @@ document.addEventListener("DOMContentLoaded", () => {
   announce(said.map((message) => message.textContent.trim()).join(" "));
 });
 
-// A swap that took away the element holding the focus would leave it on <body>, the keyboard
-// user lost. It goes instead to, in order: the element of the same id in the new content (a
-// select that re-rendered the form it is in), the new content's first invalid field, its
-// [data-swap-focus] (the count above a table, the pressed status button, an added row: its
-// first control), else the swapped element itself.
+// A swap that the reader asked for (a click, a key, a change: not a part loading itself or a
+// poll) and that took away the element holding the focus would leave it on <body>, the
+// keyboard user lost. It goes instead to, in order: the element of the same id in the new
+// content (a select that re-rendered the form it is in), the new content's first invalid
+// field, its [data-swap-focus] (the count above a table, the pressed status button, an added
+// row: its first control), else the swapped element itself.
 let focusedId = "";
 document.addEventListener("htmx:beforeSwap", () => { focusedId = document.activeElement?.id ?? ""; });
+const ASKED = ["click", "submit", "change", "input", "keyup", "keydown", "search"];
 const CONTROL = "input:not([type=hidden]), select, textarea, button, a[href], [tabindex]";
 document.addEventListener("htmx:afterSettle", (event) => {
+  if (!ASKED.includes(event.detail.requestConfig?.triggeringEvent?.type)) return;
   const active = document.activeElement;
   if (active && active !== document.body && active.isConnected) return;
   const swapped = event.detail.target;

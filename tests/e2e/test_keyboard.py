@@ -146,3 +146,12 @@ def test_a_bulk_review_says_what_it_did(page, live_server, user, password, world
     notice = page.locator("#runs-section .message.success")
     expect(notice).to_contain_text("flaky")
     expect(page.locator("#announcer")).to_have_text(notice.text_content())
+
+
+def test_parts_that_load_themselves_leave_the_focus_alone(page, live_server, user, password, world):
+    # the suite page loads its health, flaky cases and known failures after itself
+    open_page(page, live_server, user, password, world["suite"].get_absolute_url())
+    page.wait_for_load_state("networkidle")
+    expect(page.locator("#flaky-cases table, #flaky-cases p").first).to_be_visible()
+    assert page.evaluate("document.activeElement === document.body")
+    assert page.evaluate("window.scrollY") == 0
