@@ -116,7 +116,7 @@ def detail(request, pk):
     if partial:
         response = render(request, f"scoring/submission.html#{partial}", context)
         push_url(response, table_url(submission, filters, context["page"].number))
-        return announce(response, context["runs_count"])
+        return announce(response, runs_announcement(context["page"], filters.active))
     finished = submission.finished
     invalid_lines = list(submission.invalid_lines.all()[:INVALID_LINES_SHOWN])
     context |= progress_context(submission) | {
@@ -275,12 +275,21 @@ def runs_context(request, submission, filters: RunFilterSet, *, can_edit: bool) 
 
 
 def runs_count(page, filtered: bool) -> str:
-    """The table's count in words, shown above it and announced when a swap changes it:
-    "72 runs match, page 2 of 3"."""
+    """The table's count in words, shown above it: "72 runs match"."""
     count = page.paginator.count
     words = f"{count} run{pluralize(count)}"
-    if filtered:
-        words += f" match{pluralize(count, 'es,')}"
+    return f"{words} match{pluralize(count, 'es,')}" if filtered else words
+
+
+def runs_announcement(page, filtered: bool) -> str:
+    """What the live region says when a swap changes the table: "Runs table: 72 match, page
+    2 of 3". Worded unlike the count shown, so that the page never holds its words twice."""
+    count = page.paginator.count
+    words = (
+        f"Runs table: {count} match{pluralize(count, 'es,')}"
+        if filtered
+        else f"Runs table: all {count}"
+    )
     if page.paginator.num_pages > 1:
         words += f", page {page.number} of {page.paginator.num_pages}"
     return words
@@ -343,8 +352,7 @@ def review_runs(request, pk):
         context = runs_context(request, submission, filters, can_edit=True)
         context |= {"notice": notice, "triage": review_counts(submission), "triage_oob": True}
         response = render(request, f"scoring/submission.html#{SECTION}", context)
-        push_url(response, table_url(submission, filters))
-        return announce(response, notice)
+        return push_url(response, table_url(submission, filters))
     messages.add_message(request, level, notice)
     if request.POST.get("back") == "failures":
         # Back to the groups as they were shown: the page's filters, not the group's own.

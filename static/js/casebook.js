@@ -83,9 +83,9 @@ document.addEventListener("htmx:sendError", (event) => {
     "The upload did not reach Casebook (is the network down?); please try again.");
 });
 
-// The page's one live region (base.html's #announcer): the words the server sends with a
-// swap (the "announce" event of an HX-Trigger header) and the messages a page loads with.
-// Emptied first, so that the same words twice are said twice.
+// The page's one live region for swaps (base.html's #announcer): the words the server sends
+// with a swap (the "announce" event of an HX-Trigger header). Emptied first, so that the
+// same words twice are said twice.
 function announce(words) {
   const region = document.getElementById("announcer");
   if (!region || !words) return;
@@ -93,9 +93,15 @@ function announce(words) {
   setTimeout(() => { region.textContent = words; }, 100);
 }
 document.addEventListener("announce", (event) => announce(event.detail.value));
+// The messages a page loads with ("Scoring done: 200 runs.") are a live region of their own,
+// and are put back into it a moment after the load: what a live region holds as the page
+// loads is not said. (Copied into #announcer, their words would be on the page twice.)
 document.addEventListener("DOMContentLoaded", () => {
-  const said = [...document.querySelectorAll(".messages .message")];
-  announce(said.map((message) => message.textContent.trim()).join(" "));
+  const list = document.querySelector(".messages[aria-live]");
+  if (!list) return;
+  const messages = [...list.children];
+  list.replaceChildren();
+  setTimeout(() => list.replaceChildren(...messages), 100);
 });
 
 // A swap that the reader asked for (a click, a key, a change: not a part loading itself or a
