@@ -105,6 +105,8 @@ def test_j_k_and_question_mark_work_on_the_submission_and_queue_pages(
         expect(keys).to_contain_text("next / previous run")
         page.keyboard.press("Escape")
         expect(keys).to_be_hidden()
+        page.get_by_role("button", name="? Keys").click()  # and shown by a button too
+        expect(keys).to_be_visible()
         page.context.clear_cookies()
 
 
