@@ -5,10 +5,15 @@ submission, queue and run pages; run links are named in full. τ-bench's airline
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
 from playwright.sync_api import expect
+
+from cases import services
+from scoring.ingest.pipeline import create_submission
+from tests.support import tau_bench
 
 from .browsing import round_trip, sign_in
 
@@ -147,3 +152,19 @@ def test_parts_that_load_themselves_leave_the_focus_alone(page, live_server, use
     expect(page.locator("#flaky-cases table, #flaky-cases p").first).to_be_visible()
     assert page.evaluate("document.activeElement === document.body")
     assert page.evaluate("window.scrollY") == 0
+
+
+def test_paging_the_runs_table_focuses_its_count_and_says_the_page(
+    page, live_server, user, password
+):
+    team = services.create_team("Airline", user)
+    suite = services.create_suite(team, tau_bench.suite_document(prefix=""), user)
+    content = tau_bench.RESULTS_FILE.read_bytes()  # 200 runs: four pages of 50
+    submission = create_submission(suite, user, io.BytesIO(content), filename="tau.json")
+    open_page(page, live_server, user, password, submission.get_absolute_url())
+    page.get_by_role("navigation", name="Pages").get_by_role("link", name="Next →").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#announcer")).to_have_text("Runs table: all 200, page 2 of 4")
+    expect(focused(page)).to_have_text("200 runs")
+    page.keyboard.press("Tab")  # on from the count, into the page it heads
+    assert focused(page).evaluate("e => !!e.closest('#runs')")
