@@ -1,0 +1,174 @@
+"""Google Gemini (docs/formats.md#gemini): a ``contents`` list, or a
+``GenerateContentResponse`` (``candidates``, as google-genai's ``model_dump()`` or
+``to_json_dict()`` writes it, in snake_case or camelCase; docs/formats.md#sdk-objects) whose
+first candidate's content is the one model turn. A contents list may hold a candidate, or a
+whole response, where a content would be: it is read as its (first candidate's) content. A
+last model content cut off at the token limit (``finishReason`` ``MAX_TOKENS``, on the
+content or on the candidate it came in) is an error.
+
+The ``functionCall`` parts of one ``model`` content are one batch (the Python SDK writes
+``function_call``; both are read); ``args`` is already an object. ``functionResponse``
+parts give the results: joined by ``id`` when there is one, and otherwise, since ``id`` is
+optional, by order among the calls of the same name in the latest model turn (the API wants
+one response per call, so two parallel calls of one tool each get their own). A response
+holding an ``error`` key is a failed call. The final text is the text parts of the last
+model content, without thought summaries (``thought: true``).
+"""
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from scoring.matcher import InvalidInput
+
+from .common import (
+    arguments_fields,
+    cut_off,
+    envelope_fields,
+    is_join_key,
+    list_at,
+    name_at,
+    object_at,
+    turn,
+    with_error,
+    with_transcript,
+)
+
+NAME = "gemini"
+SIGNATURE = "contents or candidates"
+
+
+def detect(line: Mapping) -> bool:
+    return isinstance(line.get("contents"), list) or isinstance(line.get("candidates"), list)
+
+
+def convert(line: Mapping) -> dict:
+    located = _conversation(line)
+    batches: list[list[dict]] = []
+    transcript: list = []
+    final_text = None
+    last: tuple = ()  # the last model content, and the candidate it came in
+    calls_by_id: dict = {}  # call id → (call, its batch)
+    unanswered: dict[str, deque] = {}  # the latest model turn's calls by name, in order
+    for where, content, candidate in located:
+        content = object_at(content, where)
+        if candidate is None and "parts" not in content and "role" not in content:
+            where, content, candidate = _held(where, content)
+        parts = list_at(content.get("parts", []), f"{where}.parts")
+        if content.get("role") == "model":
+            last = (content, candidate)
+            calls, texts = [], []
+            for j, part in enumerate(parts):
+                part_where = f"{where}.parts[{j}]"
+                key, function_call = _either(
+                    object_at(part, part_where), "functionCall", part_where
+                )
+                if function_call is not None:
+                    calls.append(_call(function_call, f"{part_where}.{key}"))
+                elif isinstance(part.get("text"), str) and not part.get("thought"):
+                    texts.append(part["text"])
+            final_text = "".join(texts) if texts else None
+            if calls:
+                batches.append(calls)
+                unanswered = {}
+                for call in calls:
+                    unanswered.setdefault(call["name"], deque()).append(call)
+                    if is_join_key(call["id"]):
+                        calls_by_id[call["id"]] = (call, len(batches) - 1)
+            transcript.append(turn("assistant", final_text, len(batches) - 1 if calls else None))
+            continue
+        texts = []
+        for j, part in enumerate(parts):
+            part_where = f"{where}.parts[{j}]"
+            key, response = _either(object_at(part, part_where), "functionResponse", part_where)
+            if response is not None:
+                batch = _answer(response, f"{part_where}.{key}", calls_by_id, unanswered, batches)
+                transcript.append(turn("tool", response.get("response"), batch))
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        if texts:
+            transcript.append(turn(content.get("role"), "".join(texts)))
+    run = envelope_fields(line)
+    run["batches"] = batches
+    run["final_text"] = final_text
+    with_error(run, cut_off(*last))
+    return with_transcript(run, transcript)
+
+
+def _conversation(line: Mapping) -> list[tuple[str, Any, Mapping | None]]:
+    """The line's contents, each with its path and the candidate it came in (None for the
+    contents of a ``contents`` line). A ``GenerateContentResponse`` line is its first
+    candidate's content."""
+    if "candidates" not in line or "contents" in line:
+        contents = list_at(line.get("contents"), "contents")
+        return [(f"contents[{i}]", content, None) for i, content in enumerate(contents)]
+    candidates = list_at(line.get("candidates"), "candidates")
+    if not candidates:
+        raise InvalidInput.single("candidates", "holds no candidate: the response has no content")
+    candidate = object_at(candidates[0], "candidates[0]")
+    content = _model_content(candidate)
+    return [] if content is None else [("candidates[0].content", content, candidate)]
+
+
+def _model_content(candidate: Mapping) -> Any:
+    """A candidate's content, which is the model's."""
+    content = candidate.get("content")
+    if isinstance(content, Mapping) and content.get("role") is None:  # a candidate is the model's
+        content = {**content, "role": "model"}
+    return content
+
+
+def _held(where: str, element: Mapping) -> tuple[str, Mapping, Mapping | None]:
+    """A contents list's element, read as a content: a candidate, or a whole response, held
+    where a content would be is its (first candidate's) content, with that candidate."""
+    candidate, inside, candidates = element, "", element.get("candidates")
+    if isinstance(candidates, list) and candidates and isinstance(candidates[0], Mapping):
+        candidate, inside = candidates[0], ".candidates[0]"
+    content = _model_content(candidate)
+    if not isinstance(content, Mapping):
+        return where, element, None
+    return f"{where}{inside}.content", content, candidate
+
+
+def _either(part: Mapping, camel: str, where: str) -> tuple[str, Mapping | None]:
+    """The part's ``camel`` field or its snake_case twin, with the key it was under."""
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+    for key in (camel, snake):
+        if part.get(key) is not None:
+            return key, object_at(part[key], f"{where}.{key}")
+    return camel, None
+
+
+def _call(function_call: Mapping, where: str) -> dict:
+    call = {"id": function_call.get("id"), "name": name_at(function_call, "name", where)}
+    call.update(arguments_fields(function_call.get("args") or {}))
+    return call
+
+
+def _answer(
+    response: Mapping, where: str, calls_by_id: dict, unanswered: dict, batches: list
+) -> int | None:
+    """Give ``response`` to the call it answers: by id, else the first unanswered call of its
+    name in the latest model turn; return that call's batch. A response that answers no call
+    is left out."""
+    response_id = response.get("id")
+    call, batch = (
+        calls_by_id.get(response_id, (None, None))
+        if is_join_key(response_id)
+        else (
+            None,
+            None,
+        )
+    )
+    if call is None:
+        waiting = unanswered.get(name_at(response, "name", where), deque())
+        while waiting and "result" in waiting[0]:  # already answered by id
+            waiting.popleft()
+        call, batch = (waiting.popleft(), len(batches) - 1) if waiting else (None, None)
+    if call is None:
+        return None
+    result: Any = response.get("response")
+    call["result"] = result
+    if isinstance(result, Mapping) and "error" in result:
+        call["is_error"] = True
+    return batch

@@ -1,0 +1,139 @@
+"""Reading typed fields out of a JSON object, recording a problem (by path) for each bad one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .errors import Problems, field_path
+from .jsonvalue import is_finite_number, is_number, json_type
+
+
+class FieldReader:
+    """Typed access to the fields of one JSON object at ``path``.
+
+    Each accessor returns the field's value, or its default when the field is absent or
+    null; a value of the wrong type adds a problem and returns the default, so validation
+    goes on and reports everything in one pass.
+    """
+
+    __slots__ = ("data", "path", "problems")
+
+    def __init__(self, data: Mapping, path: str, problems: Problems):
+        self.data = data
+        self.path = path
+        self.problems = problems
+
+    def at(self, key: str) -> str:
+        return field_path(self.path, key)
+
+    def _get(self, key: str, required: bool) -> Any:
+        value = self.data.get(key)
+        if value is None and required:
+            self.problems.add(
+                self.at(key), "required" if key not in self.data else "must not be null"
+            )
+        return value
+
+    def _wrong(self, key: str, expected: str) -> None:
+        self.problems.add(self.at(key), f"must be {expected}, not {json_type(self.data[key])}")
+
+    def string(self, key: str, *, required: bool = False, nonempty: bool = False, default=None):
+        value = self._get(key, required)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            self._wrong(key, "a string")
+            return default
+        if nonempty and not value.strip():
+            self.problems.add(self.at(key), "must not be empty")
+            return default
+        return value
+
+    def boolean(self, key: str, *, default: bool = False) -> bool:
+        value = self._get(key, False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self._wrong(key, "true or false")
+            return default
+        return value
+
+    def integer(self, key: str, *, minimum: int | None = None):
+        value = self._get(key, False)
+        if value is None:
+            return None
+        if not is_number(value):
+            self._wrong(key, "a whole number")
+            return None
+        if not is_finite_number(value) or value != int(value):
+            self.problems.add(self.at(key), "must be a whole number")
+            return None
+        value = int(value)
+        if minimum is not None and value < minimum:
+            self.problems.add(self.at(key), f"must be at least {minimum}")
+            return None
+        return value
+
+    def number(self, key: str, *, required: bool = False, default=None):
+        value = self._get(key, required)
+        if value is None:
+            return default
+        if not is_number(value):
+            self._wrong(key, "a number")
+            return default
+        if not is_finite_number(value):
+            self.problems.add(self.at(key), "must be a finite number")
+            return default
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...], *, default: str) -> str:
+        value = self._get(key, False)
+        if value is None:
+            return default
+        if value not in choices:
+            options = ", ".join(f'"{c}"' for c in choices)
+            self.problems.add(self.at(key), f"must be one of {options}")
+            return default
+        return value
+
+    def object(self, key: str, *, required: bool = False, default=None):
+        value = self._get(key, required)
+        if value is None:
+            return default
+        if not isinstance(value, Mapping):
+            self._wrong(key, "an object")
+            return default
+        return value
+
+    def list(self, key: str, *, required: bool = False) -> list:
+        value = self._get(key, required)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self._wrong(key, "a list")
+            return []
+        return value
+
+    def objects(self, key: str, *, what: str = "an object") -> Iterator[tuple[int, str, Mapping]]:
+        """The items of a list of objects, with their index and path; others are problems."""
+        for index, item in enumerate(self.list(key)):
+            where = field_path(self.at(key), index)
+            if isinstance(item, Mapping):
+                yield index, where, item
+            else:
+                self.problems.add(where, f"must be {what}, not {json_type(item)}")
+
+    def strings(self, key: str, *, nonempty: bool = False) -> list[str]:
+        """A list of strings (each non-empty when asked)."""
+        items = self.list(key)
+        good = []
+        for index, item in enumerate(items):
+            where = field_path(self.at(key), index)
+            if not isinstance(item, str):
+                self.problems.add(where, f"must be a string, not {json_type(item)}")
+            elif nonempty and not item.strip():
+                self.problems.add(where, "must not be empty")
+            else:
+                good.append(item)
+        return good
