@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from casebook import submit
 from scoring.runfiles import command as score_command
 
 EXIT_INVALID = score_command.EXIT_INVALID
@@ -25,6 +26,13 @@ def parser() -> argparse.ArgumentParser:
     )
     score_command.add_arguments(score, _settings())
     score.set_defaults(handler=_score)
+    sending = commands.add_parser(
+        "submit",
+        help="send a run file to a Casebook server, wait for its scoring, gate on it",
+        description="Send a run file to a Casebook server and gate a CI build on the answer.",
+    )
+    submit.add_arguments(sending)
+    sending.set_defaults(handler=_submit)
     return top
 
 
@@ -35,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     return score_command.run(vars(args), _settings(), sys.stdout, sys.stderr)
+
+
+def _submit(args: argparse.Namespace) -> int:
+    return submit.run(args, sys.stdout, sys.stderr)
 
 
 def _settings() -> score_command.OfflineSettings:
