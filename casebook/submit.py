@@ -35,6 +35,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 # every few seconds: a large one takes minutes, and each poll is a request.
 FIRST_POLL_SECONDS, LAST_POLL_SECONDS = 0.2, 3.0
 FINISHED = ("done", "failed")
+CONNECT_RETRIES = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,7 +114,9 @@ class Server:
         self.http = httpx.Client(
             headers={"Authorization": f"Token {token}", "Accept": "application/json"},
             timeout=httpx.Timeout(60.0, connect=10.0),
-            follow_redirects=False,
+            # A connection refused or reset while the server restarts is tried again.
+            transport=httpx.HTTPTransport(retries=CONNECT_RETRIES),
+            follow_redirects=False,  # a redirect would drop the token, or the upload's body
         )
 
     def __enter__(self) -> Server:
@@ -130,9 +133,16 @@ class Server:
             answer = self.http.request(method, self.url(path), **kwargs)
         except httpx.TransportError as exc:
             raise Refused(f"cannot reach {self.base}: {exc or type(exc).__name__}") from None
+        where = f"{method} {answer.url.path}"
+        if answer.is_redirect:
+            moved = answer.headers.get("Location", "")
+            raise Refused(f"{where}: {answer.status_code} to {moved}: give that as --server")
         if answer.status_code >= 400:
-            raise Refused(f"{method} {answer.url.path}: {answer.status_code} {_reason(answer)}")
-        return answer.json()
+            raise Refused(f"{where}: {answer.status_code} {_reason(answer)}")
+        try:
+            return answer.json()
+        except ValueError:
+            raise Refused(f"{where}: the answer is not JSON: is {self.base} Casebook?") from None
 
     def get(self, path: str, **params) -> Any:
         return self.request("GET", path, params=params)
@@ -258,6 +268,9 @@ class Submitting:
                     params=params,
                     content=_chunks(body, bar.update),
                     headers={"Content-Length": str(size), "Content-Type": "application/gzip"},
+                    # With no broker the server answers once the file is scored
+                    # (docs/api.md#submissions): however long that takes.
+                    timeout=httpx.Timeout(60.0, read=None),
                 )
 
     def follow(self, status_url: str) -> dict:

@@ -9,7 +9,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -202,3 +204,45 @@ def test_an_unreachable_server_exits_3_and_bad_input_2(tmp_path):
     no_token = casebook(file, "--server", "http://127.0.0.1:8459", "--suite", "1")
     assert no_token.returncode == 2
     assert "set CASEBOOK_TOKEN to an API token" in no_token.stderr
+
+
+class NotCasebook(BaseHTTPRequestHandler):
+    """A server that answers every request as a web page would: a redirect, or HTML."""
+
+    def do_GET(self):
+        if self.path.startswith("/moved"):
+            self.send_response(301)
+            self.send_header("Location", "https://casebook.example.com/api/suites/1/")
+            self.end_headers()
+            return
+        body = b"<html>Welcome to nginx!</html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def not_casebook():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotCasebook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_redirect_or_a_web_page_is_a_refusal_said_plainly(not_casebook, tmp_path):
+    file = runs(tmp_path / "a.jsonl", CLEAN)
+    moved = casebook(file, "--server", f"{not_casebook}/moved", "--suite", "1", token="k")
+    assert moved.returncode == 3
+    assert (
+        "301 to https://casebook.example.com/api/suites/1/: give that as --server" in moved.stderr
+    )
+    page = casebook(file, "--server", not_casebook, "--suite", "1", token="k")
+    assert page.returncode == 3
+    assert f"the answer is not JSON: is {not_casebook} Casebook?" in page.stderr
