@@ -26,6 +26,8 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+	$(PY) manage.py makemigrations --check --dry-run
 
 test: lint
 	$(PY) -m pytest

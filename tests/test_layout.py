@@ -90,3 +90,26 @@ def test_no_test_module_imports_another():
             if any(part.startswith("test_") for part in target.split(".")[1:]):
                 wrong.append(f"{where(path, line)}: {target}")
     assert wrong == []
+
+
+# The modules mypy still excuses (pyproject.toml): the count may fall, never rise. Lower it
+# when a module comes off the list.
+EXCUSED_AT_MOST = 95
+
+
+def excused_from_types() -> list[str]:
+    import tomllib
+
+    overrides = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["overrides"]
+    return [m for o in overrides if o.get("ignore_errors") for m in o["module"]]
+
+
+def test_the_modules_excused_from_type_checks_only_shrink():
+    excused = excused_from_types()
+    assert len(excused) <= EXCUSED_AT_MOST, "a module was added to mypy's excused list"
+    missing = [
+        m
+        for m in excused
+        if not any((ROOT / m.replace(".", "/")).with_suffix(s).exists() for s in (".py", ""))
+    ]
+    assert not missing, f"excused modules that do not exist: {missing}"

@@ -48,9 +48,10 @@ PRODUCER_SUITE = {
 VARIANTS = sorted(path.name for path in OTLP.iterdir() if (path / "expected.json").exists())
 # What an instrumentation leaves out whatever its content setting (each variant's
 # expected.json notes say so): no model call recorded, so no batches (agno's and CrewAI's
-# instrumentations, AutoGen's own spans), or neither model nor tool calls (CrewAI's and
-# LlamaIndex's OpenLLMetry instrumentations alone), or each call written over the last on the
-# caller's span (LiteLLM's callback without its request span). The run must say so.
+# instrumentations, AutoGen's own spans, LlamaIndex's OpenLLMetry instrumentation alone), or
+# neither model nor tool calls (CrewAI's OpenLLMetry instrumentation alone), or each call
+# written over the last on the caller's span (LiteLLM's callback without its request span).
+# The run must say so.
 UNRECORDED = {
     "agno-openllmetry": {"batches"},
     "agno-openllmetry-no-content": {"batches"},
@@ -60,8 +61,8 @@ UNRECORDED = {
     "crewai-openllmetry": {"calls"},
     "crewai-openllmetry-no-content": {"calls"},
     "litellm-otel-callback-latest": {"calls", "final_text"},
-    "llamaindex-openllmetry": {"calls", "final_text"},
-    "llamaindex-openllmetry-no-content": {"calls"},
+    "llamaindex-openllmetry": {"batches"},
+    "llamaindex-openllmetry-no-content": {"batches"},
 }
 # What an instrumentation sends even with content off: CrewAI's OpenLLMetry instrumentation
 # keeps the crew's result (crewai.crew.result). The run must hold it, as it was.
