@@ -38,7 +38,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.handler(args)
+    status: int = args.handler(args)
+    return status
 
 
 def _score(args: argparse.Namespace) -> int:

@@ -21,13 +21,14 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from scoring.environments import EnvironmentLimits
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import (
     PASS,
     InvalidInput,
+    Suite,
     limit_patterns,
     load_suite,
     parse_suite_document,
@@ -56,6 +57,9 @@ from scoring.runfiles.parallel import (
 from scoring.runfiles.reader import READ_BUFFER, line_batches, read_run_lines
 from scoring.runfiles.writers import JsonArrayWriter, SummaryWriter
 
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
 EXIT_PASS, EXIT_FAIL, EXIT_INVALID = 0, 1, 2
 
 
@@ -77,7 +81,7 @@ class OfflineSettings:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str]) -> OfflineSettings:
         """The settings of ``environ``; ``ValueError`` naming a variable that is no number."""
-        given = {}
+        given: dict[str, int | float] = {}
         for setting in fields(cls):
             text = environ.get(setting.name)
             if text is None:
@@ -87,7 +91,7 @@ class OfflineSettings:
                 given[setting.name] = kind(text)
             except ValueError:
                 raise ValueError(f"{setting.name}: not a number: {text!r}") from None
-        return cls(**given)
+        return cls(**given)  # type: ignore[arg-type]  # each of its field's type
 
 
 def add_arguments(parser: argparse.ArgumentParser, settings: Any) -> None:
@@ -223,7 +227,14 @@ class _Scoring:
         raise _Said
 
     def score_files(
-        self, suite_file, run_file, as_json, junit, format_name, case_field, comparison=None
+        self,
+        suite_file: str,
+        run_file: str,
+        as_json: bool,
+        junit: str | None,
+        format_name: str | None,
+        case_field: str | None,
+        comparison: Comparison | None = None,
     ) -> int:
         if case_field is not None:
             try:
@@ -242,13 +253,10 @@ class _Scoring:
         # Warnings are said, never failing (docs/formats.md#tool-catalog).
         for warning in suite_warnings(suite.data):
             self.say(f"{suite_file}: {warning.path}: warning: {warning.message}")
+        # Standard input cannot be read twice: its head is kept for the diagnosis.
+        stdin = _HeadKept(sys.stdin.buffer, READ_BUFFER) if run_file == "-" else None
         try:
-            # Standard input cannot be read twice: its head is kept for the diagnosis.
-            runs = (
-                _HeadKept(sys.stdin.buffer, READ_BUFFER)
-                if run_file == "-"
-                else open(run_file, "rb", buffering=READ_BUFFER)  # noqa: SIM115
-            )
+            runs: BinaryIO = stdin or open(run_file, "rb", buffering=READ_BUFFER)  # noqa: SIM115
         except OSError as exc:
             return self.fail(f"{run_file}: cannot read the run file: {exc.strerror}")
 
@@ -257,7 +265,7 @@ class _Scoring:
         invalid = 0
         valid = 0
         reported = 0
-        first_problems = []
+        first_problems: list[str] = []
         unknown_cases: dict[str, None] = {}  # in file order, up to CASES_KEPT
         all_passed = True
         worker = WorkerSettings(
@@ -290,7 +298,8 @@ class _Scoring:
                     if junit_writer:
                         junit_writer.add_invalid(scored.line, problems)
                     continue
-                report = scored.report
+                # A Report, or its JSON text when the workers wrote it (--json alone).
+                report: Any = scored.report
                 mark = comparison.add(report) if comparison is not None else None
                 out.add_report(report, mark)
                 reported += 1
@@ -299,14 +308,14 @@ class _Scoring:
                 all_passed &= scored.verdict == PASS
         out.finish(invalid, comparison)
         if not valid:
-            head = runs.head if run_file == "-" else _head_of(run_file)
+            head = stdin.head if stdin is not None else _head_of(run_file)
             self.say(f"{run_file}: {diagnose(head, first_problems, invalid=invalid, via=COMMAND)}")
         elif not reported and unknown_cases:
             suite_cases = [case.key for case in suite.cases]
             more = len(unknown_cases) >= CASES_KEPT
             message = no_known_case(list(unknown_cases), valid, suite_cases, more=more, via=COMMAND)
             self.say(f"{run_file}: {message}")
-        if junit_writer:
+        if junit is not None and junit_writer is not None:
             try:
                 with open(junit, "w", encoding="utf-8") as xml:
                     junit_writer.write(xml)
@@ -316,7 +325,9 @@ class _Scoring:
             return EXIT_INVALID
         return EXIT_PASS if all_passed else EXIT_FAIL
 
-    def scored(self, runs, from_stdin: bool, suite, worker: WorkerSettings) -> Iterator[Scored]:
+    def scored(
+        self, runs: BinaryIO, from_stdin: bool, suite: Suite, worker: WorkerSettings
+    ) -> Iterator[Scored]:
         """The run file's records scored, in file order: a JSON-lines file on ``--jobs``
         processes, anything else (standard input, one document of runs) in this one."""
         if self.jobs > 1 and not from_stdin:
@@ -356,25 +367,27 @@ def _head_of(path: str) -> bytes:
 class _HeadKept(io.BufferedReader):
     """A stream that keeps the first ``HEAD_BYTES`` read from it, in ``head``."""
 
-    def __init__(self, inner, buffer_size: int):
-        super().__init__(_Recording(inner), buffer_size)
+    def __init__(self, inner: BinaryIO, buffer_size: int) -> None:
+        self._recording = _Recording(inner)
+        super().__init__(self._recording, buffer_size)
 
     @property
     def head(self) -> bytes:
-        return bytes(self.raw.head)
+        return bytes(self._recording.head)
 
 
 class _Recording(io.RawIOBase):
-    def __init__(self, inner):
+    def __init__(self, inner: BinaryIO) -> None:
         self.inner = inner
         self.head = bytearray()
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
-        data = self.inner.read(len(buffer))
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
+        data = self.inner.read(len(view))
         if len(self.head) < HEAD_BYTES:
             self.head += data[: HEAD_BYTES - len(self.head)]
-        buffer[: len(data)] = data
+        view[: len(data)] = data
         return len(data)

@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
@@ -24,7 +24,7 @@ from urllib.parse import quote
 import httpx
 from tqdm import tqdm
 
-from casebook.summary import FAILURES, REGRESSIONS, Outcome, markdown_summary
+from casebook.summary import FAILURES, JSON, REGRESSIONS, Outcome, markdown_summary
 from scoring.importers import FORMAT_NAMES
 from scoring.runfiles import junit
 
@@ -35,6 +35,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 # every few seconds: a large one takes minutes, and each poll is a request.
 FIRST_POLL_SECONDS, LAST_POLL_SECONDS = 0.2, 3.0
 FINISHED = ("done", "failed")
+CONNECT_RETRIES = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,7 +88,9 @@ class Invalid(Exception):
     """Invalid input: exit 2 with this reason."""
 
 
-def run(args: argparse.Namespace, out: TextIO, err: TextIO, environ=os.environ) -> int:
+def run(
+    args: argparse.Namespace, out: TextIO, err: TextIO, environ: Mapping[str, str] = os.environ
+) -> int:
     token = environ.get(args.token_env, "")
     if not token:
         err.write(f"casebook: set {args.token_env} to an API token of the server's settings page\n")
@@ -113,28 +116,37 @@ class Server:
         self.http = httpx.Client(
             headers={"Authorization": f"Token {token}", "Accept": "application/json"},
             timeout=httpx.Timeout(60.0, connect=10.0),
-            follow_redirects=False,
+            # A connection refused or reset while the server restarts is tried again.
+            transport=httpx.HTTPTransport(retries=CONNECT_RETRIES),
+            follow_redirects=False,  # a redirect would drop the token, or the upload's body
         )
 
     def __enter__(self) -> Server:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.http.close()
 
     def url(self, path: str) -> str:
         return path if path.startswith(("http://", "https://")) else f"{self.base}{path}"
 
-    def request(self, method: str, path: str, **kwargs) -> Any:
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             answer = self.http.request(method, self.url(path), **kwargs)
         except httpx.TransportError as exc:
             raise Refused(f"cannot reach {self.base}: {exc or type(exc).__name__}") from None
+        where = f"{method} {answer.url.path}"
+        if answer.is_redirect:
+            moved = answer.headers.get("Location", "")
+            raise Refused(f"{where}: {answer.status_code} to {moved}: give that as --server")
         if answer.status_code >= 400:
-            raise Refused(f"{method} {answer.url.path}: {answer.status_code} {_reason(answer)}")
-        return answer.json()
+            raise Refused(f"{where}: {answer.status_code} {_reason(answer)}")
+        try:
+            return answer.json()
+        except ValueError:
+            raise Refused(f"{where}: the answer is not JSON: is {self.base} Casebook?") from None
 
-    def get(self, path: str, **params) -> Any:
+    def get(self, path: str, **params: str) -> Any:
         return self.request("GET", path, params=params)
 
 
@@ -143,8 +155,8 @@ def _reason(answer: httpx.Response) -> str:
         data = answer.json()
     except ValueError:
         return answer.reason_phrase
-    if isinstance(data, dict) and isinstance(data.get("detail"), str):
-        return data["detail"]
+    if isinstance(data, dict) and isinstance(detail := data.get("detail"), str):
+        return detail
     return str(data)
 
 
@@ -214,25 +226,26 @@ class Submitting:
             )
         return EXIT_FAIL if outcome.gate_failed else EXIT_PASS
 
-    def suite(self, reference: str) -> dict:
+    def suite(self, reference: str) -> JSON:
         """The suite ``reference`` names: its id, or TEAM/SLUG."""
         if reference.isdigit():
-            return self.server.get(f"/api/suites/{reference}/")
+            found: JSON = self.server.get(f"/api/suites/{reference}/")
+            return found
         team, _, slug = reference.partition("/")
         if not team or not slug:
             raise Invalid(f"--suite {reference!r}: give TEAM/SLUG or the suite's id")
         page: str | None = f"/api/suites/?team={quote(team)}"
         while page:
             listed = self.server.get(page)
-            for suite in listed["results"]:
-                if suite["slug"] == slug:
-                    return suite
+            for found in listed["results"]:
+                if found["slug"] == slug:
+                    return found
             page = listed["next"]
         raise Refused(
             f"--suite {reference}: the server has no suite {slug!r} in team {team!r} you see"
         )
 
-    def upload(self, path: Path, suite_id: int) -> dict:
+    def upload(self, path: Path, suite_id: int) -> JSON:
         """The file sent gzip-compressed (as it is, if it is already), streamed from a
         temporary file: the body's length is known, memory stays flat."""
         params = {"label": self.args.label, "filename": path.name}
@@ -252,20 +265,24 @@ class Submitting:
             body.seek(0)
             self.progress.line(f"uploading {path.name} ({size:,} bytes gzip-compressed)")
             with self.progress.bar(size, "B", "upload") as bar:
-                return self.server.request(
+                sent: JSON = self.server.request(
                     "POST",
                     f"/api/suites/{suite_id}/submissions/",
                     params=params,
                     content=_chunks(body, bar.update),
                     headers={"Content-Length": str(size), "Content-Type": "application/gzip"},
+                    # With no broker the server answers once the file is scored
+                    # (docs/api.md#submissions): however long that takes.
+                    timeout=httpx.Timeout(60.0, read=None),
                 )
+        return sent
 
-    def follow(self, status_url: str) -> dict:
+    def follow(self, status_url: str) -> JSON:
         """The submission once scored to the end (or failed), its progress said meanwhile."""
         pause = FIRST_POLL_SECONDS
         with self.progress.bar(None, "run", "scoring") as bar:
             while True:
-                submission = self.server.get(status_url)
+                submission: JSON = self.server.get(status_url)
                 status, total, scored = (
                     submission["status"],
                     submission["total"],
@@ -284,7 +301,7 @@ class Submitting:
         for line in outcome.lines():
             self.say(line)
 
-    def write_junit(self, path: Path, suite: dict, submission: dict) -> None:
+    def write_junit(self, path: Path, suite: JSON, submission: JSON) -> None:
         """The runs' reports (read from the results, page by page) as JUnit XML, as
         ``manage.py score --junit`` writes them."""
         counts = submission["counts"]
@@ -315,7 +332,7 @@ class Submitting:
         except OSError as exc:
             raise Invalid(f"{path}: cannot write the JUnit file: {exc.strerror}") from None
 
-    def results(self, url: str | None) -> Iterator[dict]:
+    def results(self, url: str | None) -> Iterator[JSON]:
         while url:
             page = self.server.get(url)
             yield from page["results"]

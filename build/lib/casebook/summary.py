@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+JSON = dict[str, Any]  # an object of the API's answers
 
 FAILURES, REGRESSIONS = "failures", "regressions"
 LISTED = 50  # regressions and fixes named in the summary, each; the rest are counted
@@ -30,20 +33,20 @@ class Outcome:
     """A submission scored to the end, its comparison (``GET …/comparison/``), and the
     gate asked for."""
 
-    suite: dict
-    submission: dict
-    comparison: dict
+    suite: JSON
+    submission: JSON
+    comparison: JSON
     fail_on: str
     baseline_name: str
 
     @property
     def not_passing(self) -> int:
         counts = self.submission["counts"]
-        return counts["fail"] + counts["error"]
+        return int(counts["fail"] + counts["error"])
 
     @property
     def regressed(self) -> int:
-        return self.comparison["counts"]["regressed"]
+        return int(self.comparison["counts"]["regressed"])
 
     @property
     def gate_failed(self) -> bool:
@@ -88,7 +91,7 @@ class Outcome:
         return lines
 
 
-def markdown_summary(outcome: Outcome, failure_groups: list[dict]) -> str:
+def markdown_summary(outcome: Outcome, failure_groups: list[JSON]) -> str:
     """The summary in Markdown: verdict, counts, regressions and fixes by case with their
     runs' pages, the failure groups."""
     submission, counts = outcome.submission, outcome.submission["counts"]
@@ -132,7 +135,7 @@ def markdown_summary(outcome: Outcome, failure_groups: list[dict]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _cases(title: str, rows: list[dict], count: int) -> list[str]:
+def _cases(title: str, rows: list[JSON], count: int) -> list[str]:
     if not rows:
         return []
     lines = [f"### {title}\n", "| case | baseline | now |", "|---|---|---|"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +25,8 @@ class Problem:
             where.append(self.path)
         return f"{', '.join(where)}: {self.message}" if where else self.message
 
-    def to_dict(self) -> dict:
-        data = {"path": self.path, "message": self.message}
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "message": self.message}
         if self.line is not None:
             data["line"] = self.line
         return data

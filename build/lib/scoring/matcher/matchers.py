@@ -130,7 +130,9 @@ class PatternCompiler:
             )
         return Equal(value)
 
-    def _matcher(self, value: Mapping, path: str, mode: str, top_level: bool) -> ValuePattern:
+    def _matcher(
+        self, value: Mapping[str, Any], path: str, mode: str, top_level: bool
+    ) -> ValuePattern:
         if len(value) != 1:
             keys = ", ".join(value)
             self.problems.add(path, f"a matcher has exactly one $ key, not several ({keys})")

@@ -38,7 +38,7 @@ class MatchOptions:
     def arg_key(self, name: str) -> str:
         return name.casefold() if self.ignore_arg_case else name
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         return {
             "tool_names": self.tool_names,
             "arg_names": self.arg_names,

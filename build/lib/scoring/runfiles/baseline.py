@@ -68,7 +68,7 @@ class Baseline:
             ) from None
         return baseline
 
-    def _add(self, report, index: int, name: str) -> None:
+    def _add(self, report: object, index: int, name: str) -> None:
         where = f"{name} [{index}]"
         if not isinstance(report, dict):
             raise InvalidInput([Problem(where, "a report must be a JSON object")])

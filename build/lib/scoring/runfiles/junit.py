@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
@@ -88,7 +88,9 @@ def case_element(
     )
 
 
-def document(suite_name: str, counts: dict[str, int], testcases: Iterable[str], seconds=0.0):
+def document(
+    suite_name: str, counts: dict[str, int], testcases: Iterable[str], seconds: float = 0.0
+) -> Iterator[str]:
     """The whole JUnit document, piece by piece, around ``testcases`` (from ``case_element``):
     for when the totals (``tests``, ``failures``, ``errors``) are known before the runs."""
     totals = " ".join(f'{key}="{counts[key]}"' for key in ("tests", "failures", "errors"))

@@ -90,7 +90,7 @@ class JsonArrayWriter:
     def add_report(self, report: Report | bytes, baseline: str | None = None) -> None:
         """Write ``report``, or its ``report_json`` already made (by a worker process)."""
         self._write(b"[\n" if self.count == 0 else b",\n")
-        self._write(report if type(report) is bytes else report_json(report, baseline))
+        self._write(report if isinstance(report, bytes) else report_json(report, baseline))
         self.count += 1
 
     def finish(self, invalid_lines: int, comparison: Comparison | None = None) -> None:

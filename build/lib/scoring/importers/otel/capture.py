@@ -362,10 +362,12 @@ INSTRUMENTATIONS = (
         code=TRACELOOP_INIT,
         note=f"{TRACELOOP_NOTE} Install llama-index, not only llama-index-core: Traceloop.init "
         "instruments LlamaIndex only when it finds it. The LlamaIndex instrumentation alone "
-        "records the workflow's steps, not the model calls: Traceloop.init adds the openai one.",
+        "records the workflow's steps and tool calls, not the model calls: Traceloop.init adds "
+        "the openai one.",
         setting=TRACELOOP_CONTENT,
-        calls="LlamaIndex's OpenLLMetry instrumentation records the workflow, not the model "
-        "calls: use Traceloop.init, or install opentelemetry-instrumentation-openai beside it",
+        calls="LlamaIndex's OpenLLMetry instrumentation records the workflow's tool calls, not "
+        "the model calls: use Traceloop.init, or install opentelemetry-instrumentation-openai "
+        "beside it",
         docs="https://github.com/traceloop/openllmetry",
         tried="llama-index 0.14.25, traceloop-sdk and opentelemetry-instrumentation-llamaindex "
         "0.62.4",

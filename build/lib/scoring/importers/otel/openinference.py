@@ -95,7 +95,7 @@ def _message(span: Span, fields: dict[str, tuple[Any, str]], turn: ModelTurn | N
     return message
 
 
-def _where(span: Span, fields: dict, key: str) -> str:
+def _where(span: Span, fields: dict[str, Any], key: str) -> str:
     some_key = next(iter(fields.values()))[1]
     prefix = some_key[: some_key.index(".message.") + len(".message.")]
     return span.path(f"{prefix}{key}.tool_call.function.name")

@@ -50,7 +50,7 @@ def model_turn(span: Span) -> ModelTurn | None:
         role = fields.get("role")
         message = Message(role if isinstance(role, str) else "assistant")
         content = fields.get("content")
-        calls: dict[int, dict] = {}
+        calls: dict[int, dict[str, Any]] = {}
         for rest, value in fields.items():
             if matched := _CALL_KEY.fullmatch(rest):
                 calls.setdefault(int(matched.group(1)), {})[matched.group(2)] = value

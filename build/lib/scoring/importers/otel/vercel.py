@@ -53,7 +53,7 @@ def model_turn(span: Span) -> ModelTurn | None:
     return turn
 
 
-def _message(message: Mapping) -> Message:
+def _message(message: Mapping[str, Any]) -> Message:
     role = message.get("role")
     content = message.get("content")
     read = Message(role if isinstance(role, str) else "user", text_of(content))

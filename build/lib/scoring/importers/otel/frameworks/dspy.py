@@ -12,6 +12,7 @@ to the model in its adapters' text protocol, not in tool calls:
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from scoring.matcher import InvalidInput, parse_json
 
@@ -61,7 +62,7 @@ def _answer(text: str) -> str | None:
     return str(answers[-1]) if answers else None
 
 
-def _fields(text: str) -> dict | None:
+def _fields(text: str) -> dict[str, Any] | None:
     """ChatAdapter's ``[[ ## name ## ]]`` sections, or JSONAdapter's object; None for text
     that is neither."""
     parts = _FIELD.split(text)

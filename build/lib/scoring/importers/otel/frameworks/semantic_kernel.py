@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from contextlib import suppress
+from typing import Any
 
 from scoring.matcher import InvalidInput
 
@@ -68,7 +69,7 @@ def _agent_turn(span: Span) -> ModelTurn:
     return turn
 
 
-def _unqualified(made: dict, notes: list[str]) -> None:
+def _unqualified(made: dict[str, Any], notes: list[str]) -> None:
     """The function's name of a call named ``Plugin-function``, the run's notes saying so."""
     matched = _QUALIFIED.fullmatch(made["name"])
     if matched:
