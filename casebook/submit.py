@@ -35,6 +35,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 # every few seconds: a large one takes minutes, and each poll is a request.
 FIRST_POLL_SECONDS, LAST_POLL_SECONDS = 0.2, 3.0
 FINISHED = ("done", "failed")
+QUIET_SECONDS = 15.0
 CONNECT_RETRIES = 3
 
 
@@ -167,6 +168,7 @@ class Progress:
         self.err = err
         self.terminal = err.isatty()
         self.said = ""
+        self.said_at = 0.0
 
     def bar(self, total: int | None, unit: str, description: str) -> tqdm:
         return tqdm(
@@ -179,12 +181,18 @@ class Progress:
             leave=False,
         )
 
-    def line(self, text: str) -> None:
-        """Say ``text`` on a line of its own, once (off a terminal: the bar says it there)."""
-        if not self.terminal and text != self.said:
-            self.err.write(text + "\n")
-            self.err.flush()
-        self.said = text
+    def line(self, text: str, *, news: bool = True) -> None:
+        """Say ``text`` on a line of its own off a terminal (the bar says it there), once;
+        a line that is no news (more runs scored) at most every ``QUIET_SECONDS``, so that
+        a long scoring leaves a short log."""
+        now = time.monotonic()
+        if self.terminal or text == self.said:
+            return
+        if not news and now - self.said_at < QUIET_SECONDS:
+            return
+        self.err.write(text + "\n")
+        self.err.flush()
+        self.said, self.said_at = text, now
 
 
 @dataclass
@@ -280,6 +288,7 @@ class Submitting:
     def follow(self, status_url: str) -> JSON:
         """The submission once scored to the end (or failed), its progress said meanwhile."""
         pause = FIRST_POLL_SECONDS
+        last_status = ""
         with self.progress.bar(None, "run", "scoring") as bar:
             while True:
                 submission: JSON = self.server.get(status_url)
@@ -291,7 +300,9 @@ class Submitting:
                 bar.total = total or None
                 bar.set_description(status)
                 bar.update(scored - bar.n)
-                self.progress.line(f"{status}: {scored:,} of {total:,} runs scored")
+                said = f"{status}: {scored:,} of {total:,} runs scored"
+                self.progress.line(said, news=status != last_status)
+                last_status = status
                 if status in FINISHED:
                     return submission
                 time.sleep(pause)
