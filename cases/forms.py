@@ -6,8 +6,12 @@ import zlib
 from dataclasses import dataclass
 
 from django import forms
+from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import AuthenticationForm
 from django.core import signing
+from django.utils.translation import gettext as _
 
 from scoring.matcher import InvalidInput, Problem
 
@@ -21,6 +25,12 @@ from .models import (
     Role,
     Team,
     Visibility,
+)
+from .throttling import (
+    FAILED_SIGN_INS_BY_ACCOUNT,
+    FAILED_SIGN_INS_BY_ADDRESS,
+    client_address,
+    minutes,
 )
 
 MATCH_PRESETS = [
@@ -205,6 +215,22 @@ class SuiteSettingsForm(SuiteForm):
     def map_text(mapping: dict) -> str:
         return json.dumps(mapping, indent=2, ensure_ascii=False) if mapping else ""
 
+    @classmethod
+    def initial_of(cls, suite) -> dict:
+        """The form's fields as the suite has them now."""
+        return {
+            "name": suite.name,
+            "description": suite.description,
+            "tags": ", ".join(suite.tags),
+            "visibility": suite.visibility,
+            "trace_case_attribute": suite.trace_case_attribute,
+            "trace_case_map": cls.map_text(suite.trace_case_map),
+            "catalog_checks": suite.extra.get("catalog_checks") is True,
+            "live_retention_days": suite.live_retention_days,
+            "upload_retention_days": suite.upload_retention_days,
+            **cls.initial_for(suite.match),
+        }
+
 
 class NewSuiteForm(SuiteForm):
     team = forms.ModelChoiceField(queryset=Team.objects.none())
@@ -341,3 +367,45 @@ class SuiteTokenForm(TokenNameForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["name"].help_text = "What sends with it (an agent, a deployment)."
+
+
+# Signing in (the site's page and the admin's), throttled (throttling.py).
+
+
+class ThrottledSignInMixin:
+    """For a Django authentication form: refuses, before checking the password, a username
+    at an address, or an address, that failed too often; counts each failure; a success
+    clears the pair's count (not the address's: one good account must not reset a guesser's)."""
+
+    def clean(self):
+        address = client_address(self.request)
+        # A NUL cannot be in a form's field (Django refuses it), so the pair is unambiguous.
+        account = f"{self.cleaned_data.get('username') or ''}\0{address}"
+        if FAILED_SIGN_INS_BY_ACCOUNT.is_locked(account) or FAILED_SIGN_INS_BY_ADDRESS.is_locked(
+            address
+        ):
+            raise forms.ValidationError(
+                _(
+                    "Too many failed sign-ins for this account from your address, or from your "
+                    "network. "
+                    "Please try again in %(minutes)d minutes."
+                )
+                % {"minutes": minutes(settings.CASEBOOK_THROTTLE_LOCKOUT_SECONDS)},
+                code="throttled",
+            )
+        try:
+            cleaned = super().clean()
+        except forms.ValidationError:
+            FAILED_SIGN_INS_BY_ACCOUNT.record_failure(account)
+            FAILED_SIGN_INS_BY_ADDRESS.record_failure(address)
+            raise
+        FAILED_SIGN_INS_BY_ACCOUNT.clear(account)
+        return cleaned
+
+
+class SignInForm(ThrottledSignInMixin, AuthenticationForm):
+    pass
+
+
+class AdminSignInForm(ThrottledSignInMixin, AdminAuthenticationForm):
+    pass

@@ -1,4 +1,6 @@
-"""Throttling of failed sign-ins (the sign-in page and the admin's) and of failed API tokens.
+"""Throttling of failed sign-ins (the sign-in page and the admin's) and of failed API tokens:
+the counters. The sign-in forms that use them are in forms.py; token authentication is in
+authentication.py.
 
 Sign-in failures are counted per (username, address) pair and per address, within ``window``
 seconds; after ``limit`` failures for a key, that key is refused for ``lockout`` seconds,
@@ -21,18 +23,8 @@ with an expiry, which is what a cache does.
 import hashlib
 from dataclasses import dataclass
 
-from django import forms
 from django.conf import settings
-from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
-from django.utils.translation import gettext as _
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.plumbing import build_bearer_security_scheme_object
-from rest_framework.authentication import TokenAuthentication, get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed, PermissionDenied, Throttled
-
-from . import tokens
 
 
 def client_address(request) -> str:
@@ -84,107 +76,5 @@ FAILED_SIGN_INS_BY_ADDRESS = FailureLimit("sign-in:ip", "CASEBOOK_SIGN_IN_FAILUR
 FAILED_TOKENS_BY_ADDRESS = FailureLimit("token:ip", "CASEBOOK_TOKEN_FAILURES_PER_ADDRESS")
 
 
-def _minutes(seconds: int) -> int:
+def minutes(seconds: int) -> int:
     return max(1, round(seconds / 60))
-
-
-class ThrottledSignInMixin:
-    """For a Django authentication form: refuses, before checking the password, a username
-    at an address, or an address, that failed too often; counts each failure; a success
-    clears the pair's count (not the address's: one good account must not reset a guesser's)."""
-
-    def clean(self):
-        address = client_address(self.request)
-        # A NUL cannot be in a form's field (Django refuses it), so the pair is unambiguous.
-        account = f"{self.cleaned_data.get('username') or ''}\0{address}"
-        if FAILED_SIGN_INS_BY_ACCOUNT.is_locked(account) or FAILED_SIGN_INS_BY_ADDRESS.is_locked(
-            address
-        ):
-            raise forms.ValidationError(
-                _(
-                    "Too many failed sign-ins for this account from your address, or from your "
-                    "network. "
-                    "Please try again in %(minutes)d minutes."
-                )
-                % {"minutes": _minutes(settings.CASEBOOK_THROTTLE_LOCKOUT_SECONDS)},
-                code="throttled",
-            )
-        try:
-            cleaned = super().clean()
-        except forms.ValidationError:
-            FAILED_SIGN_INS_BY_ACCOUNT.record_failure(account)
-            FAILED_SIGN_INS_BY_ADDRESS.record_failure(address)
-            raise
-        FAILED_SIGN_INS_BY_ACCOUNT.clear(account)
-        return cleaned
-
-
-class SignInForm(ThrottledSignInMixin, AuthenticationForm):
-    pass
-
-
-class AdminSignInForm(ThrottledSignInMixin, AdminAuthenticationForm):
-    pass
-
-
-class ThrottledTokenAuthentication(TokenAuthentication):
-    """Token authentication (the keys of cases/tokens.py) that answers 429 to an address
-    after too many unknown tokens.
-
-    DRF's own throttles run after authentication and permissions, so a request with a bad
-    token is refused with 401 before any throttle sees it: the count has to be kept here.
-
-    A suite token is refused with 403 (``tokens.accepted``), and not counted as unknown;
-    ``OtlpTokenAuthentication`` accepts it."""
-
-    otlp = False
-    keywords = ("Token",)  # the schemes accepted; ``keyword`` becomes the one sent
-
-    def authenticate(self, request):
-        words = get_authorization_header(request).split()
-        sent = [
-            word for word in self.keywords if words and word.lower().encode() == words[0].lower()
-        ]
-        if not sent:
-            return None  # no token: session users are not refused for others' bad tokens
-        self.keyword = sent[0]  # DRF's own checks read it (an instance serves one request)
-        address = client_address(request)
-        if FAILED_TOKENS_BY_ADDRESS.is_locked(address):
-            raise Throttled(
-                wait=settings.CASEBOOK_THROTTLE_LOCKOUT_SECONDS,
-                detail=_("Too many requests with an invalid token from your address."),
-            )
-        try:
-            return super().authenticate(request)
-        except AuthenticationFailed:
-            FAILED_TOKENS_BY_ADDRESS.record_failure(address)
-            raise
-
-    def authenticate_credentials(self, key):
-        # A named token of the settings page, or the one of ``manage.py drf_create_token``.
-        found = tokens.user_of(key)
-        if found is None:
-            raise AuthenticationFailed(_("Invalid token."))
-        if not tokens.accepted(found[1], otlp=self.otlp):
-            raise PermissionDenied(tokens.ONLY_OTLP)
-        return found
-
-
-class OtlpTokenAuthentication(ThrottledTokenAuthentication):
-    """The OTLP receivers' token authentication: suite tokens are accepted too, and sent as
-    ``Bearer`` as well as ``Token`` (the scheme OpenTelemetry exporters are usually given)."""
-
-    otlp = True
-    keywords = ("Token", "Bearer")
-
-
-class OtlpTokenScheme(OpenApiAuthenticationExtension):
-    """The OpenAPI schema's own name for it: another class under the name of DRF's token
-    scheme would be a conflict."""
-
-    target_class = OtlpTokenAuthentication
-    name = "otlpTokenAuth"
-
-    def get_security_definition(self, auto_schema):
-        scheme = build_bearer_security_scheme_object("Authorization", self.target.keyword)
-        return scheme | {"description": "Any API token, suite tokens included."}

@@ -77,8 +77,10 @@ def user_of(key: str) -> tuple[User, ApiToken | Token] | None:
         ApiToken.objects.select_related("user", "suite__team").filter(key_hash=_hash(key)).first()
     )
     if token is None:
-        token = Token.objects.select_related("user").filter(key=key).first()
-        return (token.user, token) if token and token.user.is_active else None
+        command_token = Token.objects.select_related("user").filter(key=key).first()
+        if command_token is None or not command_token.user.is_active:
+            return None
+        return command_token.user, command_token
     if not token.user.is_active:
         return None
     now = timezone.now()

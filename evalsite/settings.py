@@ -196,7 +196,7 @@ REST_FRAMEWORK = {
     # Token first: a request without credentials then gets 401 with a WWW-Authenticate
     # challenge, as API clients expect, rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "cases.throttling.ThrottledTokenAuthentication",
+        "cases.authentication.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from cases.throttling import AdminSignInForm, SignInForm
+from cases.forms import AdminSignInForm, SignInForm
 from cases.views.account import SignInView, mail_required
 from scoring.api.otlp_receiver import LogExportView, TraceExportView
 

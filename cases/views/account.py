@@ -26,16 +26,8 @@ def account(request):
     token's name and dates, so a key left on screen is not a key given away."""
     form, new, new_key = TokenNameForm(), None, None
     if request.method == "POST":
-        if "revoke" in request.POST:
-            token = _own_token(request, "revoke")
-            token.delete()
-            messages.success(
-                request, f"Token “{token.name}” revoked: requests using it are now refused."
-            )
-            return redirect("account")
-        if "revoke_command_token" in request.POST:
-            Token.objects.filter(user=request.user).delete()
-            messages.success(request, "Token revoked: requests using it are now refused.")
+        if revoked := _revoke(request):
+            messages.success(request, revoked)
             return redirect("account")
         if "replace" in request.POST:
             new, new_key = tokens.replace(_own_token(request, "replace"))
@@ -47,21 +39,32 @@ def account(request):
                     form = TokenNameForm()
                 except tokens.NameTaken as exc:
                     form.add_error("name", str(exc))
-    mine = ApiToken.objects.filter(user=request.user).select_related("suite")
-    context = {
+    context = {**_tokens_of(request.user), "form": form, "new": new, "new_key": new_key}
+    return render(request, "account/settings.html", context, status=422 if form.errors else 200)
+
+
+def _revoke(request) -> str | None:
+    """Revoke the token the form names, if it asks to; what to tell the user then."""
+    if "revoke" in request.POST:
+        token = _own_token(request, "revoke")
+        token.delete()
+        return f"Token “{token.name}” revoked: requests using it are now refused."
+    if "revoke_command_token" in request.POST:
+        Token.objects.filter(user=request.user).delete()
+        return "Token revoked: requests using it are now refused."
+    return None
+
+
+def _tokens_of(user) -> dict:
+    mine = ApiToken.objects.filter(user=user).select_related("suite")
+    return {
         "tokens": mine,
         # A suite token's suite is named only while its user may see it.
         "seen_suites": set(
-            visible_suites(request.user)
-            .filter(pk__in=mine.values("suite"))
-            .values_list("pk", flat=True)
+            visible_suites(user).filter(pk__in=mine.values("suite")).values_list("pk", flat=True)
         ),
-        "command_token": Token.objects.filter(user=request.user).first(),
-        "form": form,
-        "new": new,
-        "new_key": new_key,
+        "command_token": Token.objects.filter(user=user).first(),
     }
-    return render(request, "account/settings.html", context, status=422 if form.errors else 200)
 
 
 def _own_token(request, field: str) -> ApiToken:

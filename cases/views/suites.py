@@ -238,19 +238,7 @@ def suite_tools_confirm(request, pk):
 @login_required
 def suite_settings(request, pk):
     suite = suite_for(request.user, pk, edit=True)
-    initial = {
-        "name": suite.name,
-        "description": suite.description,
-        "tags": ", ".join(suite.tags),
-        "visibility": suite.visibility,
-        "trace_case_attribute": suite.trace_case_attribute,
-        "trace_case_map": SuiteSettingsForm.map_text(suite.trace_case_map),
-        "catalog_checks": suite.extra.get("catalog_checks") is True,
-        "live_retention_days": suite.live_retention_days,
-        "upload_retention_days": suite.upload_retention_days,
-        **SuiteSettingsForm.initial_for(suite.match),
-    }
-    form = SuiteSettingsForm(request.POST or None, initial=initial)
+    form = SuiteSettingsForm(request.POST or None, initial=SuiteSettingsForm.initial_of(suite))
     problems = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

@@ -21,7 +21,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.views import APIView
 
-from cases.throttling import OtlpTokenAuthentication
+from cases.authentication import OtlpTokenAuthentication
 from scoring.live import otlp_codec, traces
 
 # The gRPC code that goes with each HTTP status, for the Status message of an error.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -73,8 +74,8 @@ def _refuse_if_blind(run: Run, user) -> None:
 
 def without_blind(runs: QuerySet[Run], user) -> tuple[QuerySet[Run], int]:
     """``runs`` less those the user reviews blind, and how many those are."""
-    blind_runs = BlindDecision.objects.open_for(user).filter(item__run__in=runs)
-    blind_runs = blind_runs.values("item__run_id")
+    blind = BlindDecision.objects.open_for(user).filter(item__run__in=runs)
+    blind_runs = blind.values("item__run_id")
     left_out = blind_runs.distinct().count()
     return (runs.exclude(pk__in=blind_runs) if left_out else runs), left_out
 
@@ -373,7 +374,7 @@ def review_of(run: Run) -> Review:
 def decisions_of_runs(run_ids: list[int]) -> dict[int, dict]:
     """The review status and label names of those runs that have a review, by run id (two
     queries, whatever their number)."""
-    found = {
+    found: dict[int, dict[str, Any]] = {
         pk: {"status": status, "labels": []}
         for pk, status in Review.objects.filter(run_id__in=run_ids).values_list("run_id", "status")
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -32,7 +33,12 @@ def broker_status(app=celery_app) -> dict:
     if app.conf.task_always_eager:
         return {"mode": "eager", "queues": {}, "unacked": 0}
     url = app.conf.broker_url
-    status = {"mode": "redis", "url": Connection(url).as_uri(), "queues": {}, "unacked": None}
+    status: dict[str, Any] = {
+        "mode": "redis",
+        "url": Connection(url).as_uri(),
+        "queues": {},
+        "unacked": None,
+    }
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return status | {"mode": "other", "error": "queue depth is read from Redis only"}
     client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
