@@ -9,8 +9,10 @@ lines with orjson alone (the floor), of import + load alone (`read_run_lines`: r
 file as the tree's `manage.py score` opens it, parse, the duplicate-key check, detect,
 convert, `load_run`; one process), of `score()` on runs already loaded, and of `manage.py
 score --json` end to end (process start included) with --jobs 1 and --jobs 2, with the
-peak memory of its processes. Each "before" is the code of a --before commit, exported to a
-temporary directory and measured in the same run, rounds interleaved so that a shared
+peak memory of its processes; and the same of `casebook score --json` (the command without
+Django, docs/command-line.md#the-casebook-command), this tree's, against `manage.py score`.
+Each "before" is the code of a --before commit, exported to a temporary directory and
+measured in the same run, rounds interleaved so that a shared
 machine's drift falls on all alike; each tree's command runs in its own directory (Celery
 puts the working directory first on sys.path, which would mix the trees) and must write a
 report for every run. The machine's free cores are measured too: --jobs 2 cannot beat
@@ -207,13 +209,17 @@ raise SystemExit(done.returncode)
 """
 
 
+MANAGE_PY, CASEBOOK = "manage.py score", "casebook score"
+
+
 def score_rate(
-    tree: Path, suite: Path, runs: Path, n_runs: int, jobs: int | None
+    tree: Path, suite: Path, runs: Path, n_runs: int, jobs: int | None, program=MANAGE_PY
 ) -> tuple[float, float, float]:
     """Runs per wall-clock second, CPU seconds per thousand runs (every process of the
     command's), and the peak memory in MB of its largest process, of ``manage.py score
-    --json``."""
-    command = [sys.executable, str(tree / "manage.py"), "score", str(suite), str(runs), "--json"]
+    --json`` (or ``casebook score --json``, run as ``python -m casebook`` in the tree)."""
+    start_of = [str(tree / "manage.py")] if program == MANAGE_PY else ["-m", "scoring.cli"]
+    command = [sys.executable, *start_of, "score", str(suite), str(runs), "--json"]
     if jobs is not None:
         command += ["--jobs", str(jobs)]
     used = _children_cpu()
@@ -303,8 +309,9 @@ def main() -> None:
 def measure(suite: Path, runs: Path, n_runs: int, trees: dict[str, Path], rounds: int) -> None:
     """Every figure for one input, over ``trees`` (the befores, then "after")."""
     befores = [label for label in trees if label != "after"]
-    commands = {f"{label} (one process)": (trees[label], None) for label in befores}
-    commands |= {"after, --jobs 1": (ROOT, 1), "after, --jobs 2": (ROOT, 2)}
+    commands = {f"{label} (one process)": (trees[label], None, MANAGE_PY) for label in befores}
+    commands |= {"after, --jobs 1": (ROOT, 1, MANAGE_PY), "after, --jobs 2": (ROOT, 2, MANAGE_PY)}
+    commands |= {f"after, --jobs {jobs}, casebook": (ROOT, jobs, CASEBOOK) for jobs in (1, 2)}
     floor: list[float] = []
     reads: dict[str, list] = {label: [] for label in trees}
     scores: dict[str, list] = {label: [] for label in commands}
@@ -312,8 +319,8 @@ def measure(suite: Path, runs: Path, n_runs: int, trees: dict[str, Path], rounds
         floor.append(orjson_rate(runs))
         for label, tree in trees.items():
             reads[label].append(read_rates(tree, suite, runs, n_runs))
-        for label, (tree, jobs) in commands.items():
-            scores[label].append(score_rate(tree, suite, runs, n_runs, jobs))
+        for label, (tree, jobs, program) in commands.items():
+            scores[label].append(score_rate(tree, suite, runs, n_runs, jobs, program))
     median = statistics.median
 
     def ratio(figures: dict[str, list], after: str, before: str) -> float:
@@ -330,18 +337,22 @@ def measure(suite: Path, runs: Path, n_runs: int, trees: dict[str, Path], rounds
     for label in trees:
         rate = median(scoring for _, scoring in reads[label])
         print(f"  {f'score() on loaded runs, {label}:':<48} {rate:>9,.0f} runs per CPU second")
-    for label in commands:
+    for label, (_, _, program) in commands.items():
         rate = median(rate for rate, _, _ in scores[label])
         cpu = median(cpu for _, cpu, _ in scores[label])
         peak = max(peak for _, _, peak in scores[label])
+        shown = label.removesuffix(", casebook")
         print(
-            f"  {f'manage.py score --json, {label}:':<48} {rate:>9,.0f} runs/s wall, "
+            f"  {f'{program} --json, {shown}:':<48} {rate:>9,.0f} runs/s wall, "
             f"{cpu:.3f} CPU s per 1,000 runs (all processes), peak {peak:.0f} MB"
         )
     for after in ("after, --jobs 1", "after, --jobs 2"):
         for before in befores:
             figure = ratio(scores, after, f"{before} (one process)")
             print(f"  manage.py score {after}: {figure:.2f}x {before}, wall clock")
+    for jobs in (1, 2):
+        figure = ratio(scores, f"after, --jobs {jobs}, casebook", f"after, --jobs {jobs}")
+        print(f"  casebook score --jobs {jobs}: {figure:.2f}x manage.py score, wall clock")
     alone, _ = cpu_split(suite, runs, 1)
     main_cpu, workers_cpu = cpu_split(suite, runs, 2)
     bound = max(main_cpu, (main_cpu + workers_cpu) / 2)

@@ -308,6 +308,7 @@ API = [
     ("api:submission-detail", "get", {"pk": "submission"}, None, API_READ),
     ("api:submission-results", "get", {"pk": "submission"}, None, API_READ),
     ("api:submission-failures", "get", {"pk": "submission"}, None, API_READ),
+    ("api:submission-comparison", "get", {"pk": "submission"}, None, API_READ),
     ("api:submission-case-drafts", "get", {"pk": "submission"}, None, (401, 404, 403, 200, 200)),
     (
         "api:submission-rescore",

@@ -13,6 +13,7 @@ from scoring.importers import FORMAT_NAMES
 from scoring.matcher import CAUSE_KINDS
 from scoring.models import InvalidLine, Result, ReviewQueue, ReviewStatus, Submission
 from scoring.results import known_failures
+from scoring.results.comparison import CHANGES, LATEST, Change, Comparison, scope_of
 from scoring.runfiles.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
 from scoring.runfiles.casefield import parse_case_field
 
@@ -361,3 +362,109 @@ class CaseDraftsSerializer(serializers.Serializer):
     keys = serializers.IntegerField(help_text="their case keys")
     left_out = serializers.IntegerField(help_text="keys beyond the drafts' cap: narrow the filters")
     drafts = CaseDraftSerializer(many=True)
+
+
+COMPARED_CASES_LISTED = 1000
+
+
+class ComparisonQuerySerializer(serializers.Serializer):
+    baseline = serializers.CharField(
+        default=LATEST,
+        max_length=200,
+        help_text="`latest`: the last finished submission of the suite uploaded before this "
+        "one; any other value: the last such submission with that label",
+    )
+
+
+class ComparedSideSerializer(serializers.Serializer):
+    """One submission's runs of a case, and the run a reader should open."""
+
+    runs = serializers.IntegerField(help_text="its trials compared")
+    passed = serializers.IntegerField()
+    html_url = serializers.SerializerMethodField(help_text="the page of the run shown")
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_html_url(self, side) -> str:
+        url = reverse("run", args=[self.context["submission"].pk, side.shown_run])
+        return self.context["request"].build_absolute_uri(url)
+
+
+class ComparedCaseSerializer(serializers.Serializer):
+    case = serializers.CharField()
+    baseline = serializers.SerializerMethodField()
+    candidate = serializers.SerializerMethodField()
+    delta = serializers.FloatField(help_text="the change of pass rate, from 0 to ±1")
+    redefined = serializers.BooleanField(
+        help_text="the case is defined differently in the two versions of the suite"
+    )
+
+    @extend_schema_field(ComparedSideSerializer)
+    def get_baseline(self, row) -> dict:
+        return self._side(row.baseline, self.context["baseline"])
+
+    @extend_schema_field(ComparedSideSerializer)
+    def get_candidate(self, row) -> dict:
+        return self._side(row.candidate, self.context["candidate"])
+
+    def _side(self, side, submission) -> dict:
+        context = {**self.context, "submission": submission}
+        return ComparedSideSerializer(side, context=context).data
+
+
+class ComparisonSerializer(serializers.Serializer):
+    """``GET /api/submissions/{id}/comparison/`` (docs/api.md#submissions)."""
+
+    baseline = serializers.SerializerMethodField(help_text="null when no submission matches")
+    counts = serializers.SerializerMethodField(
+        help_text="cases by change: regressed, fixed, still_failing, unchanged, new, gone, "
+        "still_passing"
+    )
+    baseline_pass_rate = serializers.FloatField(allow_null=True)
+    candidate_pass_rate = serializers.FloatField(allow_null=True)
+    regressions = ComparedCaseSerializer(many=True, help_text="cases that pass less often")
+    fixes = ComparedCaseSerializer(many=True, help_text="cases that pass more often")
+    html_url = serializers.URLField(allow_null=True, help_text="the comparison's page")
+
+    @extend_schema_field(SubmissionListSerializer(allow_null=True))
+    def get_baseline(self, made) -> dict | None:
+        return made["baseline"]
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "integer"}})
+    def get_counts(self, made) -> dict:
+        return made["counts"]
+
+
+def comparison_answer(request, candidate: Submission, baseline: Submission | None) -> dict:
+    """What ``ComparisonSerializer`` answers of ``candidate`` against ``baseline``: the
+    regressions and fixes at most ``COMPARED_CASES_LISTED`` each, in the page's order."""
+    if baseline is None:
+        empty = {change.value: 0 for change in CHANGES}
+        return {
+            "baseline": None,
+            "counts": empty,
+            "baseline_pass_rate": None,
+            "candidate_pass_rate": candidate.pass_rate,
+            "regressions": [],
+            "fixes": [],
+            "html_url": None,
+        }
+    made = Comparison(baseline, candidate, scope_of(baseline, candidate))
+    context = {"request": request, "baseline": baseline, "candidate": candidate}
+    rows = made.rows
+
+    def listed(change: Change) -> list:
+        found = [row for row in rows if row.change is change][:COMPARED_CASES_LISTED]
+        return ComparedCaseSerializer(found, many=True, context=context).data
+
+    page = reverse("compare", args=[candidate.suite_id])
+    return {
+        "baseline": SubmissionListSerializer(baseline, context=context).data,
+        "counts": {change.value: count for change, count in made.totals.classes},
+        "baseline_pass_rate": made.totals.base_rate,
+        "candidate_pass_rate": made.totals.cand_rate,
+        "regressions": listed(Change.REGRESSED),
+        "fixes": listed(Change.FIXED),
+        "html_url": request.build_absolute_uri(
+            f"{page}?baseline={baseline.pk}&candidate={candidate.pk}"
+        ),
+    }

@@ -23,8 +23,11 @@ from cases.models import SuiteVersion
 from scoring.api.pagination import CountedPagination
 from scoring.api.parsers import RawRunFileParser
 from scoring.api.serializers import (
+    COMPARED_CASES_LISTED,
     CaseDraftsQuerySerializer,
     CaseDraftsSerializer,
+    ComparisonQuerySerializer,
+    ComparisonSerializer,
     FailureGroupSerializer,
     QueueSerializer,
     ReportSerializer,
@@ -33,11 +36,13 @@ from scoring.api.serializers import (
     SubmissionSerializer,
     SubmittedSerializer,
     UploadQuerySerializer,
+    comparison_answer,
 )
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused, UploadTooLarge
-from scoring.models import ReviewQueue, Submission
+from scoring.models import ReviewQueue, Status, Submission
 from scoring.results import case_drafts
+from scoring.results.comparison import baseline_named
 from scoring.results.failures import API_GROUPS, Failures
 from scoring.results.filtersets import RunFilterSet
 from scoring.review import blind, decisions, queues
@@ -254,6 +259,34 @@ class SubmissionViewSet(
         failures = Failures(submission)
         groups = failures.groups(failures.top_level()[:API_GROUPS], labels=False)
         return Response(FailureGroupSerializer(groups, many=True).data)
+
+    @extend_schema(
+        summary="The submission compared with a baseline: its regressions and fixes by case",
+        description=(
+            "The baseline is the last finished submission of the suite uploaded before this "
+            "one (`baseline=latest`, the default) or the last such with a label "
+            "(`baseline=LABEL`); `baseline` is null when there is none. Cases are compared "
+            "as the comparison page compares them (docs/review.md#comparing-submissions): "
+            f"at most {COMPARED_CASES_LISTED} regressions and fixes each, `counts` counts "
+            "them all. 409 until the submission is scored to the end."
+        ),
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH), ComparisonQuerySerializer],
+        responses={
+            200: ComparisonSerializer,
+            404: NOT_FOUND,
+            409: OpenApiResponse(description="not scored to the end yet"),
+        },
+    )
+    @action(detail=True, pagination_class=None)
+    def comparison(self, request, pk):
+        submission = self.get_object()
+        query = ComparisonQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        if submission.status != Status.DONE:
+            detail = f"The submission is {submission.status}: it is compared once scored."
+            return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
+        baseline = baseline_named(submission, query.validated_data["baseline"])
+        return Response(comparison_answer(request, submission, baseline))
 
     @extend_schema(
         summary="Draft a case per case key from the submission's passing runs (saves nothing)",

@@ -427,3 +427,20 @@ def finished_submissions(suite) -> QuerySet[Submission]:  # a suite or its id
         .defer("version__document", "version__audit")
         .order_by("-created")
     )
+
+
+LATEST = "latest"
+
+
+def baseline_named(submission: Submission, name: str) -> Submission | None:
+    """The baseline a client names for ``submission`` (docs/api.md#submissions): the last
+    finished submission of its suite uploaded before it, with the label ``name`` unless
+    ``name`` is ``latest``."""
+    earlier = (
+        finished_submissions(submission.suite_id)
+        .exclude(pk=submission.pk)
+        .filter(created__lte=submission.created)
+    )
+    if name != LATEST:
+        earlier = earlier.filter(label=name)
+    return earlier.order_by("-created", "-pk").first()

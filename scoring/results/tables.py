@@ -21,6 +21,7 @@ from cases.models import ReviewLabel
 from cases.natural import natural_sorted
 from scoring.matcher import CAUSE_WORDS, dump_json
 from scoring.models import (
+    CaseSummary,
     LabelLink,
     PredicateResult,
     Result,
@@ -97,14 +98,8 @@ def case_trials(submission: Submission) -> Trials:
 
 
 def _case_trials(submission: Submission) -> Trials:
-    rows = (
-        Result.objects.filter(submission=submission)
-        .values("run__case_key")
-        .annotate(runs=Count("pk"), passed=Count("pk", filter=Q(verdict=Verdict.PASS)))
-        .order_by()
-    )
     counts = natural_sorted(
-        ((row["run__case_key"], row["runs"], row["passed"]) for row in rows), key=itemgetter(0)
+        _stored_case_counts(submission) or _case_counts(submission), key=itemgetter(0)
     )
     k = max((n for _, n, _ in counts), default=0)
     figures = suite_figures(((n, c) for _, n, c in counts), ks=shown_ks(k))
@@ -113,6 +108,28 @@ def _case_trials(submission: Submission) -> Trials:
         for key, n, c in counts
     ]
     return Trials(cases, k, figures)
+
+
+def _case_counts(submission: Submission) -> list[tuple[str, int, int]]:
+    """(case key, scored runs, passed) of each case, counted from every result."""
+    rows = (
+        Result.objects.filter(submission=submission)
+        .values_list("run__case_key")
+        .annotate(runs=Count("pk"), passed=Count("pk", filter=Q(verdict=Verdict.PASS)))
+        .order_by()
+    )
+    return list(rows)
+
+
+def _stored_case_counts(submission: Submission) -> list[tuple[str, int, int]]:
+    """The same, from the case summaries stored when the submission's scoring was done (a
+    row per case, where counting reads every result: seconds at a million runs, on the
+    first visit). Empty when none is stored for its current results; a live submission
+    goes on after it is first done, so its summaries are not its counts."""
+    if submission.status != Status.DONE or submission.live_day is not None:
+        return []
+    stored = CaseSummary.objects.filter(submission=submission, generation=submission.generation)
+    return list(stored.values_list("case_key", "runs", "passed"))
 
 
 def case_tags(submission: Submission) -> dict[str, tuple[str, ...]]:

@@ -13,8 +13,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from scoring.models import CaseSummary, Result, ReviewStatus, Submission
-from scoring.results import case_drafts, known_failures
+from scoring.models import CaseSummary, KnownFailureSummary, Result, ReviewStatus, Submission
+from scoring.results import case_drafts, known_failures, tables
 from scoring.results.failures import Failures
 from scoring.results.filtersets import RunFilterSet
 from scoring.results.tables import common_failures, kept
@@ -226,3 +226,28 @@ def test_the_submissions_list_takes_as_many_queries_for_ten_as_for_one(
     with CaptureQueriesContext(connection) as queries:
         client.get(path)
     assert not any('"scoring_suiteversion"."document"' in query["sql"] for query in queries)
+
+
+RESULTS_READ = re.compile(r'FROM "scoring_result"')
+
+
+def test_each_cases_trials_are_read_from_the_summaries_as_from_the_results(scored):
+    assert CaseSummary.objects.filter(submission=scored).exists()
+    with CaptureQueriesContext(connection) as queries:
+        summarized = tables._case_trials(scored)
+    assert not any(RESULTS_READ.search(query["sql"]) for query in queries)
+    CaseSummary.objects.filter(submission=scored).delete()
+    counted = tables._case_trials(scored)
+    assert summarized == counted
+    shown = {c.case: (c.runs, c.passed) for c in counted.cases}
+    assert sum(runs for runs, _ in shown.values()) == 8  # TRIALS: 3 runs pass, 5 fail
+    assert sum(passed for _, passed in shown.values()) == 3
+
+
+def test_runs_by_signature_are_read_from_the_summary_as_from_the_results(scored):
+    with CaptureQueriesContext(connection) as queries:
+        summarized = known_failures._every_signature(scored)
+    assert not any(RESULTS_READ.search(query["sql"]) for query in queries)
+    KnownFailureSummary.objects.filter(submission=scored).delete()
+    assert known_failures._every_signature(scored) == summarized
+    assert sum(summarized.values()) == 5
