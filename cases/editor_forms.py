@@ -336,6 +336,19 @@ def apply_row_action(rows: list[dict], action: str, blank: dict) -> list[dict]:
     return rows
 
 
+def row_after_action(count: int, action: str) -> int | None:
+    """The row an action leaves the keyboard on, of the ``count`` rows after it: the one
+    added, the one moved, or the one that took the removed one's place (None: no row left,
+    or no such action)."""
+    verb, _, index = action.partition(":")
+    if verb == "add":
+        return count - 1
+    if not index.isdigit() or count == 0:
+        return None
+    moved = {"remove": 0, "up": -1, "down": 1}.get(verb)
+    return None if moved is None else max(0, min(count - 1, int(index) + moved))
+
+
 _ROW_PATH = re.compile(r"^(expected_calls|expectations)\[(\d+)\](?:\.([A-Za-z_]+)(.*))?$")
 _CASE_FIELDS = {"key", "title", "prompt", "tags", "extra_calls"}
 

@@ -10,5 +10,6 @@ from csp.decorators import csp_update
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
 api_docs = csp_update({"style-src": [UNSAFE_INLINE]})(
-    SpectacularSwaggerSplitView.as_view(url_name="schema")
+    # Our copy of its page: with the language and a link back (templates/api_docs.html).
+    SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api_docs.html")
 )

@@ -47,6 +47,7 @@ from ..editor_forms import (
     apply_row_action,
     attach_problems,
     attach_warnings,
+    row_after_action,
 )
 from ..models import Case, Suite
 from ..permissions import REPLAY_REFUSED, can_edit_suite, can_replay, suite_for
@@ -59,6 +60,10 @@ BLANK_EXPECTATION = {"type": "called_tool"}
 
 class Editor:
     """The editor's forms for one request, bound to posted data or filled from a case."""
+
+    # The expected call's and the expectation's row that gets the focus after the swap.
+    focus_call: int | None = None
+    focus_exp: int | None = None
 
     def __init__(self, suite: Suite, *, data=None, document=None, revision=None):
         self.suite = suite
@@ -88,7 +93,10 @@ class Editor:
             rows[prefix] = Rows.posted(data, prefix)
             if kind == prefix:
                 rows[prefix] = apply_row_action(rows[prefix], verb, blank)
-        return cls._as_typed(suite, data.dict(), rows)
+        editor = cls._as_typed(suite, data.dict(), rows)
+        if kind in rows:
+            setattr(editor, f"focus_{kind}", row_after_action(len(rows[kind]), verb))
+        return editor
 
     @classmethod
     def with_drafted_calls(cls, suite: Suite, data, drafted: dict) -> Editor:

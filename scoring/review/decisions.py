@@ -148,20 +148,28 @@ UNCHANGED = object()  # an assignee left as it is
 
 def review_run(
     run: Run, author, *, status: str = "", assignee=UNCHANGED, label=None, comment_text=""
-) -> None:
+) -> str:
     """The run page's change of one run: any of its status, assignee, a label toggled and
-    a comment, together. Raises ``ReviewingBlind`` before changing anything."""
+    a comment, together. Returns what it did in words, for the page to announce
+    (docs/review.md#keyboard-and-screen-readers). Raises ``ReviewingBlind`` before changing
+    anything."""
     _refuse_if_blind(run, author)
     runs = Run.objects.filter(pk=run.pk)
+    done = []
     with transaction.atomic():
         if status:
             _set_status(runs, status, author)
+            done.append(f"Status set to {ReviewStatus(status).label}")
         if assignee is not UNCHANGED:
             assign(runs, assignee, author)
+            done.append(f"Assigned to {assignee.get_username()}" if assignee else "Unassigned")
         if label is not None:
-            toggle_label(run, label, author)
+            on = toggle_label(run, label, author)
+            done.append(f"Label {label.name} {'put on' if on else 'taken off'}")
         if comment_text:
             comment(run, comment_text, author)
+            done.append("Comment posted")
+    return ". ".join(done)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,15 @@ TREE_DEPTH = 32
 TOO_DEEP = "(nested too deeply to show)"  # as indented text
 
 
+@register.simple_tag
+def run_name(case_key: str, trial, verdict: str | None) -> str:
+    """A link to a run named in full for a screen reader, where the page shows only the case
+    key's chip and colours the verdict: "Case 4, trial 0: fail"
+    (docs/review.md#keyboard-and-screen-readers)."""
+    case = f"Case {case_key}" if case_key else "Unassigned run"
+    return f"{case}, trial {trial}: {verdict or 'not scored'}"
+
+
 @register.filter
 def json_pretty(value) -> str:
     """A JSON value as indented text (escaped by the template like any other text)."""

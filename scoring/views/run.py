@@ -19,7 +19,7 @@ from cases.models import Case
 from cases.permissions import REPLAY_REFUSED, can_edit_suite, can_replay, reviewers
 from cases.tool_catalog import argument_schemas
 from cases.views.editor import render_draft
-from cases.views.htmx import redirect_to
+from cases.views.htmx import announce, redirect_to
 from scoring.forms import PromoteForm, ReviewForm
 from scoring.ingest import pipeline
 from scoring.matcher import InvalidInput
@@ -144,7 +144,7 @@ def review(request, pk, run_id):
     if not form.is_valid():
         return _review_answer(request, run, form=form, status=422)
     try:
-        decisions.review_run(run, request.user, **form.changes())
+        done = decisions.review_run(run, request.user, **form.changes())
     except decisions.ReviewingBlind as exc:
         return _review_answer(request, run, refusal=str(exc), status=409)
     if form.cleaned_data["advance"] and form.sent("status"):
@@ -153,7 +153,7 @@ def review(request, pk, run_id):
         following = next_in_queue(request, links.queue, after=run.pk) if links.queue else links.next
         if following:
             return redirect_to(request, following)
-    return _review_answer(request, run)
+    return announce(_review_answer(request, run), done)
 
 
 def _review_answer(request, run: Run, *, form=None, refusal: str = "", status: int = 200):

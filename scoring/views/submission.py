@@ -25,13 +25,20 @@ from cases import tool_catalog
 from cases.forms import ToolsForm
 from cases.natural import natural_sorted
 from cases.permissions import can_edit_suite, reviewers, suite_for
-from cases.views.htmx import redirect_to
+from cases.views.htmx import announce, redirect_to
 from scoring.benchmarks import tau_bench_suites
 from scoring.forms import BulkReviewForm, RescoreForm, UploadForm
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused
 from scoring.matcher import pretty_json
-from scoring.models import EarlierResult, EarlierScore, ReviewStatus, Submission, Verdict
+from scoring.models import (
+    EarlierResult,
+    EarlierScore,
+    ReviewStatus,
+    Status,
+    Submission,
+    Verdict,
+)
 from scoring.results import exports, known_failures
 from scoring.results.failures import Failures
 from scoring.results.filtersets import RunFilterSet
@@ -108,7 +115,8 @@ def detail(request, pk):
     partial = partial_target(request)
     if partial:
         response = render(request, f"scoring/submission.html#{partial}", context)
-        return push_url(response, table_url(submission, filters, context["page"].number))
+        push_url(response, table_url(submission, filters, context["page"].number))
+        return announce(response, runs_announcement(context["page"], filters.active))
     finished = submission.finished
     invalid_lines = list(submission.invalid_lines.all()[:INVALID_LINES_SHOWN])
     context |= progress_context(submission) | {
@@ -253,6 +261,7 @@ def runs_context(request, submission, filters: RunFilterSet, *, can_edit: bool) 
         "can_edit": can_edit,
         "filters": filters,
         "page": page,
+        "runs_count": runs_count(page, filters.active),
         "rows": run_rows(page.object_list, case_tags(submission), filters.column_names),
         "column_choices": column_choices(submission, filters),
         "tags": version_tags(submission),
@@ -263,6 +272,27 @@ def runs_context(request, submission, filters: RunFilterSet, *, can_edit: bool) 
         if can_edit
         else None,
     }
+
+
+def runs_count(page, filtered: bool) -> str:
+    """The table's count in words, shown above it: "72 runs match"."""
+    count = page.paginator.count
+    words = f"{count} run{pluralize(count)}"
+    return f"{words} match{pluralize(count, 'es,')}" if filtered else words
+
+
+def runs_announcement(page, filtered: bool) -> str:
+    """What the live region says when a swap changes the table: "Runs table: 72 match, page
+    2 of 3". Worded unlike the count shown, so that the page never holds its words twice."""
+    count = page.paginator.count
+    words = (
+        f"Runs table: {count} match{pluralize(count, 'es,')}"
+        if filtered
+        else f"Runs table: all {count}"
+    )
+    if page.paginator.num_pages > 1:
+        words += f", page {page.number} of {page.paginator.num_pages}"
+    return words
 
 
 def column_choices(submission: Submission, filters: RunFilterSet) -> list[tuple[str, bool]]:
@@ -387,6 +417,12 @@ def progress(request, pk):
     whole page is loaded again, with its results."""
     submission = submission_for(request.user, pk)
     if submission.finished and request.htmx:
+        # Said by the page that loads next (its messages are announced: casebook.js).
+        scored = f"{submission.scored} run{pluralize(submission.scored)}"
+        if submission.status == Status.DONE:
+            messages.success(request, f"Scoring done: {scored}.")
+        else:
+            messages.error(request, f"Scoring failed after {scored}.")
         return HttpResponseClientRefresh()
     context = {"submission": submission} | progress_context(submission)
     return render(request, "scoring/submission.html#progress", context)

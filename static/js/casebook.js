@@ -82,3 +82,49 @@ document.addEventListener("htmx:sendError", (event) => {
   uploadStatus(event.target.closest(".upload-form"),
     "The upload did not reach Casebook (is the network down?); please try again.");
 });
+
+// The page's one live region for swaps (base.html's #announcer): the words the server sends
+// with a swap (the "announce" event of an HX-Trigger header). Emptied first, so that the
+// same words twice are said twice.
+function announce(words) {
+  const region = document.getElementById("announcer");
+  if (!region || !words) return;
+  region.textContent = "";
+  setTimeout(() => { region.textContent = words; }, 100);
+}
+document.addEventListener("announce", (event) => announce(event.detail.value));
+// The messages a page loads with ("Scoring done: 200 runs.") are a live region of their own,
+// and are put back into it a moment after the load: what a live region holds as the page
+// loads is not said. (Copied into #announcer, their words would be on the page twice.)
+document.addEventListener("DOMContentLoaded", () => {
+  const list = document.querySelector(".messages[aria-live]");
+  if (!list) return;
+  const messages = [...list.children];
+  list.replaceChildren();
+  setTimeout(() => list.replaceChildren(...messages), 100);
+});
+
+// A swap that the reader asked for (a click, a key, a change: not a part loading itself or a
+// poll) and that took away the element holding the focus would leave it on <body>, the
+// keyboard user lost. It goes instead to, in order: the element of the same id in the new
+// content (a select that re-rendered the form it is in), the new content's first invalid
+// field, its [data-swap-focus] (the count above a table, the pressed status button, an added
+// row: its first control), else the swapped element itself.
+let focusedId = "";
+document.addEventListener("htmx:beforeSwap", () => { focusedId = document.activeElement?.id ?? ""; });
+const ASKED = ["click", "submit", "change", "input", "keyup", "keydown", "search"];
+const CONTROL = "input:not([type=hidden]), select, textarea, button, a[href], [tabindex]";
+document.addEventListener("htmx:afterSettle", (event) => {
+  if (!ASKED.includes(event.detail.requestConfig?.triggeringEvent?.type)) return;
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected) return;
+  const swapped = event.detail.target;
+  const root = swapped?.isConnected ? swapped : swapped?.id && document.getElementById(swapped.id);
+  if (!root) return;
+  const same = focusedId && document.getElementById(focusedId);
+  let landing = (same && root.contains(same) ? same : null)
+    ?? root.querySelector('[aria-invalid="true"]') ?? root.querySelector("[data-swap-focus]") ?? root;
+  if (landing !== root && !landing.matches(CONTROL)) landing = landing.querySelector(CONTROL) ?? landing;
+  if (!landing.matches(CONTROL)) landing.tabIndex = -1;
+  landing.focus();
+});

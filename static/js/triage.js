@@ -55,7 +55,7 @@ document.addEventListener("keydown", (event) => {
     // Enter posts (Shift+Enter is a new line); Escape leaves the box for the other keys.
     if (event.key === "Enter" && !event.shiftKey && target.value.trim()) {
       event.preventDefault();
-      target.blur(); // posted: the next key is a command again (see focusPanel)
+      target.blur(); // posted: the next key is a command again
       target.form.requestSubmit();
     } else if (event.key === "Escape") {
       target.blur();
@@ -101,14 +101,3 @@ document.addEventListener("change", (event) => {
 });
 document.addEventListener("DOMContentLoaded", () => restoreAdvance(document));
 document.addEventListener("htmx:afterSwap", () => restoreAdvance(document));
-// After a change the review panel is swapped for a new one, and the focus that was in the old
-// one is lost. Give it to the new panel, so that the page keeps its place for the keyboard.
-function focusPanel() {
-  const panel = document.getElementById("review");
-  const active = document.activeElement;
-  if (panel && (active === document.body || !active?.isConnected)) {
-    panel.focus({ preventScroll: true });
-  }
-}
-document.addEventListener("htmx:afterSwap", focusPanel);
-document.addEventListener("htmx:afterSettle", focusPanel);

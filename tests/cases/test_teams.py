@@ -36,7 +36,11 @@ def test_creating_a_team_without_a_name_creates_nothing(as_user, make_user):
     response = as_user(make_user("carol")).post("/teams/", {"name": "  "})
     assert response.status_code == 200
     assert Team.objects.count() == 0
-    assert "This field is required." in text(response)
+    html = text(response)
+    # the error is an alert that the field names (docs/review.md#keyboard-and-screen-readers)
+    assert 'id="id_name" aria-invalid="true" aria-describedby="id_name_error"' in html
+    assert '<div class="field-error" id="id_name_error" role="alert">' in html
+    assert "This field is required." in html
 
 
 def test_team_list_shows_the_users_teams_with_their_role(as_user, editor, team, suite):

@@ -6,80 +6,16 @@ neither do the run page's keys nor the case editor's matcher pickers."""
 
 from __future__ import annotations
 
-import io
-import json
 import re
 
 import pytest
-from django.contrib.auth.tokens import default_token_generator
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
+from django.urls import URLPattern, URLResolver, get_resolver
 from playwright.sync_api import expect
 
-from cases import services
-from cases.models import ReviewLabel
-from cases.tool_catalog import infer_tools
-from scoring.ingest.pipeline import create_submission, rescore
-from scoring.models import Run, Verdict
-from scoring.results.filtersets import RunFilterSet
-from scoring.review import decisions
-from scoring.review.queues import build_queue
-from tests.support import tau_bench
-
 from .browsing import sign_in
+from .every_page import PAGES, SIGNED_OUT, addresses
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-TASKS = 10  # of τ-bench's 50, with their 4 trials: every kind of row, quick to score twice
-FAILING_TASK = "4"  # its run misses update_reservation_flights: a diff, a known failure
-
-# Each page by URL name: its arguments, and a query string, from the world below.
-PAGES = {
-    "home": lambda w: {},
-    "my_work": lambda w: {},
-    "account": lambda w: {},
-    "teams": lambda w: {},
-    "team": lambda w: {"slug": w["team"].slug},
-    "suite_new": lambda w: {},
-    "suite_import": lambda w: {},
-    "suite_import_bfcl": lambda w: {},
-    "suite_import_tau_bench": lambda w: {},
-    "suite": lambda w: {"pk": w["suite"].pk},
-    "suite_settings": lambda w: {"pk": w["suite"].pk},
-    "suite_replace": lambda w: {"pk": w["suite"].pk},
-    "suite_tools": lambda w: {"pk": w["suite"].pk},
-    "suite_version": lambda w: {"pk": w["suite"].pk, "number": 1},
-    "suite_version_diff": lambda w: {"pk": w["suite"].pk, "number": 2},
-    "suite_unassigned": lambda w: {"pk": w["suite"].pk},
-    "case_new": lambda w: {"pk": w["suite"].pk},
-    "case_edit": lambda w: {"pk": w["suite"].pk, "case_id": w["case"].pk},
-    "upload": lambda w: {"pk": w["suite"].pk},
-    "submission": lambda w: {"pk": w["second"].pk},
-    "submission_earlier": lambda w: {"pk": w["first"].pk, "number": 1},
-    "submission_failures": lambda w: {"pk": w["second"].pk},
-    "submission_case_drafts": lambda w: {"pk": w["second"].pk},
-    "submission_tools": lambda w: {"pk": w["second"].pk},
-    "run": lambda w: {"pk": w["second"].pk, "run_id": w["run"].pk},
-    "run_draft_case": lambda w: {"pk": w["second"].pk, "run_id": w["run"].pk},
-    "run_promote": lambda w: ({"pk": w["second"].pk, "run_id": w["run"].pk}, "call=0-0"),
-    "compare": lambda w: ({"pk": w["suite"].pk}, f"candidate={w['second'].pk}"),
-    "compare_runs": lambda w: {"a": w["baseline_run"].pk, "b": w["run"].pk},
-    "queues": lambda w: {"pk": w["second"].pk},
-    "queue_new": lambda w: {"pk": w["second"].pk},
-    "queue": lambda w: {"pk": w["queue"].pk},
-    "queue_next": lambda w: {"pk": w["blind_queue"].pk},  # lands on a blind run page
-    "password_change": lambda w: {},
-    "password_change_done": lambda w: {},
-    "password_reset": lambda w: {},
-    "password_reset_done": lambda w: {},
-    "password_reset_confirm": lambda w: {"uidb64": w["uid"], "token": w["token"]},
-    "password_reset_complete": lambda w: {},
-    "swagger-ui": lambda w: {},
-}
-# Pages opened with a second query: the comparison itself, beside its picker.
-MORE = {"compare": lambda w: f"baseline={w['first'].pk}&candidate={w['second'].pk}"}
-SIGNED_OUT = {"login": lambda w: {}}
 
 NOT_PAGES = {
     # answers to forms and buttons (POST), each leading back to a page above
@@ -116,59 +52,6 @@ def url_names(resolver: URLResolver | None = None) -> set[str]:
 
 
 @pytest.fixture
-def world(user, make_user, settings) -> dict:
-    """τ-bench's airline suite keyed as its results file names tasks, its catalog inferred
-    from the runs (version 2); two submissions of the same runs, the first re-scored against
-    version 2 and some of its failures marked fixed, so the second has regressions; a review
-    queue and a double-blind one of the second's runs; a team label."""
-    settings.EMAIL_URL = "smtp://localhost:25"  # the password reset's pages are offered
-    bob = make_user("bob")
-    team = services.create_team("Airline", user)
-    services.set_member_role(team, bob, "editor")
-    ReviewLabel.objects.create(team=team, name="wrong tool", key="w", colour="red")
-    suite = services.create_suite(team, tau_bench.suite_document(prefix=""), user)
-    content = json.dumps([r for r in tau_bench.RECORDS if r["task_id"] < TASKS]).encode()
-    # Outside any transaction: the tasks run (eagerly) as each upload commits.
-    first, second = (
-        create_submission(suite, user, io.BytesIO(content), filename="tau.json", label=label)
-        for label in ("first", "second")
-    )
-    calls = [
-        (call["name"], call["arguments"])
-        for document in first.runs.values_list("document", flat=True)
-        for batch in document["batches"]
-        for call in batch
-    ]
-    version = services.replace_tools(suite, infer_tools(calls), user, "tools inferred")
-    rescore(first, version)
-    failing = Run.objects.filter(submission=first, result__verdict=Verdict.FAIL)
-    fixed = list(failing.values_list("pk", flat=True)[:3])
-    decisions.set_status(Run.objects.filter(pk__in=fixed), "fixed", user)
-    run = Run.objects.get(submission=second, case_key=FAILING_TASK, trial=0)
-    return {
-        "team": team,
-        "suite": suite,
-        "case": suite.cases.get(key=FAILING_TASK),
-        "first": first,
-        "second": second,
-        "run": run,
-        "baseline_run": Run.objects.get(submission=first, case_key=FAILING_TASK, trial=0),
-        "queue": build_queue(second, "to review", user, reviewers=[user]),
-        # of the passing runs, so that the failing one is reviewed by hand
-        "blind_queue": build_queue(
-            second,
-            "blind",
-            user,
-            filters=RunFilterSet({"verdict": "pass"}),
-            reviewers=[user, bob],
-            double_blind=True,
-        ),
-        "uid": urlsafe_base64_encode(force_bytes(user.pk)),
-        "token": default_token_generator.make_token(user),
-    }
-
-
-@pytest.fixture
 def console(page) -> list[str]:
     """What the page logs as an error (a script error, a load that failed, a Content Security
     Policy violation) or throws, with the address it was at."""
@@ -176,18 +59,6 @@ def console(page) -> list[str]:
     page.on("console", lambda m: m.type == "error" and errors.append(f"{page.url}: {m.text}"))
     page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
     return errors
-
-
-def addresses(world: dict, pages: dict) -> list[str]:
-    found = []
-    for name, make in pages.items():
-        made = make(world)
-        kwargs, query = made if isinstance(made, tuple) else (made, "")
-        url = reverse(name, kwargs=kwargs)
-        found.append(f"{url}?{query}" if query else url)
-        if name in MORE:
-            found.append(f"{url}?{MORE[name](world)}")
-    return found
 
 
 def test_every_url_is_a_page_opened_here_or_said_not_to_be_one():

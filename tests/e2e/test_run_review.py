@@ -72,7 +72,8 @@ def test_a_reviewer_triages_failures_with_the_keyboard(
     page.keyboard.type("Tokio is a typo the tool should reject")
     page.keyboard.press("Enter")
     page.locator("#review div.comment", has_text="Tokio is a typo").wait_for()
-    expect(page.locator("#review")).to_be_focused()  # keys are commands again
+    # keys are commands again: the focus is on the status set (docs/review.md)
+    expect(page.locator("#review .status-buttons [aria-pressed=true]")).to_be_focused()
     review = Review.objects.get(run=first)
     assert (review.status, review.assignee) == ("regression", user)
     kinds = list(ReviewEvent.objects.filter(run=first).values_list("kind", flat=True))

@@ -63,9 +63,9 @@ def test_j_and_k_move_through_the_rows_and_enter_opens_the_run(
     expect(rows.nth(1)).to_have_class("current")
     expect(rows.nth(1).locator("[data-run-link]")).to_be_focused()
     # Typing in a filter is text, not a move.
-    page.get_by_label("Case").press("j")
+    page.get_by_label("Case", exact=True).press("j")
     expect(rows.nth(1)).to_have_class("current")
-    page.get_by_label("Case").press("Escape")
+    page.get_by_label("Case", exact=True).press("Escape")
     page.locator("h1").click()  # the focus back on the page
     page.keyboard.press("j")
     expect(rows.nth(2)).to_have_class("current")

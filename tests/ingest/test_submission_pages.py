@@ -70,6 +70,9 @@ def test_upload_page_says_which_version_the_runs_are_scored_against(as_user, edi
     assert '<label for="id_file">' in html
     assert 'aria-describedby="id_file_helptext"' in html
     assert 'id="id_file_helptext"' in html
+    # and each field of the shared template: the help text has the id its field names
+    assert 'aria-describedby="id_label_helptext"' in html
+    assert '<div class="help" id="id_label_helptext">' in html
     assert 'hx-disabled-elt="find button[type=submit]"' in html
 
 
@@ -404,9 +407,13 @@ def test_the_counts_grow_as_scoring_goes_on(as_user, viewer, scored):
 
 
 def test_the_poll_refreshes_the_whole_page_once_finished(as_user, viewer, scored):
-    response = as_user(viewer).get(url(scored, "progress/"), headers=HX)
+    client = as_user(viewer)
+    response = client.get(url(scored, "progress/"), headers=HX)
     assert response.status_code == 200
     assert response["HX-Refresh"] == "true"
+    # the page it reloads says so, once: its messages are announced (casebook.js)
+    assert '<li class="message success">Scoring done: 8 runs.</li>' in text(client.get(url(scored)))
+    assert "Scoring done" not in text(client.get(url(scored)))
 
 
 def test_waiting_for_a_worker_is_said_while_nobody_reads_the_file(as_user, viewer, scored):

@@ -36,7 +36,7 @@ def results_counted(queries) -> int:
 
 
 def shown_count(html: str) -> str:
-    return re.search(r'role="status">([^<]*)</p>', html).group(1).strip()
+    return re.search(r'class="small muted runs-count"[^>]*>([^<]*)</p>', html).group(1).strip()
 
 
 def test_the_runs_table_counts_by_verdict_from_the_submissions_counts(scored, as_user, viewer):

@@ -589,7 +589,7 @@ def test_the_items_table_pages_through_htmx_in_bounded_queries(
         response = client.get(f"/queues/{queue.pk}/", headers=HX)
     html = text(response)
     assert "<html" not in html
-    assert html.count("<tr>") == FAILED + 1
+    assert html.count("<tr") == FAILED + 1
 
 
 def test_queue_pages_answer_outsiders_404_and_viewers_403_on_changes(
