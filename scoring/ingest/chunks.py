@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from scoring.environments import EnvironmentLimits, replayer_for
 from scoring.ingest.bulk import insert_rows, relax_durability
-from scoring.ingest.pipeline import finish_if_complete
+from scoring.ingest.store import finish_if_complete
 from scoring.matcher import ERROR, FAIL, PASS, Report, failure_signature, load_run, score
 from scoring.matcher import PredicateResult as MatcherPredicate
 from scoring.matcher import Run as MatcherRun

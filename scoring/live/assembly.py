@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from itertools import groupby
 
-from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, connections, transaction
 from django.db.models import Max, Min, Q
@@ -42,16 +41,18 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from cases.models import Suite
 from cases.natural import natural_key
 from scoring.importers import otel, to_canonical
+from scoring.ingest import conductor
 from scoring.ingest.bulk import insert_rows, update_rows
 from scoring.ingest.chunks import score_runs
-from scoring.ingest.pipeline import (
+from scoring.ingest.store import (
+    RUN_FIELDS,
     clear_chunk_results,
+    describe,
     finish_if_complete,
     note_unknown_case,
     recount_cases,
-    task_named,
+    tools_text,
 )
-from scoring.ingest.reading import RUN_FIELDS, describe, tools_text
 from scoring.live.otlp_codec import log_record_document, span_document
 from scoring.matcher import InvalidInput, load_run
 from scoring.models import (
@@ -62,12 +63,10 @@ from scoring.models import (
     Trace,
     TraceSpan,
 )
-from scoring.results.failures import summarize_when_scored
 from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
 
 log = logging.getLogger(__name__)
 
-ASSEMBLE_TASK = "scoring.tasks.assemble_traces"  # scoring/tasks.py, by name
 SWEEP_LIMIT = 5000  # traces assembled per sweep; the next sweep takes the rest
 # Traces made into runs per transaction, and the bytes and attribute values of their spans
 # read for it (a trace may hold CASEBOOK_TRACE_MAX_BYTES, or _ATTRIBUTES: such a trace makes a
@@ -91,19 +90,6 @@ _REMADE_FIELDS = (
 
 
 # --- when traces are assembled ---------------------------------------------------------------
-
-
-def schedule(trace_pks: list[int]) -> None:
-    """Have the traces assembled once their grace period is over."""
-    grace = settings.CASEBOOK_TRACE_GRACE_SECONDS
-    if current_app.conf.task_always_eager:
-        embedded_timer.wake_in(grace)
-        return
-    try:
-        task_named(ASSEMBLE_TASK).apply_async((trace_pks,), countdown=grace)
-    except Exception:
-        # The spans are stored: the periodic sweep assembles them once the broker is back.
-        log.exception("could not schedule the assembly of traces %s; the sweep will", trace_pks)
 
 
 def due_pending() -> Q:
@@ -187,7 +173,7 @@ def assemble(trace_pks: list[int]) -> int:
     then score the runs of the traces not scored yet; returns how many became runs."""
     made = sum(_assemble_batch(batch) for batch in _batches(trace_pks))
     for submission_id in _score_unscored(trace_pks):
-        summarize_when_scored(submission_id)
+        conductor.finish(submission_id)
     return made
 
 
