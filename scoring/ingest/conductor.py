@@ -33,11 +33,11 @@ from scoring.ingest.store import (
     clear_chunk_results,
     clear_results,
     clear_runs,
+    count_run,
     current,
     describe,
     finish_if_complete,
     finish_reading,
-    note_unknown_case,
     recount_cases,
     update_counts,
 )
@@ -503,10 +503,7 @@ def _settle_runs(submission: Submission, suite: MatcherSuite) -> list[tuple]:
         if numbered != trial:
             renumbered.append(pk)
             trials.append(numbered)
-        if suite.case(case_key) is not None:
-            submission.total += 1
-        else:
-            note_unknown_case(submission.unknown_cases, case_key, line)
+        count_run(submission, suite, case_key, line)
     for start in range(0, len(renumbered), RENUMBER_BATCH):
         end = start + RENUMBER_BATCH
         _renumber(dict(zip(renumbered[start:end], trials[start:end], strict=True)))

@@ -1,27 +1,23 @@
 """Reading an uploaded run file into stored runs (docs/pipeline.md#ingest).
 
 The file is streamed from the database a chunk at a time and read a line at a time. Valid
-runs are written in bulk, one scoring chunk's worth per transaction, and each committed
-chunk is scored at once (by its range's own task, or sent to the workers), so runs are
+runs are written through the run store (``scoring.ingest.store``) in bulk, one scoring
+chunk's worth per transaction, and each committed chunk is scored at once: by its range's
+own task, or yielded to the task reading, which sends it to the workers; so runs are
 scored while the file is still being read. Invalid lines are recorded with their number
 and reason, the first ``CASEBOOK_MAX_STORED_INVALID_LINES`` of them (the rest only
 counted, so a file of junk costs no more rows than that); they never stop the valid lines
 around them.
 
 A file that gives no valid run at all ends ``failed``, with one message saying what the
-file looks like and what to change (``scoring.runfiles.diagnosis``), rather than a list of invalid
-lines under a green "done".
+file looks like and what to change (``scoring.runfiles.diagnosis``), rather than a list of
+invalid lines under a green "done".
 
-Reading again after a lost worker starts from the beginning: everything the earlier attempt
-stored is deleted first, under a new generation that makes its stray tasks do nothing.
-
-A JSON-lines file stored in blocks is read in **ranges** (docs/pipeline.md#ranges): the first
-task (``ingest``) plans them, each is read by a task of its own (``read_range``), on any
-worker, each scoring its chunks as it writes them; the one that finds every range
-read puts them together (``settle``): it numbers the trials of the whole file in order
-(correcting the few runs, and results, a range could not number), refuses repeats, keeps
-the first invalid lines and counts the runs against the version. A file that is one
-document of runs is read in one task.
+The attempt reading is claimed by the conductor (``scoring.ingest.conductor``), which also
+plans a JSON-lines file's **ranges** (docs/pipeline.md#ranges) and settles them once all
+are read. Here a file is read whole (``read_whole``: a document of runs, or a file too
+large for ranges) or one range at a time (``read_range``), each write under the submission's
+lock and only while its generation and range attempt hold (``store.current``).
 """
 
 from __future__ import annotations
@@ -40,10 +36,10 @@ from scoring.ingest.store import (
     RUN_FIELDS,
     TOOLS,
     Superseded,
+    count_run,
     current,
     describe,
     finish_reading,
-    note_unknown_case,
     run_row,
     unstorable,
 )
@@ -157,11 +153,10 @@ class _Batch:
         self.seen_in_range: dict[str, int] = {}
         self.last_line = 0
         self.runs: list[tuple] = []
-        self.known = 0
+        self.counted: list[tuple[str, int]] = []  # (case, line) of runs to count against it
         self.invalid: list[tuple] = []  # the invalid lines to store
         self.invalid_read = 0  # the invalid lines read since the last write, stored or not
         self.invalid_room = settings.CASEBOOK_MAX_STORED_INVALID_LINES
-        self.unknown: list[tuple[str, int]] = []
         self.formats: set[str] = set()
         self.tools_seen: set[str] = set()
         self.meta_keys: set[str] = set()
@@ -198,15 +193,13 @@ class _Batch:
                 self.flush(runs=False)
             return
         run = item.run
-        if not self.from_start:
-            pass  # counted against the version when the ranges are settled
-        elif self.suite.case(run.case) is None:
-            self.unknown.append((run.case, item.line))
-        else:
-            self.known += 1
+        if self.from_start:  # else counted when the ranges are settled
+            self.counted.append((run.case, item.line))
         self.seq += 1
         # Stored as numbered: a stored run is complete.
-        row = run_row(self.submission_id, self.seq, item.line, run, item.canonical, given)
+        row = run_row(
+            self.submission_id, self.seq, item.line, run.case, run.trial, run, item.canonical, given
+        )
         note_seen(self.tools_seen, tool_names(row[TOOLS]))
         note_seen(self.meta_keys, row[META_VALUES])
         self.runs.append(row)
@@ -276,14 +269,13 @@ class _Batch:
             span = self._locked_span()
             if runs and self.runs:
                 submission.stored_runs += len(self.runs)
-                submission.total += self.known
-                for case_key, line in self.unknown:
-                    note_unknown_case(submission.unknown_cases, case_key, line)
+                for case_key, line in self.counted:
+                    count_run(submission, self.suite, case_key, line)
                 if span is not None:
                     span.runs = self.seq - self.first_seq
                 index = (self.seq - 1) // self.chunk_runs
                 written = (index, self._with_ids() if self.scores_own_chunks else None)
-                self.runs, self.parsed, self.unknown, self.known = [], [], [], 0
+                self.runs, self.parsed, self.counted = [], [], []
             insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
             submission.invalid += self.invalid_read
             if span is None:

@@ -14,29 +14,42 @@ the attempt writing is no longer the current one.
 
 from __future__ import annotations
 
+from collections import Counter
 from contextlib import closing
+from itertools import groupby
 
-from django.db.models import Sum
+from django.db import transaction
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from cases.models import Case, SuiteVersion
 from cases.natural import natural_key
+from scoring.ingest.bulk import insert_rows, relax_durability
 from scoring.ingest.uploads import GZIP_ERRORS, UploadRefused, open_upload
-from scoring.matcher import Problem
+from scoring.matcher import ERROR, FAIL, PASS, Problem, Report, failure_signature
+from scoring.matcher import PredicateResult as MatcherPredicate
 from scoring.matcher import Run as MatcherRun
 from scoring.matcher import Suite as MatcherSuite
 from scoring.models import (
+    LABEL_LIMIT,
     EarlierResult,
     EarlierScore,
     PredicateResult,
     Result,
     Review,
     ReviewEvent,
+    Run,
     ScoredChunk,
     Status,
     Submission,
 )
-from scoring.runfiles.diagnosis import CASES_KEPT, HEAD_BYTES, diagnose, no_known_case
+from scoring.runfiles.diagnosis import (
+    CASES_KEPT,
+    HEAD_BYTES,
+    diagnose,
+    no_known_case,
+    note_unknown_case,
+)
 from scoring.runfiles.reader import RunLine
 from scoring.runfiles.runmeta import meta_values
 
@@ -47,6 +60,11 @@ RUN_FIELDS = (
 
 
 TOOLS, META_VALUES = RUN_FIELDS.index("tools"), RUN_FIELDS.index("meta_values")
+# What making a run again in place (a live trace whose spans came late) changes of it: all
+# but its place in the submission.
+REMADE_FIELDS = tuple(
+    name for name in RUN_FIELDS if name not in ("submission_id", "seq", "line", "trial_given")
+)
 INVALID_FIELDS = ("submission_id", "line", "reason")
 
 
@@ -56,7 +74,6 @@ CASE_KEY_LIMIT: int = Case._meta.get_field("key").max_length or 0  # no case has
 
 
 TRIAL_LIMIT = 2**31 - 1
-UNKNOWN_LINES_KEPT = 5  # line numbers listed per unknown case
 
 
 class Superseded(Exception):
@@ -86,18 +103,25 @@ def run_row(
     submission_id: int,
     seq: int,
     line: int,
+    case_key: str,
+    trial: int,
     run: MatcherRun,
     canonical: dict,
     trial_given: bool = False,
 ) -> tuple:
     """A run's row, its values in the order of ``RUN_FIELDS``: its place, case and trial,
-    the canonical run as a document (with the trial as numbered), and the copies the pages
-    filter by."""
-    canonical["trial"] = run.trial
+    the canonical run as a document (with the trial as numbered: a stored run is complete),
+    and the copies the pages filter by."""
+    canonical["trial"] = trial
     return (
-        submission_id, seq, line, run.case, natural_key(run.case), run.trial, trial_given,
+        submission_id, seq, line, case_key, natural_key(case_key), trial, trial_given,
         canonical, run.final_text, tools_text(run), meta_values(run.meta),
     )  # fmt: skip
+
+
+def remade(row: tuple) -> tuple:
+    """The values of ``REMADE_FIELDS`` in a run's row: what making the run again changes."""
+    return tuple(row[RUN_FIELDS.index(name)] for name in REMADE_FIELDS)
 
 
 def unstorable(item: RunLine) -> tuple[Problem, ...]:
@@ -126,15 +150,14 @@ def describe(problems: tuple[Problem, ...]) -> str:
     return "; ".join(f"{p.path}: {p.message}" if p.path else p.message for p in problems)
 
 
-def note_unknown_case(unknown: dict, case_key: str, line: int) -> None:
-    entry = unknown.get(case_key)
-    if entry is None:
-        if len(unknown) >= CASES_KEPT:
-            return
-        entry = unknown[case_key] = {"runs": 0, "lines": []}
-    entry["runs"] += 1
-    if len(entry["lines"]) < UNKNOWN_LINES_KEPT:
-        entry["lines"].append(line)
+def count_run(submission: Submission, suite: MatcherSuite, case_key: str, line: int) -> None:
+    """Count a stored run against the submission's version (``suite``): in ``total`` when
+    the version has its case, else among the unknown cases; a live trace's run that names
+    no case is unassigned, neither."""
+    if suite.case(case_key) is not None:
+        submission.total += 1
+    elif case_key:
+        note_unknown_case(submission.unknown_cases, case_key, line)
 
 
 def recount_cases(submission: Submission, suite: MatcherSuite) -> None:
@@ -143,10 +166,7 @@ def recount_cases(submission: Submission, suite: MatcherSuite) -> None:
     submission.unknown_cases = {}
     runs = submission.runs.order_by("seq").values_list("case_key", "line")
     for case_key, line in runs.iterator(chunk_size=5000):
-        if suite.case(case_key) is not None:
-            submission.total += 1
-        elif case_key:  # a live trace's run that names no case is unassigned, not unknown
-            note_unknown_case(submission.unknown_cases, case_key, line)
+        count_run(submission, suite, case_key, line)
 
 
 def update_counts(submission: Submission) -> None:
@@ -253,3 +273,131 @@ def clear_runs(submission: Submission) -> None:
     submission.formats_seen = []
     submission.tools_seen = []
     submission.meta_keys = []
+
+
+def write_results(
+    submission_id: int, generation: int, indexes: list[int], reports: list[tuple[int, int, Report]]
+) -> None:
+    """Write the results of the chunks ``indexes`` (their runs' reports, as ``(run id, seq,
+    report)``) in one transaction under the submission's lock, if the generation still
+    holds: what an earlier scoring of the chunks wrote is replaced and its tally taken back,
+    the results and failed predicates written in bulk with each chunk's tally, and the
+    counts moved by it; the submission is done once complete."""
+    with transaction.atomic():
+        relax_durability()  # results can be scored again
+        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+        if submission is None or submission.generation != generation:
+            return
+        # The runs as they are now: settling a file read in ranges may have renumbered some
+        # or deleted repeats since they were read (docs/pipeline.md#ranges).
+        present = Run.objects.filter(seq_ranges(submission, indexes), submission=submission)
+        trials, occupied = {}, set()
+        for run_id, seq, trial in present.values_list("pk", "seq", "trial"):
+            trials[run_id] = trial
+            occupied.add((seq - 1) // submission.chunk_runs)
+        live = submission.live_day is not None
+        if any(run_id not in trials for run_id, _, _ in reports):
+            if live or submission.ingest_finished is None:
+                # A range read again, or a live run made again, deleted them meanwhile: it
+                # sends this chunk again as it writes the runs anew.
+                return
+            reports = [item for item in reports if item[0] in trials]  # refused repeats
+        # A chunk of a file left with no run (all refused as repeats) has no tally: only
+        # the chunks that hold runs are scored (``chunk_indexes``).
+        tallies = {index: Counter[str]() for index in indexes if live or index in occupied}
+        predicates: list[tuple] = []
+        results: list[tuple] = []
+        now = timezone.now()
+        for run_id, seq, report in reports:
+            report.trial = trials[run_id]
+            tallies[(seq - 1) // submission.chunk_runs][report.verdict] += 1
+            predicates.extend(
+                _predicate_row(run_id, submission_id, p) for p in report.predicates if not p.passed
+            )
+            signature = failure_signature(report) or ""
+            results.append(
+                (run_id, submission_id, report.verdict, report.to_dict(), now, signature)
+            )
+        chunks = ScoredChunk.objects.filter(submission=submission, generation=generation)
+        # Bounded as well as listed: read as a range of the (submission, generation, index)
+        # index, not a filter over every chunk of a live submission.
+        earlier = chunks.filter(index__range=(min(indexes), max(indexes)), index__in=indexes)
+        if earlier.exists():  # scored before: its results are replaced, its tally taken back
+            _count(submission, earlier, sign=-1)
+            scored_before = Result.objects.filter(
+                seq_ranges(submission, earlier.values_list("index", flat=True), "run__seq"),
+                submission=submission,
+            )
+            PredicateResult.objects.filter(result__in=scored_before.values("pk")).delete()
+            scored_before.only("pk").delete()
+            earlier.delete()
+        insert_rows(Result, RESULT_FIELDS, results)
+        insert_rows(PredicateResult, PREDICATE_FIELDS, predicates)
+        new = ScoredChunk.objects.bulk_create(
+            ScoredChunk(
+                submission=submission,
+                generation=generation,
+                index=index,
+                scored=tally.total(),
+                passed=tally[PASS],
+                failed=tally[FAIL],
+                errored=tally[ERROR],
+            )
+            for index, tally in tallies.items()
+        )
+        _count(submission, new, sign=1)
+        finish_if_complete(submission)
+        submission.save()
+
+
+RESULT_FIELDS = ("run_id", "submission_id", "verdict", "report", "scored_at", "signature")
+
+
+PREDICATE_FIELDS = (
+    "result_id",
+    "submission_id",
+    "kind",
+    "index",
+    "label",
+    "detail",
+    "cause_kind",
+    "cause_tool",
+    "cause_argument",
+)
+
+
+def _predicate_row(run_id: int, submission_id: int, p: MatcherPredicate) -> tuple:
+    cause = p.cause
+    return (
+        run_id,
+        submission_id,
+        p.kind,
+        p.index,
+        p.label[:LABEL_LIMIT],
+        p.detail or "",
+        cause.kind if cause else "",
+        (cause.tool or "")[:LABEL_LIMIT] if cause else "",
+        (cause.argument or "")[:LABEL_LIMIT] if cause else "",
+    )
+
+
+def seq_ranges(submission: Submission, indexes, field: str = "seq") -> Q:
+    """The runs of the chunks ``indexes``: a range of ``seq`` per stretch of consecutive
+    chunks."""
+    ranges = Q(pk__in=[])
+    for _, pairs in groupby(enumerate(sorted(indexes)), key=lambda pair: pair[1] - pair[0]):
+        stretch = [index for _, index in pairs]
+        first, _ = submission.chunk_bounds(stretch[0])
+        _, last = submission.chunk_bounds(stretch[-1])
+        ranges |= Q(**{f"{field}__range": (first, last)})
+    return ranges
+
+
+def _count(submission: Submission, chunks, *, sign: int) -> None:
+    """Move the submission's counts by the chunks' tallies: they stay the sums of its
+    scored chunks, without summing them all again."""
+    for chunk in chunks:
+        submission.scored += sign * chunk.scored
+        submission.passed += sign * chunk.passed
+        submission.failed += sign * chunk.failed
+        submission.errored += sign * chunk.errored

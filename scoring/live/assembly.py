@@ -39,19 +39,22 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from cases.models import Suite
-from cases.natural import natural_key
 from scoring.importers import otel, to_canonical
 from scoring.ingest import conductor
 from scoring.ingest.bulk import insert_rows, update_rows
 from scoring.ingest.chunks import score_runs
 from scoring.ingest.store import (
+    META_VALUES,
+    REMADE_FIELDS,
     RUN_FIELDS,
+    TOOLS,
     clear_chunk_results,
+    count_run,
     describe,
     finish_if_complete,
-    note_unknown_case,
     recount_cases,
-    tools_text,
+    remade,
+    run_row,
 )
 from scoring.live.otlp_codec import log_record_document, span_document
 from scoring.matcher import InvalidInput, load_run
@@ -63,7 +66,7 @@ from scoring.models import (
     Trace,
     TraceSpan,
 )
-from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
+from scoring.runfiles.runmeta import note_seen, tool_names
 
 log = logging.getLogger(__name__)
 
@@ -77,16 +80,6 @@ BATCH_VALUES = 200_000
 READ_BATCH = 2000  # spans read at a time
 CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
 NOT_A_RUN = "no span is a model call or a tool call, and none names the case: not a run"
-# What making a run again changes of it.
-_REMADE_FIELDS = (
-    "case_key",
-    "case_order",
-    "trial",
-    "document",
-    "final_text",
-    "tools",
-    "meta_values",
-)
 
 
 # --- when traces are assembled ---------------------------------------------------------------
@@ -209,8 +202,7 @@ class _Made:
     case_value: str = ""
     canonical: dict | None = None
     run: object = None
-    tools: str = ""
-    meta: dict | None = None
+    row: tuple = ()  # its row in the runs table, once placed (``store.run_row``)
     problem: str = ""
     ignored: bool = False  # no call and no case: not a run (``otel.NotARun``)
 
@@ -351,9 +343,7 @@ def _make(trace: Trace, case_key: str, case_value: str, telemetry: dict) -> _Mad
         return _Made(trace, ignored=True)
     except InvalidInput as exc:
         return _Made(trace, problem=f"trace {trace.trace_id}: {describe(exc.problems)}")
-    return _Made(
-        trace, case_key, case_value, canonical, run, tools_text(run), meta_values(run.meta)
-    )
+    return _Made(trace, case_key, case_value, canonical, run)
 
 
 def _place(submission: Submission, made: list[_Made]) -> int:
@@ -381,8 +371,8 @@ def _place(submission: Submission, made: list[_Made]) -> int:
     if runs:
         tools_seen, meta_keys = set(submission.tools_seen), set(submission.meta_keys)
         for item in runs:
-            note_seen(tools_seen, tool_names(item.tools))
-            note_seen(meta_keys, item.meta)
+            note_seen(tools_seen, tool_names(item.row[TOOLS]))
+            note_seen(meta_keys, item.row[META_VALUES])
         submission.tools_seen, submission.meta_keys = sorted(tools_seen), sorted(meta_keys)
         submission.status = Status.SCORING
         submission.scoring_finished = None
@@ -414,21 +404,14 @@ def _add_runs(submission: Submission, suite, made: list[_Made]) -> None:
         if trial is not None:
             highest[case_key] = trial
     first = submission.stored_runs + 1
-    rows = []
     for item in made:
         trial = highest[item.case_key] = highest.get(item.case_key, -1) + 1
-        item.canonical["trial"] = trial
         submission.stored_runs += 1
         seq = submission.stored_runs
-        rows.append(
-            (submission.pk, seq, seq, item.case_key, natural_key(item.case_key), trial, False,
-             item.canonical, item.run.final_text, item.tools, item.meta)
-        )  # fmt: skip
-        if suite.case(item.case_key) is not None:
-            submission.total += 1
-        elif item.case_key:  # one that names no case is unassigned, not unknown
-            note_unknown_case(submission.unknown_cases, item.case_key, seq)
-    insert_rows(Run, RUN_FIELDS, rows)  # COPY: runs are wide, and INSERT dumps them slowly
+        item.row = run_row(submission.pk, seq, seq, item.case_key, trial, item.run, item.canonical)
+        count_run(submission, suite, item.case_key, seq)
+    # COPY: runs are wide, and INSERT dumps them slowly.
+    insert_rows(Run, RUN_FIELDS, [item.row for item in made])
     placed = submission.runs.filter(seq__gte=first).only("pk", "seq", "submission_id")
     by_seq = {run.seq: run for run in placed}
     for seq, item in enumerate(made, start=first):
@@ -442,13 +425,15 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
     clear_chunk_results(submission, (stored.seq, stored.seq))  # its chunk is the run alone
     recase = stored.case_key != item.case_key
     if recase:
-        stored.case_key, stored.case_order = item.case_key, natural_key(item.case_key)
+        stored.case_key = item.case_key
         stored.trial = submission.runs.filter(case_key=item.case_key).count()
-    item.canonical["trial"] = stored.trial
+    item.row = run_row(
+        submission.pk, stored.seq, stored.line, stored.case_key, stored.trial, item.run,
+        item.canonical,
+    )  # fmt: skip
     # Written as runs are first written (``insert_rows``): a NUL in their text, which
     # PostgreSQL's text cannot hold, reads as U+FFFD.
-    update_rows(Run, _REMADE_FIELDS, [(stored.pk, stored.case_key, stored.case_order,
-        stored.trial, item.canonical, item.run.final_text, item.tools, item.meta)])  # fmt: skip
+    update_rows(Run, REMADE_FIELDS, [(stored.pk, *remade(item.row))])
     if recase:
         recount_cases(submission, suite)
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from cases import services
 from cases.models import SuiteVersion
-from scoring.ingest import chunks, reading, sending, tasks
+from scoring.ingest import chunks, reading, sending, store, tasks
 from scoring.ingest.pipeline import (
     NotReady,
     create_submission,
@@ -305,7 +305,7 @@ def test_a_bug_in_a_task_fails_the_submission_with_the_reason(demo_suite, monkey
     def broken(*args):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(chunks, "insert_rows", broken)
+    monkeypatch.setattr(store, "insert_rows", broken)
     submission = upload(demo_suite, DEMO_RUNS)
     assert submission.status == Status.FAILED
     assert submission.error == "ValueError: a bug"
@@ -329,7 +329,7 @@ def test_a_task_run_in_process_that_the_database_refuses_is_tried_again(
         return run
 
     monkeypatch.setattr(sending, "EAGER_RETRY_WAITS", (0, 0, 0))
-    monkeypatch.setattr(chunks, "finish_if_complete", refusing("chunk", chunks.finish_if_complete))
+    monkeypatch.setattr(store, "finish_if_complete", refusing("chunk", store.finish_if_complete))
     monkeypatch.setattr(reading, "read_lines_from", refusing("ingest", reading.read_lines_from))
     submission = upload(demo_suite, DEMO_RUNS)
     assert refusals == {"ingest": 0, "chunk": 0}
