@@ -26,9 +26,8 @@ from django.utils import timezone
 from isal import igzip
 
 from cases.models import Suite, SuiteVersion
-from scoring.ingest.bulk import insert_rows, relax_durability, update_rows
+from scoring.ingest.bulk import relax_durability, update_rows
 from scoring.ingest.store import (
-    INVALID_FIELDS,
     Superseded,
     clear_chunk_results,
     clear_results,
@@ -40,6 +39,7 @@ from scoring.ingest.store import (
     finish_reading,
     recount_cases,
     update_counts,
+    write_invalid,
 )
 from scoring.ingest.uploads import (
     GZIP_ERRORS,
@@ -455,7 +455,7 @@ def settle(submission_id: int, generation: int) -> None:
         repeats = _settle_runs(submission, submission.version.matcher_suite())
         submission.invalid = sum(r.invalid for r in ranges) + len(repeats)
         if repeats:
-            insert_rows(InvalidLine, INVALID_FIELDS, repeats)
+            write_invalid(repeats)
         _keep_first_invalid(submission)
         stopped = ranges[-1].stop_reason
         if stopped:

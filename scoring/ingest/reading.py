@@ -28,12 +28,10 @@ from contextlib import closing
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from scoring.ingest.bulk import insert_rows, relax_durability
+from scoring.ingest.bulk import relax_durability
 from scoring.ingest.chunks import score_runs
 from scoring.ingest.store import (
-    INVALID_FIELDS,
     META_VALUES,
-    RUN_FIELDS,
     TOOLS,
     Superseded,
     count_run,
@@ -42,12 +40,14 @@ from scoring.ingest.store import (
     finish_reading,
     run_row,
     unstorable,
+    write_invalid,
+    write_runs,
 )
 from scoring.ingest.uploads import GZIP_ERRORS, UploadRefused, broken_gzip, open_upload
 from scoring.matcher import InvalidInput, Problem, TrialNumbering
 from scoring.matcher import Run as MatcherRun
 from scoring.matcher import Suite as MatcherSuite
-from scoring.models import InvalidLine, ReadRange, Run, Submission
+from scoring.models import ReadRange, Run, Submission
 from scoring.runfiles.diagnosis import FIRST_PROBLEMS
 from scoring.runfiles.reader import RunLine, read_lines_from, read_run_lines
 from scoring.runfiles.runmeta import note_seen, tool_names
@@ -264,7 +264,7 @@ class _Batch:
             # to the commit, and copying a chunk of runs is most of the write, so the other
             # workers write meanwhile. Superseded, this attempt rolls them back below.
             if runs and self.runs:
-                insert_rows(Run, RUN_FIELDS, self.runs)
+                write_runs(self.runs)
             submission = current(self.submission_id, self.generation)
             span = self._locked_span()
             if runs and self.runs:
@@ -276,7 +276,7 @@ class _Batch:
                 index = (self.seq - 1) // self.chunk_runs
                 written = (index, self._with_ids() if self.scores_own_chunks else None)
                 self.runs, self.parsed, self.counted = [], [], []
-            insert_rows(InvalidLine, INVALID_FIELDS, self.invalid)
+            write_invalid(self.invalid)
             submission.invalid += self.invalid_read
             if span is None:
                 submission.formats_seen = sorted(self.formats)

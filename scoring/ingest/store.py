@@ -15,6 +15,7 @@ the attempt writing is no longer the current one.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from contextlib import closing
 from itertools import groupby
 
@@ -34,6 +35,7 @@ from scoring.models import (
     LABEL_LIMIT,
     EarlierResult,
     EarlierScore,
+    InvalidLine,
     PredicateResult,
     Result,
     Review,
@@ -117,6 +119,17 @@ def run_row(
         submission_id, seq, line, case_key, natural_key(case_key), trial, trial_given,
         canonical, run.final_text, tools_text(run), meta_values(run.meta),
     )  # fmt: skip
+
+
+def write_runs(rows: Iterable[tuple]) -> int:
+    """Write runs' rows (``run_row``) in bulk (COPY on PostgreSQL: runs are wide, and
+    INSERT dumps them slowly); returns how many."""
+    return insert_rows(Run, RUN_FIELDS, rows)
+
+
+def write_invalid(rows: Iterable[tuple]) -> int:
+    """Write invalid lines, as ``(submission id, line, reason)``, in bulk."""
+    return insert_rows(InvalidLine, INVALID_FIELDS, rows)
 
 
 def remade(row: tuple) -> tuple:

@@ -41,12 +41,11 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from cases.models import Suite
 from scoring.importers import otel, to_canonical
 from scoring.ingest import conductor
-from scoring.ingest.bulk import insert_rows, update_rows
+from scoring.ingest.bulk import update_rows
 from scoring.ingest.chunks import score_runs
 from scoring.ingest.store import (
     META_VALUES,
     REMADE_FIELDS,
-    RUN_FIELDS,
     TOOLS,
     clear_chunk_results,
     count_run,
@@ -55,6 +54,7 @@ from scoring.ingest.store import (
     recount_cases,
     remade,
     run_row,
+    write_runs,
 )
 from scoring.live.otlp_codec import log_record_document, span_document
 from scoring.matcher import InvalidInput, load_run
@@ -410,8 +410,7 @@ def _add_runs(submission: Submission, suite, made: list[_Made]) -> None:
         seq = submission.stored_runs
         item.row = run_row(submission.pk, seq, seq, item.case_key, trial, item.run, item.canonical)
         count_run(submission, suite, item.case_key, seq)
-    # COPY: runs are wide, and INSERT dumps them slowly.
-    insert_rows(Run, RUN_FIELDS, [item.row for item in made])
+    write_runs(item.row for item in made)
     placed = submission.runs.filter(seq__gte=first).only("pk", "seq", "submission_id")
     by_seq = {run.seq: run for run in placed}
     for seq, item in enumerate(made, start=first):

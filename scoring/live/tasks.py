@@ -7,15 +7,11 @@ export added to, and the task calls ``scoring.live.assembly``.
 
 from __future__ import annotations
 
-import logging
-
 from celery import current_app, shared_task
 from django.conf import settings
 
 from scoring.ingest.sending import RETRY, AfterCommitTask
 from scoring.live import assembly
-
-log = logging.getLogger(__name__)
 
 
 @shared_task(base=AfterCommitTask, **RETRY)
@@ -41,8 +37,6 @@ def assemble_when_due(trace_pks: list[int]) -> None:
     if current_app.conf.task_always_eager:
         assembly.embedded_timer.wake_in(grace)
         return
-    try:
-        assemble_traces.apply_async((trace_pks,), countdown=grace)
-    except Exception:
-        # The spans are stored: the periodic sweep assembles them once the broker is back.
-        log.exception("could not schedule the assembly of traces %s; the sweep will", trace_pks)
+    # A broker that cannot be reached is logged: the spans are stored, and the periodic
+    # sweep assembles them once it is back.
+    assemble_traces.apply_async_on_commit((trace_pks,), countdown=grace)
