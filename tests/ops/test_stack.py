@@ -140,7 +140,7 @@ def test_the_stack_starts_scores_in_a_worker_and_stops(database_url, broker):
             return [
                 record
                 for record in output.records("worker.1")
-                if record["message"].startswith("Task scoring.tasks.score_chunk")
+                if record["message"].startswith("Task scoring.ingest.tasks.score_chunk")
                 and "succeeded" in record["message"]
                 and record.get("submission_id") == upload["id"]
             ]
