@@ -591,3 +591,30 @@ def test_a_litellm_repr_past_its_limit_is_not_read(monkeypatch):
     assert imported(line)["final_text"] == "Hi"
     monkeypatch.setattr(otel.litellm, "MAX_REPR_BYTES", len(choices) - 1)
     assert imported(line)["final_text"] is None
+
+
+def test_openinference_messages_missing_a_parts_text_or_with_an_object_for_an_id_are_read():
+    """Two fuzz findings: a text part without its text raised KeyError, and a call id sent
+    as a key-value list (an object, not a text) raised TypeError; both lost the export."""
+    output = "llm.output_messages.0.message."
+    attributes = otlp_attributes(
+        openinference__span__kind="LLM",
+        **{
+            f"{output}role".replace(".", "__"): "assistant",
+            f"{output}contents.0.message_content.type".replace(".", "__"): "text",
+            f"{output}tool_calls.0.tool_call.function.name".replace(".", "__"): "get_weather",
+            f"{output}tool_calls.0.tool_call.function.arguments".replace(".", "__"): (
+                '{"city": "Paris"}'
+            ),
+        },
+    )
+    attributes.append(
+        {
+            "key": f"{output}tool_calls.0.tool_call.id",
+            "value": {"kvlistValue": {"values": [{"key": "a", "value": {"stringValue": "b"}}]}},
+        }
+    )
+    span = otlp_span("c1", "", "ChatCompletion", 100, 200)
+    span["attributes"] = attributes
+    run = imported({"case": "weather", **otlp_export(span)})
+    assert [call["arguments"] for batch in run["batches"] for call in batch] == [{"city": "Paris"}]

@@ -70,7 +70,7 @@ def _message(span: Span, fields: dict[str, tuple[Any, str]], turn: ModelTurn | N
             calls.setdefault(f"{listed}.{matched.group(1)}", {})[matched.group(2)] = value
         elif matched := _PART_KEY.fullmatch(rest):
             parts.setdefault(int(matched.group(1)), {})[matched.group(2)] = value
-    texts = [p["text"] for _, p in sorted(parts.items()) if p.get("type") == "text"]
+    texts = [p.get("text") for _, p in sorted(parts.items()) if p.get("type") == "text"]
     content = fields.get("content", (None, ""))[0]
     if isinstance(content, str):
         texts = [content]
@@ -79,9 +79,10 @@ def _message(span: Span, fields: dict[str, tuple[Any, str]], turn: ModelTurn | N
     for key in sorted(calls, key=lambda k: (not k.startswith("tool_calls"), int(k.split(".")[1]))):
         found = calls[key]
         call_id = found.get("id")
-        if call_id is not None and call_id in seen:
-            continue  # the same call named again among the contents
-        seen.add(call_id)
+        if isinstance(call_id, str):
+            if call_id in seen:
+                continue  # the same call named again among the contents
+            seen.add(call_id)
         name = must_be_text(found.get("function.name"), _where(span, fields, key))
         made = call(
             call_id, name, found.get("function.arguments"), captured="function.arguments" in found
