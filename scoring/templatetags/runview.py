@@ -27,6 +27,15 @@ def run_name(case_key: str, trial, verdict: str | None) -> str:
 
 
 @register.filter
+def tool_error_at(at, errors) -> bool:
+    """``at|tool_error_at:errors``: whether the call at ``at`` (a report's ``[batch,
+    position]``) is among ``errors``, the calls whose tool returned an error."""
+    if not isinstance(at, list | tuple) or len(at) != 2:
+        return False
+    return any(call.at == (at[0], at[1]) for call in errors or ())
+
+
+@register.filter
 def json_pretty(value) -> str:
     """A JSON value as indented text (escaped by the template like any other text)."""
     try:

@@ -277,3 +277,33 @@ def test_argument_matchers_read_as_words_on_the_run_page_promote_form_and_editor
     case = suite.cases.get(key="pay")
     page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
     expect(page.locator("#call-0 ul.argwords li")).to_have_text(words)
+
+
+def test_a_call_the_tool_refused_is_marked_on_the_call_itself(
+    page, live_server, user, password, team
+):
+    """Run 11/0 (reward 1): the first book_reservation was refused (``Error: payment amount
+    does not add up``); the run passes the suite the file's tasks make, and the refused call
+    says so in its head and where the report names it, not only in its folded result."""
+    from cases import tau_bench as tau_bench_suite
+
+    records = [r for r in tau_bench.RECORDS if r["task_id"] == 11]
+    content = json.dumps(records).encode()
+    results = tau_bench_suite.read_results(io.BytesIO(content))
+    reads = tau_bench_suite.read_only_names(tau_bench_suite.proposed_roles(results.tools, []))
+    document = tau_bench_suite.suite_document(results, name="airline", read_only=reads)
+    suite = services.create_suite(team, document, user)
+    submission = create_submission(suite, user, io.BytesIO(content), filename="tau.json")
+    run = Run.objects.get(submission=submission, case_key="11", trial=0)
+    open_run(page, live_server, user, password, run)
+    expect(page.locator("h1 .verdict")).to_have_text("pass")
+    refused = page.locator(".tl-call.recorded.is-error")
+    expect(refused).to_have_count(1)
+    expect(refused.locator(".tl-call-head code.name")).to_have_text("book_reservation")
+    expect(refused.locator(".tl-call-head .tl-state.error")).to_have_text("tool error")
+    expect(refused.locator(".tl-call-head .tl-state.error")).to_be_visible()
+    rule = page.locator(".predicate", has_text="counting calls that succeeded")
+    expect(rule).to_have_class(re.compile(r"\bpass\b"))
+    # the expected call is credited to the booking that succeeded, not the refused one
+    credited = page.locator(".predicate", has_text="book_reservation(")
+    expect(credited.locator(".tl-state.error")).to_have_count(0)
