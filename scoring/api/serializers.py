@@ -216,6 +216,11 @@ class ReportSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=["pass", "fail", "error"])
     predicates = serializers.ListField(child=serializers.DictField())
     error = serializers.CharField(allow_null=True)
+    reward = serializers.FloatField(
+        allow_null=True,
+        help_text="the file's own score of the run (`meta.reward`, as τ-bench writes it); "
+        "null when the file gave none",
+    )
     review = RunReviewSerializer()
     html_url = serializers.URLField()
 
@@ -224,6 +229,7 @@ class ReportSerializer(serializers.Serializer):
         untriaged = {"status": ReviewStatus.UNTRIAGED.value, "labels": []}
         return {
             **result.report,
+            "reward": self.context.get("rewards", {}).get(result.run_id),
             "review": self.context.get("reviews", {}).get(result.run_id, untriaged),
             "html_url": self.context["request"].build_absolute_uri(url),
         }

@@ -72,11 +72,11 @@ from scoring.models import (
 )
 from scoring.runfiles.diagnosis import FIRST_PROBLEMS, HEAD_BYTES, diagnose
 from scoring.runfiles.reader import RunLine, read_lines_from, read_run_lines, reads_line_by_line
-from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
+from scoring.runfiles.runmeta import file_reward, meta_values, note_seen, tool_names
 
 RUN_FIELDS = (
     "submission_id", "seq", "line", "case_key", "case_order", "trial", "trial_given", "document",
-    "final_text", "tools", "meta_values",
+    "final_text", "tools", "meta_values", "reward",
 )  # fmt: skip
 INVALID_FIELDS = ("submission_id", "line", "reason")
 INVALID_BATCH = 1000  # invalid lines stored per write
@@ -405,7 +405,7 @@ class _Batch:
         note_seen(self.meta_keys, meta)
         self.runs.append(
             (self.submission_id, self.seq, item.line, run.case, natural_key(run.case),
-             run.trial, given, canonical, run.final_text, tools, meta)
+             run.trial, given, canonical, run.final_text, tools, meta, file_reward(meta))
         )  # fmt: skip
         if self.scores_own_chunks:
             self.parsed.append(run)

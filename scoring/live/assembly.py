@@ -63,7 +63,7 @@ from scoring.models import (
     TraceSpan,
 )
 from scoring.results.failures import summarize_when_scored
-from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
+from scoring.runfiles.runmeta import file_reward, meta_values, note_seen, tool_names
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ _REMADE_FIELDS = (
     "final_text",
     "tools",
     "meta_values",
+    "reward",
 )
 
 
@@ -436,7 +437,7 @@ def _add_runs(submission: Submission, suite, made: list[_Made]) -> None:
         seq = submission.stored_runs
         rows.append(
             (submission.pk, seq, seq, item.case_key, natural_key(item.case_key), trial, False,
-             item.canonical, item.run.final_text, item.tools, item.meta)
+             item.canonical, item.run.final_text, item.tools, item.meta, file_reward(item.meta))
         )  # fmt: skip
         if suite.case(item.case_key) is not None:
             submission.total += 1
@@ -462,7 +463,8 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
     # Written as runs are first written (``insert_rows``): a NUL in their text, which
     # PostgreSQL's text cannot hold, reads as U+FFFD.
     update_rows(Run, _REMADE_FIELDS, [(stored.pk, stored.case_key, stored.case_order,
-        stored.trial, item.canonical, item.run.final_text, item.tools, item.meta)])  # fmt: skip
+        stored.trial, item.canonical, item.run.final_text, item.tools, item.meta,
+        file_reward(item.meta))])  # fmt: skip
     if recase:
         recount_cases(submission, suite)
 

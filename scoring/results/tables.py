@@ -32,6 +32,7 @@ from scoring.models import (
     Verdict,
 )
 from scoring.results.passk import KFigures, pass_at_k, pass_hat_k, suite_figures
+from scoring.runfiles.runmeta import reward_agrees
 
 COMMON_FAILURES_SHOWN = 10
 T = TypeVar("T")
@@ -206,6 +207,7 @@ ROW_FIELDS = (
     "run__line",
     "run__case_key",
     "run__trial",
+    "run__reward",
     "run__review__status",
     "run__review__assignee__username",
 )
@@ -266,6 +268,11 @@ class RunRow:
     assignee: str  # username, or ""
     columns: tuple[str, ...] = ()  # its meta values of the chosen columns ("" if none)
     labels: tuple[ReviewLabel, ...] = ()  # the team's review labels on it, by name
+    reward: float | None = None  # the file's own score of the run, when it gave one
+
+    @property
+    def reward_agrees(self) -> bool | None:
+        return reward_agrees(self.verdict == Verdict.PASS, self.reward)
 
     @property
     def review_label(self) -> str:
@@ -326,6 +333,7 @@ def run_rows(
                 assignee=row["run__review__assignee__username"] or "",
                 columns=tuple(meta_text(meta, name) for name in columns),
                 labels=tuple(labels.get(row["run_id"], ())),
+                reward=row["run__reward"],
             )
         )
     return rows

@@ -7,6 +7,7 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from scoring.matcher import InvalidInput, dump_json, parse_json, pass_rate_text, pretty_json
+from scoring.runfiles.runmeta import reward_agrees
 
 register = template.Library()
 
@@ -24,6 +25,15 @@ def run_name(case_key: str, trial, verdict: str | None) -> str:
     (docs/review.md#keyboard-and-screen-readers)."""
     case = f"Case {case_key}" if case_key else "Unassigned run"
     return f"{case}, trial {trial}: {verdict or 'not scored'}"
+
+
+@register.filter
+def agrees_with_reward(verdict: str | None, reward) -> bool | None:
+    """``verdict|agrees_with_reward:reward``: whether Casebook's verdict agrees with the
+    file's own reward (``runmeta.reward_agrees``); None without a reward or a verdict."""
+    if verdict is None:
+        return None
+    return reward_agrees(verdict == "pass", reward)
 
 
 @register.filter

@@ -307,3 +307,33 @@ def test_a_call_the_tool_refused_is_marked_on_the_call_itself(
     # the expected call is credited to the booking that succeeded, not the refused one
     credited = page.locator(".predicate", has_text="book_reservation(")
     expect(credited.locator(".tl-state.error")).to_have_count(0)
+
+
+def test_the_files_reward_stands_beside_the_verdict_with_the_agreement_and_its_filter(
+    page, live_server, user, password, team
+):
+    """τ-bench's results file scored against the suite its tasks make: 196 of its 200 runs'
+    verdicts agree with the file's reward; the 4 that do not are one click away, each with
+    its reward beside its verdict, and a run's page says it too."""
+    from cases import tau_bench as tau_bench_suite
+
+    content = tau_bench.RESULTS_FILE.read_bytes()
+    results = tau_bench_suite.read_results(io.BytesIO(content))
+    reads = tau_bench_suite.read_only_names(tau_bench_suite.proposed_roles(results.tools, []))
+    document = tau_bench_suite.suite_document(results, name="airline", read_only=reads)
+    suite = services.create_suite(team, document, user)
+    submission = create_submission(suite, user, io.BytesIO(content), filename="tau.json")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    sign_in(page, live_server, user.username, password)
+    page.goto(f"{live_server.url}{submission.get_absolute_url()}")
+    agreement = page.locator(".reward-agreement")
+    expect(agreement).to_contain_text("196 of 200 agree with the file's reward")
+    agreement.get_by_role("link", name="show the 4 that disagree").click()
+    rows = page.locator("#runs tr[data-run-row]")
+    expect(rows).to_have_count(4)
+    expect(page.locator("#filter-reward")).to_have_value("disagrees")
+    expect(rows.locator(".reward.disagrees")).to_have_count(4)
+    expect(rows.first.locator("td").first).to_contain_text(re.compile(r"fail\s+reward 1"))
+    run = Run.objects.get(submission=submission, case_key="11", trial=0)
+    page.goto(f"{live_server.url}{run.get_absolute_url()}")
+    expect(page.locator("h1 .reward")).to_have_text("the file's reward 1, agrees")

@@ -498,6 +498,7 @@ def test_csv_lists_the_filtered_runs_with_the_table_columns(as_user, viewer, edi
             "case": "weather-two-cities",
             "trial": str(run.trial),
             "verdict": "fail",
+            "reward": "",
             "tags": "weather parallel",
             "failing predicates": f'{TOKYO}\nfinal text contains "Tokyo"',
             "reasons": "1 call of get_weather, credited to another expected call (#0); "
