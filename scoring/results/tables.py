@@ -159,12 +159,30 @@ def failure_groups(submission: Submission) -> QuerySet:
 
 
 def common_failures(submission: Submission) -> list[dict]:
-    """The failure groups with the most runs: where to start reading."""
-    return kept(
-        submission,
-        "common-failures",
-        lambda: list(failure_groups(submission)[:COMMON_FAILURES_SHOWN]),
+    """The failure groups with the most runs: where to start reading. Each is named by what
+    happened (its cause in words, "cancel_reservation: called though forbidden"), not only
+    by the predicate that failed, whose label says what was expected ("did not call
+    cancel_reservation"): ``{"label", "runs", "what"}`` rows, a predicate's causes apart."""
+    return kept(submission, "common-failures", lambda: _common_failures(submission))
+
+
+def _common_failures(submission: Submission) -> list[dict]:
+    labels = [row["label"] for row in failure_groups(submission)[:COMMON_FAILURES_SHOWN]]
+    rows = (
+        PredicateResult.objects.filter(submission=submission, label__in=labels)
+        .values("label", "cause_kind", "cause_tool")
+        .annotate(runs=Count("*"))
+        .order_by("-runs", "label", "cause_kind", "cause_tool")
     )
+    return [
+        {"label": row["label"], "runs": row["runs"], "what": cause_in_words(row)} for row in rows
+    ]
+
+
+def cause_in_words(row: dict) -> str:
+    """A failure's cause as the pages say it: "book_reservation: called though forbidden"."""
+    words = CAUSE_WORDS.get(row["cause_kind"], row["cause_kind"])
+    return f"{row['cause_tool']}: {words}" if row["cause_tool"] else words
 
 
 @dataclass(frozen=True)

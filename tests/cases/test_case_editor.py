@@ -507,7 +507,8 @@ def test_a_stale_revision_is_refused_with_409_and_changes_nothing(as_user, edito
     case.refresh_from_db()
     assert (case.title, case.revision) == ("Theirs", 2)
     assert "Someone saved this case since you opened it" in html
-    assert "(now revision 2)" in html
+    assert "(the suite is now at version 2)" in html  # versions, as every page says
+    assert "now revision" not in html
     assert f'<a href="{edit_url(case)}">Reload their version</a>' in html
     assert value_of(html, "title") == "Mine"  # the user's changes are still there to copy
 

@@ -240,8 +240,9 @@ def test_the_table_with_columns_reads_no_documents_and_the_same_queries_at_any_s
         submission = submit(suite, lines)
         query = {"columns": "reward,model", "verdict": "fail"}
         # With the results against earlier versions, the team's review labels and those on
-        # the page's runs, and (the runs have a reward) their agreement with it, counted once.
-        with django_assert_max_num_queries(18) as page:
+        # the page's runs, the causes of the most common failures, and (the runs have a
+        # reward) their agreement with it, counted once.
+        with django_assert_max_num_queries(19) as page:
             assert client.get(url(submission), query).status_code == 200
         with django_assert_max_num_queries(11) as table:
             client.get(url(submission), query, headers=TABLE)
