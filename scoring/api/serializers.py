@@ -403,6 +403,15 @@ class ComparedCaseSerializer(serializers.Serializer):
     redefined = serializers.BooleanField(
         help_text="the case is defined differently in the two versions of the suite"
     )
+    now_failing = serializers.IntegerField(
+        help_text="trials both sides have that passed on the baseline and not now"
+    )
+    now_passing = serializers.IntegerField(
+        help_text="trials both sides have that did not pass on the baseline and pass now"
+    )
+    trials_unmatched = serializers.BooleanField(
+        help_text="both sides have trials, none with the same number: only rates compared"
+    )
 
     @extend_schema_field(ComparedSideSerializer)
     def get_baseline(self, row) -> dict:
