@@ -55,6 +55,16 @@ def open_run(page, live_server, user, password, run: Run, width: int = 1400) -> 
     page.goto(f"{live_server.url}{run.get_absolute_url()}")
 
 
+def test_the_breadcrumb_names_the_team_between_the_library_and_the_suite(
+    page, live_server, user, password, run
+):
+    open_run(page, live_server, user, password, run)
+    crumbs = page.locator(".pagehead .crumbs a")
+    expect(crumbs).to_have_text(["Library", "Airline", "tau-bench airline", re.compile("#")])
+    crumbs.nth(1).click()
+    page.wait_for_url(re.compile(r"/teams/"))
+
+
 def test_the_run_reads_as_its_conversation_with_every_batch_at_its_turn(
     page, live_server, user, password, run
 ):
