@@ -371,3 +371,30 @@ def test_the_files_reward_stands_beside_the_verdict_with_the_agreement_and_its_f
     run = Run.objects.get(submission=submission, case_key="11", trial=0)
     page.goto(f"{live_server.url}{run.get_absolute_url()}")
     expect(page.locator("h1 .reward")).to_have_text("the file's reward 1, agrees")
+
+
+def test_the_assistants_markdown_is_rendered_safely_with_the_raw_text_a_click_away(
+    page, live_server, user, password, team, run
+):
+    open_run(page, live_server, user, password, run)
+    turn = page.locator(".turn.assistant", has=page.locator("strong", has_text="FQ8APE")).first
+    expect(turn.locator(".markdown strong")).to_have_text("FQ8APE")
+    raw = turn.locator(".turn-raw")
+    expect(raw.locator(".turn-text")).to_be_hidden()
+    raw.locator("summary").click()
+    expect(raw.locator(".turn-text")).to_contain_text("**FQ8APE**")
+    # Markup in the text stays text; a javascript: link is no link.
+    record = next(r for r in tau_bench.RECORDS if r["task_id"] == TASK and r["trial"] == 0)
+    hostile = json.loads(json.dumps(record))
+    said = next(m for m in reversed(hostile["traj"]) if m["role"] == "assistant")
+    said["content"] = f"**bold** {PAYLOAD} [click](javascript:window.__pwned=1)"
+    other = uploaded(
+        team, user, tau_bench.suite_document(prefix=""), json.dumps([hostile]).encode(), "x.json"
+    )
+    page.goto(f"{live_server.url}{other.get_absolute_url()}")
+    expect(page.locator(".turn.assistant .markdown strong", has_text="bold")).to_have_count(1)
+    expect(page.locator(".turn.assistant .markdown a[href^='javascript']")).to_have_count(0)
+    expect(
+        page.locator(".turn.assistant .markdown script, .turn.assistant .markdown img")
+    ).to_have_count(0)
+    assert page.evaluate("window.__pwned") is None
