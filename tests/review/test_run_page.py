@@ -804,9 +804,12 @@ def test_run_page_shows_the_end_state_diff_after_the_page(
     assert "only the suite's editors and admins see it" in page(as_user(viewer), submission, run)
     assert as_user(viewer).get(diff).status_code == 403
     client = as_user(admin)
-    assert f'hx-get="{diff}"' in page(client, submission, run)
+    whole = page(client, submission, run)
+    assert f'hx-get="{diff}"' in whole
+    # In the main column, under the conversation: its paths and values need the width.
+    assert whole.index('id="end-state"') < whole.index('<aside class="run-side">')
     html = text(client.get(diff))
-    cells = re.findall(r"<td class=\"mono\">(.*?)</td>", html)
+    cells = re.findall(r'<(?:td|th scope="row") class="mono[^"]*">(.*?)</t[dh]>', html)
     assert cells[:3] == [
         "VehicleControlAPI.doorStatus.driver",
         "&quot;unlocked&quot;",
@@ -816,3 +819,12 @@ def test_run_page_shows_the_end_state_diff_after_the_page(
     outsider = django_user_model.objects.create_user("outsider", password="pw")
     refused = as_user(outsider).get(f"/submissions/{submission.pk}/runs/{run.pk}/end-state/")
     assert refused.status_code == 404
+
+
+def test_the_end_state_table_shows_values_whole_where_a_sentence_cuts_them():
+    from scoring.matcher.end_state import StateDifference
+
+    answer = "Yes, " + "the reservation was changed as asked; " * 4
+    difference = StateDifference("reservations.ABC.note", answer, "No")
+    assert difference.run_text.endswith("…")  # in a sentence (the verdict's reason)
+    assert difference.run_value == json.dumps(answer)  # in the table: whole
