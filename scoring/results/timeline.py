@@ -121,6 +121,9 @@ class Turn:
     text: str | None
     batch: TimelineBatch | None = None
     result_of: int | None = None  # a tool turn: the batch whose result it is
+    # A user turn of a run of several (docs/matcher.md#turns): its number, from 1; the
+    # page starts each turn there, with its message (or says it was not recorded).
+    number: int | None = None
 
 
 @dataclass(frozen=True)
@@ -236,9 +239,14 @@ def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, 
         return ()
     turns: list[Turn] = []
     placed = 0  # batches placed so far: they are placed in order
+    several = sum(raw["role"] == "user" for raw in run.transcript) > 1
+    users = 0
     for raw in run.transcript:
         role, text, b = raw["role"], raw.get("text"), raw.get("batch")
-        if role == "assistant" and b is not None and b >= placed:
+        if role == "user" and several:  # every turn starts here, its message or not
+            users += 1
+            turns.append(Turn(role, text, number=users))
+        elif role == "assistant" and b is not None and b >= placed:
             turns.extend(Turn("assistant", None, batch) for batch in batches[placed:b])
             turns.append(Turn(role, text, batches[b]))
             placed = b + 1
@@ -248,6 +256,8 @@ def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, 
         elif text:  # a turn with nothing to read (an empty message) is left out
             turns.append(Turn(role, text))
     turns.extend(Turn("assistant", None, batch) for batch in batches[placed:])
+    if turns and turns[-1].number is not None and not turns[-1].text:
+        turns.pop()  # a last turn with no message and nothing after it: nothing to read
     return tuple(turns)
 
 

@@ -671,7 +671,7 @@ def test_run_page_shows_the_calls_by_batch_with_arguments_and_results(as_user, v
     calls = html[html.index("<h2>Timeline</h2>") :]
     batches = calls.split('<section class="tl-batch"')[1:]
     assert len(batches) == 2
-    assert "batch 0 · 2 parallel calls" in batches[0]
+    assert "batch 0 · 2 calls in one reply" in batches[0]
     assert "batch 1</h3>" in batches[1]
     first, second = batches[0].split('<div class="tl-call recorded')[1:]
     assert f'id="run-{run.pk}-call-0-0"' in first

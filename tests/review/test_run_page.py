@@ -828,3 +828,30 @@ def test_the_end_state_table_shows_values_whole_where_a_sentence_cuts_them():
     difference = StateDifference("reservations.ABC.note", answer, "No")
     assert difference.run_text.endswith("…")  # in a sentence (the verdict's reason)
     assert difference.run_value == json.dumps(answer)  # in the table: whole
+
+
+def test_a_run_of_several_turns_reads_turn_by_turn_and_a_reply_is_no_parallel_batch(
+    as_user, viewer, suite, submit
+):
+    """Each turn starts at its user message (said missing when the run lacks it); a reply's
+    calls are "in one reply", which a harness may run one after another: not "parallel"."""
+    run = {
+        "case": "weather-two-cities",
+        "batches": [[PARIS, TOKYO], [PARIS]],
+        "transcript": [
+            {"role": "user", "text": "Weather in Paris and Tokyo?"},
+            {"role": "assistant", "text": None, "batch": 0},
+            {"role": "user", "text": None},
+            {"role": "assistant", "text": None, "batch": 1},
+            {"role": "assistant", "text": "Done."},
+        ],
+        "final_text": "Done.",
+    }
+    submission = submit(suite, [run])
+    html = page(as_user(viewer), submission, submission.runs.get())
+    turns = html.split('<h3 class="turn-number">')[1:]
+    assert [turn.split("<")[0] for turn in turns] == ["Turn 1", "Turn 2"]
+    assert "Weather in Paris and Tokyo?" in turns[0]
+    assert "The user's message is not in the run." in turns[1]
+    assert "batch 0 · 2 calls in one reply" in html
+    assert "parallel calls" not in html
