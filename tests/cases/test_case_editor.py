@@ -946,3 +946,24 @@ def test_try_reads_a_run_with_values_of_the_wrong_type_without_failing(
     recorded, so it is not failed for it (docs/matcher.md#content-not-captured)."""
     html = try_run(as_user(editor), case_of(suite, "delete-if-exists"), run)
     assert f'<span class="verdict {verdict}">{verdict}</span>' in html
+
+
+def test_a_count_of_calls_that_succeeded_is_a_check_box_kept_through_the_editor():
+    from cases.editor_forms import ExpectationForm
+
+    rule = {"type": "no_calls_beyond_expected", "tools": ["book"], "succeeded_only": True}
+    initial = ExpectationForm.initial_from(rule)
+    assert initial["succeeded_only"] is True
+    assert "succeeded_only" not in json.loads(initial["extra"])  # a field of its own
+    posted = {
+        "exp-0-type": "no_calls_beyond_expected",
+        "exp-0-tools": "book",
+        "exp-0-succeeded_only": "on",
+        "exp-0-extra": "{}",
+    }
+    form = ExpectationForm(data=posted, prefix="exp-0")
+    assert form.is_valid(), form.errors
+    assert form.to_document() == rule
+    unticked = ExpectationForm(data={**posted, "exp-0-succeeded_only": ""}, prefix="exp-0")
+    assert unticked.is_valid()
+    assert "succeeded_only" not in unticked.to_document()
