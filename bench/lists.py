@@ -47,7 +47,7 @@ def timed(action, repeat: int) -> tuple[float, float]:
 def keep_earlier_once(submission, version) -> None:
     from django.db import transaction
 
-    from scoring.ingest.pipeline import keep_earlier
+    from scoring.ingest.conductor import keep_earlier
     from scoring.models import Submission
 
     with transaction.atomic():

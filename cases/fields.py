@@ -6,6 +6,7 @@ read back exactly as written. This field stores the JSON text itself.
 """
 
 import hashlib
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -15,6 +16,9 @@ from scoring.matcher import InvalidInput, dump_json, parse_json
 
 class JSONTextField(models.TextField):
     description = "JSON stored as text, with key order and exact numbers kept"
+    # For django-stubs: it takes and gives JSON values, not the text it stores.
+    _pyi_private_set_type: Any
+    _pyi_private_get_type: Any
 
     def from_db_value(self, value, expression, connection):
         return None if value is None else parse_json(value)

@@ -10,7 +10,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# Each area's tasks sit beside its services, in its own ``tasks`` module: the workers import
+# these, and any process that sends a task has imported it to send it.
+app.autodiscover_tasks(["scoring.ingest", "scoring.live", "scoring.retention"])
 
 # Log lines of a task carry its id, its submission's and the id of the request that sent it.
 before_task_publish.connect(logs.add_request_id_header)
@@ -27,3 +29,26 @@ def tune_garbage_collection(**kwargs):
     (and stays shared with forked children), and young collections run ten times less often."""
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
+
+
+@app.on_after_finalize.connect
+def schedule_periodic_tasks(sender, **kwargs):
+    """Beat's schedule, made of the task objects themselves (docs/operations.md#production):
+    the submission sweep every minute, due live traces every CASEBOOK_TRACE_SWEEP_SECONDS,
+    and retention daily at CASEBOOK_PRUNE_HOUR."""
+    from celery.schedules import crontab
+    from django.conf import settings
+
+    from scoring.ingest.tasks import sweep
+    from scoring.live.tasks import assemble_due_traces
+    from scoring.retention.tasks import prune_expired_runs
+
+    sender.add_periodic_task(60.0, sweep.s(), name="resume-stalled-submissions")
+    sender.add_periodic_task(
+        settings.CASEBOOK_TRACE_SWEEP_SECONDS, assemble_due_traces.s(), name="assemble-due-traces"
+    )
+    sender.add_periodic_task(
+        crontab(minute=0, hour=settings.CASEBOOK_PRUNE_HOUR),
+        prune_expired_runs.s(),
+        name="prune-expired-runs",
+    )

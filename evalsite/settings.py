@@ -8,7 +8,6 @@ SECRET_KEY and ALLOWED_HOSTS mandatory.
 from pathlib import Path
 
 import environ
-from celery.schedules import crontab
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
@@ -340,18 +339,6 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_BEAT_SCHEDULE = {
-    "resume-stalled-submissions": {"task": "scoring.tasks.sweep", "schedule": 60.0},
-    "assemble-due-traces": {
-        "task": "scoring.tasks.assemble_due_traces",
-        "schedule": CASEBOOK_TRACE_SWEEP_SECONDS,
-    },
-    "prune-expired-runs": {
-        "task": "scoring.tasks.prune_expired_runs",
-        "schedule": crontab(minute=0, hour=CASEBOOK_PRUNE_HOUR),
-    },
-}
-
 # Workers keep the logging configured here (one format for web and workers) rather than
 # Celery's own.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

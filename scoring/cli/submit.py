@@ -37,6 +37,11 @@ FIRST_POLL_SECONDS, LAST_POLL_SECONDS = 0.2, 3.0
 FINISHED = ("done", "failed")
 QUIET_SECONDS = 15.0
 CONNECT_RETRIES = 3
+# A server being redeployed answers 502-504 from its proxy for a while: a read (never the
+# upload, which may have been taken) is tried again, after the Retry-After it gives if any.
+BUSY_STATUSES = frozenset({502, 503, 504})
+BUSY_RETRIES = 5
+BUSY_PAUSE_SECONDS, BUSY_PAUSE_MAX_SECONDS = 1.0, 30.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -132,11 +137,15 @@ class Server:
         return path if path.startswith(("http://", "https://")) else f"{self.base}{path}"
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
-        try:
-            answer = self.http.request(method, self.url(path), **kwargs)
-        except httpx.TransportError as exc:
-            raise Refused(f"cannot reach {self.base}: {exc or type(exc).__name__}") from None
+        answer = self._send(method, path, **kwargs)
+        tries, pause = 1, BUSY_PAUSE_SECONDS
+        while method == "GET" and answer.status_code in BUSY_STATUSES and tries <= BUSY_RETRIES:
+            time.sleep(_retry_after(answer, pause))
+            answer = self._send(method, path, **kwargs)
+            tries, pause = tries + 1, min(pause * 2, BUSY_PAUSE_MAX_SECONDS)
         where = f"{method} {answer.url.path}"
+        if tries > 1 and answer.status_code in BUSY_STATUSES:
+            where += f" ({tries} tries)"
         if answer.is_redirect:
             moved = answer.headers.get("Location", "")
             raise Refused(f"{where}: {answer.status_code} to {moved}: give that as --server")
@@ -147,8 +156,24 @@ class Server:
         except ValueError:
             raise Refused(f"{where}: the answer is not JSON: is {self.base} Casebook?") from None
 
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return self.http.request(method, self.url(path), **kwargs)
+        except httpx.TransportError as exc:
+            raise Refused(f"cannot reach {self.base}: {exc or type(exc).__name__}") from None
+
     def get(self, path: str, **params: str) -> Any:
         return self.request("GET", path, params=params)
+
+
+def _retry_after(answer: httpx.Response, default: float) -> float:
+    """The pause the server asks for, in seconds (never a date: proxies send seconds), kept
+    within ``BUSY_PAUSE_MAX_SECONDS``."""
+    try:
+        asked = float(answer.headers.get("Retry-After", default))
+    except ValueError:
+        asked = default
+    return min(max(asked, 0.0), BUSY_PAUSE_MAX_SECONDS)
 
 
 def _reason(answer: httpx.Response) -> str:

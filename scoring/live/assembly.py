@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from itertools import groupby
 
-from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, connections, transaction
 from django.db.models import Max, Min, Q
@@ -40,18 +39,23 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from cases.models import Suite
-from cases.natural import natural_key
 from scoring.importers import otel, to_canonical
-from scoring.ingest.bulk import insert_rows, update_rows
+from scoring.ingest import conductor
+from scoring.ingest.bulk import update_rows
 from scoring.ingest.chunks import score_runs
-from scoring.ingest.pipeline import (
+from scoring.ingest.store import (
+    META_VALUES,
+    REMADE_FIELDS,
+    TOOLS,
     clear_chunk_results,
+    count_run,
+    describe,
     finish_if_complete,
-    note_unknown_case,
     recount_cases,
-    task_named,
+    remade,
+    run_row,
+    write_runs,
 )
-from scoring.ingest.reading import RUN_FIELDS, describe, tools_text
 from scoring.live.otlp_codec import log_record_document, span_document
 from scoring.matcher import InvalidInput, load_run
 from scoring.models import (
@@ -62,12 +66,10 @@ from scoring.models import (
     Trace,
     TraceSpan,
 )
-from scoring.results.failures import summarize_when_scored
-from scoring.runfiles.runmeta import file_reward, meta_values, note_seen, tool_names
+from scoring.runfiles.runmeta import note_seen, tool_names
 
 log = logging.getLogger(__name__)
 
-ASSEMBLE_TASK = "scoring.tasks.assemble_traces"  # scoring/tasks.py, by name
 SWEEP_LIMIT = 5000  # traces assembled per sweep; the next sweep takes the rest
 # Traces made into runs per transaction, and the bytes and attribute values of their spans
 # read for it (a trace may hold CASEBOOK_TRACE_MAX_BYTES, or _ATTRIBUTES: such a trace makes a
@@ -78,33 +80,9 @@ BATCH_VALUES = 200_000
 READ_BATCH = 2000  # spans read at a time
 CASE_VALUE_META = "case_value"  # the run's meta key of its trace's case attribute value
 NOT_A_RUN = "no span is a model call or a tool call, and none names the case: not a run"
-# What making a run again changes of it.
-_REMADE_FIELDS = (
-    "case_key",
-    "case_order",
-    "trial",
-    "document",
-    "final_text",
-    "tools",
-    "meta_values",
-    "reward",
-)
 
 
 # --- when traces are assembled ---------------------------------------------------------------
-
-
-def schedule(trace_pks: list[int]) -> None:
-    """Have the traces assembled once their grace period is over."""
-    grace = settings.CASEBOOK_TRACE_GRACE_SECONDS
-    if current_app.conf.task_always_eager:
-        embedded_timer.wake_in(grace)
-        return
-    try:
-        task_named(ASSEMBLE_TASK).apply_async((trace_pks,), countdown=grace)
-    except Exception:
-        # The spans are stored: the periodic sweep assembles them once the broker is back.
-        log.exception("could not schedule the assembly of traces %s; the sweep will", trace_pks)
 
 
 def due_pending() -> Q:
@@ -188,7 +166,7 @@ def assemble(trace_pks: list[int]) -> int:
     then score the runs of the traces not scored yet; returns how many became runs."""
     made = sum(_assemble_batch(batch) for batch in _batches(trace_pks))
     for submission_id in _score_unscored(trace_pks):
-        summarize_when_scored(submission_id)
+        conductor.finish(submission_id)
     return made
 
 
@@ -224,8 +202,7 @@ class _Made:
     case_value: str = ""
     canonical: dict | None = None
     run: object = None
-    tools: str = ""
-    meta: dict | None = None
+    row: tuple = ()  # its row in the runs table, once placed (``store.run_row``)
     problem: str = ""
     ignored: bool = False  # no call and no case: not a run (``otel.NotARun``)
 
@@ -366,9 +343,7 @@ def _make(trace: Trace, case_key: str, case_value: str, telemetry: dict) -> _Mad
         return _Made(trace, ignored=True)
     except InvalidInput as exc:
         return _Made(trace, problem=f"trace {trace.trace_id}: {describe(exc.problems)}")
-    return _Made(
-        trace, case_key, case_value, canonical, run, tools_text(run), meta_values(run.meta)
-    )
+    return _Made(trace, case_key, case_value, canonical, run)
 
 
 def _place(submission: Submission, made: list[_Made]) -> int:
@@ -396,8 +371,8 @@ def _place(submission: Submission, made: list[_Made]) -> int:
     if runs:
         tools_seen, meta_keys = set(submission.tools_seen), set(submission.meta_keys)
         for item in runs:
-            note_seen(tools_seen, tool_names(item.tools))
-            note_seen(meta_keys, item.meta)
+            note_seen(tools_seen, tool_names(item.row[TOOLS]))
+            note_seen(meta_keys, item.row[META_VALUES])
         submission.tools_seen, submission.meta_keys = sorted(tools_seen), sorted(meta_keys)
         submission.status = Status.SCORING
         submission.scoring_finished = None
@@ -429,21 +404,13 @@ def _add_runs(submission: Submission, suite, made: list[_Made]) -> None:
         if trial is not None:
             highest[case_key] = trial
     first = submission.stored_runs + 1
-    rows = []
     for item in made:
         trial = highest[item.case_key] = highest.get(item.case_key, -1) + 1
-        item.canonical["trial"] = trial
         submission.stored_runs += 1
         seq = submission.stored_runs
-        rows.append(
-            (submission.pk, seq, seq, item.case_key, natural_key(item.case_key), trial, False,
-             item.canonical, item.run.final_text, item.tools, item.meta, file_reward(item.meta))
-        )  # fmt: skip
-        if suite.case(item.case_key) is not None:
-            submission.total += 1
-        elif item.case_key:  # one that names no case is unassigned, not unknown
-            note_unknown_case(submission.unknown_cases, item.case_key, seq)
-    insert_rows(Run, RUN_FIELDS, rows)  # COPY: runs are wide, and INSERT dumps them slowly
+        item.row = run_row(submission.pk, seq, seq, item.case_key, trial, item.run, item.canonical)
+        count_run(submission, suite, item.case_key, seq)
+    write_runs(item.row for item in made)
     placed = submission.runs.filter(seq__gte=first).only("pk", "seq", "submission_id")
     by_seq = {run.seq: run for run in placed}
     for seq, item in enumerate(made, start=first):
@@ -457,14 +424,15 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
     clear_chunk_results(submission, (stored.seq, stored.seq))  # its chunk is the run alone
     recase = stored.case_key != item.case_key
     if recase:
-        stored.case_key, stored.case_order = item.case_key, natural_key(item.case_key)
+        stored.case_key = item.case_key
         stored.trial = submission.runs.filter(case_key=item.case_key).count()
-    item.canonical["trial"] = stored.trial
+    item.row = run_row(
+        submission.pk, stored.seq, stored.line, stored.case_key, stored.trial, item.run,
+        item.canonical,
+    )  # fmt: skip
     # Written as runs are first written (``insert_rows``): a NUL in their text, which
     # PostgreSQL's text cannot hold, reads as U+FFFD.
-    update_rows(Run, _REMADE_FIELDS, [(stored.pk, stored.case_key, stored.case_order,
-        stored.trial, item.canonical, item.run.final_text, item.tools, item.meta,
-        file_reward(item.meta))])  # fmt: skip
+    update_rows(Run, REMADE_FIELDS, [(stored.pk, *remade(item.row))])
     if recase:
         recount_cases(submission, suite)
 

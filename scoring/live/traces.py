@@ -42,7 +42,6 @@ from django.utils import timezone
 
 from scoring.importers import otel
 from scoring.ingest.bulk import insert_rows, update_rows
-from scoring.live.assembly import schedule
 from scoring.live.otlp_codec import (
     LOGS,
     TRACES,
@@ -85,6 +84,9 @@ class Outcome:
     accepted: int = 0
     routed: int = 0  # items sent to a suite the sender may send runs to
     rejected: Counter = field(default_factory=Counter)  # (kind, reason) → items
+    # The traces the export added to, pending: to be assembled once due (its caller has
+    # ``scoring.live.tasks.assemble_when_due`` do it).
+    pending: list[int] = field(default_factory=list)
 
     @property
     def rejected_items(self) -> int:
@@ -175,7 +177,7 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
                      stored(item, scope_name), reader.kind, measured.values)
                 )  # fmt: skip
     if rows:
-        over_cap = _store(rows, user)
+        over_cap, outcome.pending = _store(rows, user)
         outcome.routed = len(rows)
         outcome.accepted = len(rows) - sum(over_cap.values())
         outcome.rejected.update({(INVALID, reason): count for reason, count in over_cap.items()})
@@ -305,9 +307,10 @@ def _text(value) -> str:
     return "" if value is None else str(value)
 
 
-def _store(rows: list[tuple], user) -> Counter:
+def _store(rows: list[tuple], user) -> tuple[Counter, list[int]]:
     """Store the rows' spans that are new and within their trace's caps; returns the spans
-    over a cap, by the reason (which names the trace and the cap)."""
+    over a cap, by the reason (which names the trace and the cap), and the traces now
+    pending."""
     now = timezone.now()
     with transaction.atomic():
         first_label = {}
@@ -344,8 +347,7 @@ def _store(rows: list[tuple], user) -> Counter:
         rooted = {traces[row[0], row[2]].pk for row in rows if row[4]}
         if rooted:
             Trace.objects.filter(pk__in=rooted).update(has_root=True)
-        transaction.on_commit(lambda: schedule(touched))
-    return over_cap
+    return over_cap, touched
 
 
 def _save_counts(traces) -> None:

@@ -10,7 +10,7 @@ never by scoring again.
 
 Grouping 100,000 runs' failures takes a few hundred milliseconds, so once a submission's
 scoring is done the unfiltered groups are grouped once and stored (``FailureSummary``, by
-``summarize_when_scored``, which the scoring tasks call); the page and the API read those
+``summarize_when_scored``, which finishing a submission calls); the page and the API read those
 rows. The groups of a filter (tag, review status, text ...) are grouped when asked for: the
 failing runs and their failed predicates are read as two streams in run order and counted
 here, in memory bounded by the groups, not by the runs.

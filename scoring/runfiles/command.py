@@ -43,6 +43,7 @@ from scoring.runfiles.diagnosis import (
     HEAD_BYTES,
     diagnose,
     no_known_case,
+    note_unknown_case,
 )
 from scoring.runfiles.junit import JUnitWriter
 from scoring.runfiles.parallel import (
@@ -266,7 +267,7 @@ class _Scoring:
         valid = 0
         reported = 0
         first_problems: list[str] = []
-        unknown_cases: dict[str, None] = {}  # in file order, up to CASES_KEPT
+        unknown_cases: dict[str, dict[str, Any]] = {}  # in file order, as a submission's
         all_passed = True
         worker = WorkerSettings(
             text,
@@ -286,8 +287,8 @@ class _Scoring:
                     valid += 1
                 elif len(first_problems) < FIRST_PROBLEMS:
                     first_problems.append(str(problems[0]))
-                if scored.unknown_case is not None and len(unknown_cases) < CASES_KEPT:
-                    unknown_cases[scored.unknown_case] = None
+                if scored.unknown_case is not None:
+                    note_unknown_case(unknown_cases, scored.unknown_case, scored.line)
                 if problems:
                     invalid += 1
                     for problem in problems:

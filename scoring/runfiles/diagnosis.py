@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 
 import ijson
 
@@ -54,7 +55,22 @@ _CASES_SHOWN = 3
 # Case keys kept of runs of no case in the suite (a submission's list, the command's), at
 # most; their runs are all counted, and ``no_known_case`` says when the list is cut short.
 CASES_KEPT = 1000
+UNKNOWN_LINES_KEPT = 5  # line numbers listed per unknown case
 _AFFIX_CHECKED = 20  # run keys checked for a prefix or suffix the suite's keys add
+
+
+def note_unknown_case(unknown: dict[str, dict[str, Any]], case_key: str, line: int) -> None:
+    """Note a run of a case the suite lacks, in ``unknown`` (case key → its runs and first
+    lines): the rule both ``manage.py score`` and a submission (``scoring.ingest.store``)
+    keep their list by, at most ``CASES_KEPT`` keys with ``UNKNOWN_LINES_KEPT`` lines each."""
+    entry = unknown.get(case_key)
+    if entry is None:
+        if len(unknown) >= CASES_KEPT:
+            return
+        entry = unknown[case_key] = {"runs": 0, "lines": []}
+    entry["runs"] += 1
+    if len(entry["lines"]) < UNKNOWN_LINES_KEPT:
+        entry["lines"].append(line)
 
 
 def diagnose(head: bytes, problems: list[str], *, invalid: int, via: str = UPLOAD) -> str:

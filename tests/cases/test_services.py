@@ -1,4 +1,4 @@
-"""The suite services (cases/services.py) that pages call: a new suite made whole in one
+"""The suite services (cases/services/) that pages call: a new suite made whole in one
 transaction, and a recorded call made an expected call of its case."""
 
 from __future__ import annotations

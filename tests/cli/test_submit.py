@@ -207,9 +207,21 @@ def test_an_unreachable_server_exits_3_and_bad_input_2(tmp_path):
 
 
 class NotCasebook(BaseHTTPRequestHandler):
-    """A server that answers every request as a web page would: a redirect, or HTML."""
+    """A server that answers every request as a web page would: a redirect, or HTML; under
+    /busy, a proxy's 503 the first ``BUSY_ANSWERS`` times, and under /down, always."""
+
+    busy_answers: list[str] = []
 
     def do_GET(self):
+        if self.path.startswith("/down") or (
+            self.path.startswith("/busy") and len(self.busy_answers) < BUSY_ANSWERS
+        ):
+            self.busy_answers.append(self.path)
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path.startswith("/moved"):
             self.send_response(301)
             self.send_header("Location", "https://casebook.example.com/api/suites/1/")
@@ -226,8 +238,12 @@ class NotCasebook(BaseHTTPRequestHandler):
         pass
 
 
+BUSY_ANSWERS = 2
+
+
 @pytest.fixture
 def not_casebook():
+    NotCasebook.busy_answers = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), NotCasebook)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -246,3 +262,17 @@ def test_a_redirect_or_a_web_page_is_a_refusal_said_plainly(not_casebook, tmp_pa
     page = casebook(file, "--server", not_casebook, "--suite", "1", token="k")
     assert page.returncode == 3
     assert f"the answer is not JSON: is {not_casebook} Casebook?" in page.stderr
+
+
+def test_a_busy_server_is_asked_again_and_then_refusal_is_said_with_the_tries(
+    not_casebook, tmp_path
+):
+    file = runs(tmp_path / "a.jsonl", CLEAN)
+    # Two 503s, then the page: the third answer is the one said.
+    busy = casebook(file, "--server", f"{not_casebook}/busy", "--suite", "1", token="k")
+    assert busy.returncode == 3
+    assert "the answer is not JSON" in busy.stderr
+    assert len(NotCasebook.busy_answers) == BUSY_ANSWERS
+    down = casebook(file, "--server", f"{not_casebook}/down", "--suite", "1", token="k")
+    assert down.returncode == 3
+    assert "GET /down/api/suites/1/ (6 tries): 503" in down.stderr

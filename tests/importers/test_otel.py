@@ -394,6 +394,18 @@ def test_spans_in_the_sdks_own_json_read_like_otlp_json():
     assert imported(line) == imported(example())
 
 
+def test_arguments_written_as_an_object_in_the_sdks_json_are_the_arguments():
+    """The SDK's JSON holds attributes as a mapping, where a value can be an object: the
+    fuzz found one crashing the reader (an object is no member of a set of texts)."""
+    otlp = example()
+    spans = [sdk_span(span) for span in otlp.pop("resourceSpans")[0]["scopeSpans"][0]["spans"]]
+    tool_span = next(span for span in spans if "gen_ai.tool.name" in span["attributes"])
+    tool_span["attributes"]["gen_ai.tool.call.arguments"] = {"city": "Paris"}
+    run = imported({**otlp, "spans": spans})
+    called = [call for batch in run["batches"] for call in batch if call["name"] == "get_weather"]
+    assert {"city": "Paris"} in [call["arguments"] for call in called]
+
+
 def test_a_call_with_no_tool_span_stays_beside_calls_whose_tools_ran():
     calls = messages(
         *(

@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from evalsite.logs import ContextFilter, JsonFormatter, current_request
-from scoring.tasks import ingest_submission
+from scoring.ingest.tasks import ingest_submission
 
 
 @pytest.fixture
@@ -66,7 +66,9 @@ def test_a_task_logs_its_own_id_its_submission_and_the_request_that_sent_it(json
     try:
         ingest_submission.apply(args=(987654,), task_id="task-1")
         done = next(line for line in json_lines() if line["logger"] == "celery.app.trace")
-        assert done["message"].startswith("Task scoring.tasks.ingest_submission[task-1] succ")
+        assert done["message"].startswith(
+            "Task scoring.ingest.tasks.ingest_submission[task-1] succ"
+        )
         assert done["request_id"] == "req-42"
         assert done["task_id"] == "task-1"
         assert done["submission_id"] == 987654

@@ -12,7 +12,6 @@ from django.db import connection
 from django.utils import timezone
 
 from cases.models import ReviewLabel
-from scoring import tasks
 from scoring.ingest import pipeline
 from scoring.models import (
     CaseSummary,
@@ -28,7 +27,7 @@ from scoring.models import (
     TraceSpan,
     UploadChunk,
 )
-from scoring.retention import pruning
+from scoring.retention import pruning, tasks
 from scoring.review import decisions
 from tests.support.commands import DEMO_RUNS
 from tests.support.pages import text

@@ -105,7 +105,8 @@ def tool_run(span: Span) -> ToolRun | None:
         attributes.get("gen_ai.tool.call.id") or attributes.get("mcp.request.id"),
         name,
         arguments,
-        captured=arguments is not None and arguments not in ADK_NOT_CAPTURED,
+        captured=arguments is not None
+        and not (isinstance(arguments, str) and arguments in ADK_NOT_CAPTURED),
     )
     failed = span.failed or "error.type" in attributes
     result = attributes.get("gen_ai.tool.call.result", attributes.get(ADK_RESULT))

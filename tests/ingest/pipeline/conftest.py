@@ -21,7 +21,8 @@ from rest_framework.test import APIClient
 from cases import services
 from cases.models import Membership, Role, Team
 from evalsite.celery import app as celery_app
-from scoring.ingest.pipeline import chunk_indexes, create_submission, resume_stalled
+from scoring.ingest.conductor import chunk_indexes
+from scoring.ingest.pipeline import create_submission, resume_stalled
 from scoring.matcher import load_suite
 from scoring.models import PredicateResult, Result, Run, ScoredChunk, Status, Submission
 from tests.support import tau_bench

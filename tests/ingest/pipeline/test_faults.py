@@ -22,8 +22,7 @@ from django.db import connection
 from django.test import TestCase
 from django.utils import timezone
 
-from scoring import tasks
-from scoring.ingest import reading
+from scoring.ingest import tasks
 from scoring.ingest.pipeline import create_submission
 from scoring.models import Status, Submission
 from tests.support.workers import TIMEOUT, wait_for
@@ -102,7 +101,7 @@ def test_a_retried_ingestion_takes_over_at_once_from_its_attempt_that_lost_the_d
         submission = create_submission(demo_suite, None, io.BytesIO(DEMO_RUNS))
     # An attempt claimed the file a moment ago, and lost its connection mid-file.
     Submission.objects.filter(pk=submission.pk).update(generation=1, ingest_started=timezone.now())
-    reading.ingest(submission.pk)  # a second delivery: that attempt may be alive, it waits
+    tasks.ingest_submission(submission.pk)  # a second delivery: that attempt may be alive, it waits
     assert Submission.objects.get(pk=submission.pk).stored_runs == 0
 
     with TestCase.captureOnCommitCallbacks(execute=True):

@@ -13,7 +13,8 @@ from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from scoring.ingest import chunks, reading, uploads
+from scoring.ingest import chunks, conductor, reading, tasks, uploads
+from scoring.ingest.conductor import Work
 from scoring.ingest.pipeline import resume_stalled
 from scoring.models import ReadRange, Status, Submission, UploadChunk
 
@@ -48,7 +49,7 @@ FILES = {
 def small_ranges(monkeypatch):
     """Blocks of 256 bytes and ranges of 1 KB: a file of a few KB is read in several."""
     monkeypatch.setattr(uploads, "BLOCK_BYTES", 256)
-    monkeypatch.setattr(reading, "RANGE_BYTES", 1024)
+    monkeypatch.setattr(conductor, "RANGE_BYTES", 1024)
 
 
 @pytest.fixture
@@ -56,9 +57,35 @@ def sent_ranges(monkeypatch, settings) -> list[tuple]:
     """The range tasks an upload sends, held here for the test to run (scoring chunks of 8
     runs): ``monkeypatch.undo()`` sends them as before."""
     settings.CASEBOOK_CHUNK_RUNS = 8
-    sent = []
-    monkeypatch.setattr(reading, "enqueue_range", lambda *args: sent.append(args))
+    sent = _Held(monkeypatch)
+    monkeypatch.setattr(tasks, "ingest_range", sent)
     return sent
+
+
+class _Held(list):
+    """The range task, its sending held: what it was sent with is kept, until released."""
+
+    def __init__(self, monkeypatch):
+        super().__init__()
+        self.monkeypatch = monkeypatch
+        self.task = tasks.ingest_range
+
+    def delay_on_commit(self, *args) -> None:
+        self.append(args)
+
+    def release(self) -> None:
+        """Send the range tasks from now on (the sweep's, say)."""
+        self.monkeypatch.setattr(tasks, "ingest_range", self.task)
+
+
+def read_range(submission_id: int, generation: int, index: int, *, take_over=False) -> None:
+    """What a range's task does (``scoring.ingest.tasks.ingest_range``): claim the range,
+    read it, sending the chunks it leaves, and settle the ranges once all are read."""
+    span = conductor.claim_range(submission_id, generation, index, take_over=take_over)
+    if span is not None:
+        for chunk in reading.read_range(submission_id, generation, span):
+            tasks.send(Work(submission_id, generation, chunks=(chunk,)))
+    conductor.settle(submission_id, generation)
 
 
 def read(submission) -> dict:
@@ -87,7 +114,7 @@ def test_a_file_read_in_ranges_gives_what_it_gives_read_whole(
     assert whole.read_ranges.count() == 1
 
     monkeypatch.setattr(uploads, "BLOCK_BYTES", 256)
-    monkeypatch.setattr(reading, "RANGE_BYTES", 1024)
+    monkeypatch.setattr(conductor, "RANGE_BYTES", 1024)
     apart = upload(demo_suite, data)
 
     assert apart.read_ranges.count() > 2
@@ -133,16 +160,16 @@ def test_a_range_read_twice_or_after_a_lost_attempt_changes_nothing(
     assert len(sent_ranges) > 2
     first, *rest = sent_ranges
     with TestCase.captureOnCommitCallbacks(execute=True):
-        reading.read_range(*first)
+        read_range(*first)
         stored = list(submission.runs.values_list("seq", "line", "trial"))
-        reading.read_range(*first)  # delivered twice: it is read, nothing to do
+        read_range(*first)  # delivered twice: it is read, nothing to do
         assert list(submission.runs.values_list("seq", "line", "trial")) == stored
         # A lost attempt at the next one: it had stored part of its runs, then stalled.
-        reading.read_range(*rest[0])
+        read_range(*rest[0])
         stale = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS + 1)
         ReadRange.objects.filter(submission=submission, index=1).update(done=False, heartbeat=stale)
         for args in rest:
-            reading.read_range(*args)
+            read_range(*args)
 
     monkeypatch.undo()
     whole = upload(demo_suite, data)  # no small ranges now: read in one
@@ -157,11 +184,12 @@ def test_ranges_whose_tasks_were_lost_are_sent_again_by_the_sweep(
     submission = upload(demo_suite, data)  # planned; the broker then lost the tasks
     with monkeypatch.context() as lost:  # one was read, its worker lost before scoring it
         lost.setattr(reading, "score_runs", lambda *args: None)
-        reading.read_range(*sent_ranges[1])
+        read_range(*sent_ranges[1])
     assert submission.read_ranges.filter(done=True).count() == 1
     stale = timezone.now() - timedelta(seconds=settings.CASEBOOK_STALL_SECONDS + 1)
     Submission.objects.filter(pk=submission.pk).update(heartbeat=stale)
 
+    sent_ranges.release()
     with TestCase.captureOnCommitCallbacks(execute=True):
         assert resume_stalled() == [submission.pk]
     submission.refresh_from_db()
@@ -188,7 +216,7 @@ def test_chunks_scored_before_the_ranges_are_settled_are_corrected_by_settling(
     # its range gave, before the first range is read and the ranges settled.
     for args in reversed(sent_ranges):
         with TestCase.captureOnCommitCallbacks(execute=True):
-            reading.read_range(*args)
+            read_range(*args)
 
     monkeypatch.undo()
     whole = upload(demo_suite, data)
@@ -211,13 +239,13 @@ def test_a_chunk_being_scored_while_the_ranges_are_settled_writes_what_settling_
         submission = upload(demo_suite, data)
     first, *rest = sent_ranges
     for args in rest:
-        reading.read_range(*args)
+        read_range(*args)
     last = max(scoring)
     score = chunks._score
 
     def settled_meanwhile(case, run):  # the runs are parsed: the ranges settle now
         if not submission.ingest_finished:
-            reading.read_range(*first)
+            read_range(*first)
             submission.refresh_from_db()
         return score(case, run)
 
@@ -243,7 +271,7 @@ def test_a_range_s_reader_scores_its_chunks_from_the_runs_it_parsed(
         TestCase.captureOnCommitCallbacks(execute=True) as sent,
     ):
         for args in sent_ranges:
-            reading.read_range(*args)
+            read_range(*args)
 
     submission.refresh_from_db()
     assert (submission.status, submission.scored) == (Status.DONE, submission.total)
@@ -266,14 +294,14 @@ def test_a_lost_attempt_writing_after_the_next_one_took_over_stops_quietly(
 
     def overtaken(batch, **kwargs):  # the first attempt, about to write its runs
         monkeypatch.setattr(reading._Batch, "_write", write)
-        reading.read_range(*second, take_over=True)  # the next one reads them all first
+        read_range(*second, take_over=True)  # the next one reads them all first
         return write(batch, **kwargs)  # the same seq: it finds itself superseded
 
     monkeypatch.setattr(reading._Batch, "_write", overtaken)
     with TestCase.captureOnCommitCallbacks(execute=True):
-        reading.read_range(*second)
+        read_range(*second)
         for args in [first, *rest]:
-            reading.read_range(*args)
+            read_range(*args)
 
     assert ReadRange.objects.get(submission=submission, index=1).attempt == 2
     monkeypatch.undo()

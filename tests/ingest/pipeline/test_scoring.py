@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from cases import services
 from cases.models import SuiteVersion
-from scoring.ingest import chunks, pipeline, reading
+from scoring.ingest import chunks, reading, sending, store, tasks
 from scoring.ingest.pipeline import (
     NotReady,
     create_submission,
@@ -272,13 +272,13 @@ def test_a_stalled_range_is_read_again_from_its_start_and_counts_each_run_once(
 def test_an_ingestion_claimed_by_a_live_attempt_is_not_started_twice(demo_suite):
     submission, _ = uploaded_not_ingested(demo_suite)
     Submission.objects.filter(pk=submission.pk).update(ingest_started=timezone.now())
-    reading.ingest(submission.pk)
+    tasks.ingest_submission(submission.pk)
     submission.refresh_from_db()
     assert (submission.generation, submission.stored_runs) == (0, 0)
 
     done = upload(demo_suite, DEMO_RUNS)
     generation = done.generation
-    reading.ingest(done.pk)  # a second delivery of its message
+    tasks.ingest_submission(done.pk)  # a second delivery of its message
     assert_consistent(done)
     assert done.generation == generation
 
@@ -305,7 +305,7 @@ def test_a_bug_in_a_task_fails_the_submission_with_the_reason(demo_suite, monkey
     def broken(*args):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(chunks, "insert_rows", broken)
+    monkeypatch.setattr(store, "insert_rows", broken)
     submission = upload(demo_suite, DEMO_RUNS)
     assert submission.status == Status.FAILED
     assert submission.error == "ValueError: a bug"
@@ -328,8 +328,8 @@ def test_a_task_run_in_process_that_the_database_refuses_is_tried_again(
 
         return run
 
-    monkeypatch.setattr(pipeline, "EAGER_RETRY_WAITS", (0, 0, 0))
-    monkeypatch.setattr(chunks, "finish_if_complete", refusing("chunk", chunks.finish_if_complete))
+    monkeypatch.setattr(sending, "EAGER_RETRY_WAITS", (0, 0, 0))
+    monkeypatch.setattr(store, "finish_if_complete", refusing("chunk", store.finish_if_complete))
     monkeypatch.setattr(reading, "read_lines_from", refusing("ingest", reading.read_lines_from))
     submission = upload(demo_suite, DEMO_RUNS)
     assert refusals == {"ingest": 0, "chunk": 0}

@@ -15,7 +15,7 @@ from django.test import TestCase
 from cases import services
 from cases.filtersets import listed_suites
 from scoring.ingest import pipeline
-from scoring.ingest.reading import ingest
+from scoring.ingest.tasks import ingest_submission
 from scoring.models import Status, Submission, UploadChunk
 from scoring.views.library import with_last_result
 from tests.support import tau_bench
@@ -115,7 +115,7 @@ def test_case_field_on_the_upload_names_where_each_line_holds_its_case(api, team
     # Read again (as after a lost worker), it is read the same way.
     Submission.objects.filter(pk=submission.pk).update(status=Status.INGESTING)
     with TestCase.captureOnCommitCallbacks(execute=True):
-        ingest(submission.pk, take_over=True)
+        ingest_submission.apply(args=(submission.pk,), retries=1)  # takes over at once
     submission.refresh_from_db()
     assert (submission.generation, submission.total) == (2, 2)
     assert list(submission.runs.values_list("case_key", flat=True)) == ["greeting"] * 2

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from scoring import tasks
+from scoring.ingest import tasks
 from scoring.models import Status, Submission, UploadChunk
 from tests.support import tau_bench
 from tests.support.workers import STALL_SECONDS, TIMEOUT, stop, use_broker, wait_for
