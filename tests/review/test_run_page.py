@@ -822,7 +822,7 @@ def test_run_page_shows_the_end_state_diff_after_the_page(
 
 
 def test_the_end_state_table_shows_values_whole_where_a_sentence_cuts_them():
-    from scoring.matcher.end_state import StateDifference
+    from scoring.matcher import StateDifference
 
     answer = "Yes, " + "the reservation was changed as asked; " * 4
     difference = StateDifference("reservations.ABC.note", answer, "No")
