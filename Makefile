@@ -1,9 +1,12 @@
-# Casebook: `make dev` sets up and starts the app with demo data; `make test` runs every test
+# Casebook: `make dev` sets up and starts the app with demo data (`make dev PORT=8123` on
+# another port); `make test` runs every test
 # (`make test-fast`: all but the browser and pipeline tests);
 # `make stack` starts the production-like stack (gunicorn, Celery workers, beat) on PostgreSQL
 # and Redis, with the demo data (bin/stack says which environment variables it reads).
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Where `make dev` serves (make dev PORT=8123).
+PORT ?= 8000
 
 .PHONY: dev stack test test-fast lint bench
 
@@ -16,8 +19,8 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-nodeps.tx
 
 dev: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) manage.py demo --address http://127.0.0.1:$(PORT)/
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 stack: $(VENV)/.installed
 	$(PY) bin/stack --demo

@@ -13,7 +13,21 @@ from scoring.matcher import EXTRA_CALLS_LABEL, InvalidInput, load_suite, render_
 from .tool_catalog import catalog_tools, input_schema, schema_type
 
 CASE_TEXT_FIELDS = ("title", "prompt", "tags", "match", "extra_calls")
-SUITE_TEXT_FIELDS = ("name", "description", "tags", "match", "expectations")
+SUITE_TEXT_FIELDS = (
+    "name", "description", "tags", "match", "expectations", "catalog_checks", "environment",
+)  # fmt: skip
+# The suite file's own fields that change verdicts (docs/formats.md#top-level), in words: a
+# diff names each that changed, so that two versions that score differently never read as
+# the same. The catalog is its own section; any other field a file carries is listed too.
+VERDICT_SETTINGS = {
+    "match": "how every case compares tool names, argument names and values (its match "
+    "options, unless the case sets its own)",
+    "expectations": "the expectations every case carries after its own",
+    "catalog_checks": "whether every case also checks its calls against the tool catalog "
+    "(arguments_match_schema, only_catalog_tools)",
+    "environment": "the environment in which every case without its own replays calls",
+}
+NOT_SETTINGS = ("schema", "cases", "tools")
 VALUE_SHOWN = 300  # characters of an old or new value on the page (a prompt can be long)
 
 
@@ -77,6 +91,8 @@ class CaseChange:
 class VersionDiff:
     suite_fields: list[str] = field(default_factory=list)
     suite_values: list[FieldChange] = field(default_factory=list)
+    # The changes among them that change verdicts, each in words (``VERDICT_SETTINGS``).
+    verdict_settings: list[str] = field(default_factory=list)
     tools_added: list[str] = field(default_factory=list)
     tools_removed: list[str] = field(default_factory=list)
     tool_changes: list[ToolChange] = field(default_factory=list)
@@ -180,12 +196,31 @@ def _parameters(schema: Mapping) -> dict[str, str]:
     }
 
 
+def setting_in_words(name: str, old: Mapping, new: Mapping) -> str:
+    """A changed setting of the suite file that changes verdicts, in words."""
+    if name == "catalog_checks":
+        turned = "on" if new.get(name) is True else "off"
+        return f"Catalog checks turned {turned}: {VERDICT_SETTINGS[name]}."
+    what = VERDICT_SETTINGS[name]
+    return f"Changed {what[0].lower()}{what[1:]}."
+
+
 def diff_documents(old: Mapping, new: Mapping) -> VersionDiff:
-    suite_values = field_changes(old, new, SUITE_TEXT_FIELDS)
+    others = tuple(
+        name
+        for name in dict.fromkeys([*old, *new])
+        if name not in SUITE_TEXT_FIELDS and name not in NOT_SETTINGS
+    )
+    suite_values = field_changes(old, new, SUITE_TEXT_FIELDS + others)
     old_tools, new_tools = _tools(old), _tools(new)
     diff = VersionDiff(
         suite_fields=[change.name for change in suite_values],
         suite_values=suite_values,
+        verdict_settings=[
+            setting_in_words(change.name, old, new)
+            for change in suite_values
+            if change.name in VERDICT_SETTINGS
+        ],
         tools_added=[name for name in new_tools if name not in old_tools],
         tools_removed=[name for name in old_tools if name not in new_tools],
         tool_changes=[

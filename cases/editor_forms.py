@@ -32,8 +32,8 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "called_tool": ("tool",),
     "did_not_call_tool": ("tool",),
     "called_tool_with": ("tool", "args"),
-    "tool_call_count": ("tool", "min", "max"),
-    "no_calls_beyond_expected": ("tools",),
+    "tool_call_count": ("tool", "min", "max", "succeeded_only"),
+    "no_calls_beyond_expected": ("tools", "succeeded_only"),
     "called_tools_in_order": ("tools",),
     "no_tool_calls": (),
     "final_text_contains": ("text", "case_insensitive"),
@@ -50,6 +50,8 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "end_state_matches": (),
     "state_path_equals": (),
 }
+# The check boxes: written only when ticked.
+FLAGS = ("case_insensitive", "succeeded_only")
 # The types whose ``tool`` may be left empty, and what empty means.
 OPTIONAL_TOOL = {
     "tool_call_count": "Empty counts every call.",
@@ -223,6 +225,9 @@ class ExpectationForm(forms.Form):
     tools = forms.CharField(required=False, help_text="Comma-separated, in order.")
     text = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, strip=False)
     case_insensitive = forms.BooleanField(required=False, label="ignore case")
+    succeeded_only = forms.BooleanField(
+        required=False, label="count only calls that succeeded (no tool error)"
+    )
     regex = forms.CharField(required=False, strip=False, label="Regex (RE2)")
     value = NumberField(required=False)
     tolerance = NumberField(required=False, help_text="Absolute; default 0.")
@@ -254,7 +259,7 @@ class ExpectationForm(forms.Form):
             value = data.get(name)
             if name == "tools":
                 value = [tool.strip() for tool in (value or "").split(",") if tool.strip()]
-            elif name == "case_insensitive":
+            elif name in FLAGS:
                 if not value:
                     continue
             elif name in optional:

@@ -16,10 +16,11 @@ told), ``actions`` (the ground truth, ``{name, kwargs}`` calls in order) and ``o
 - ``expectations``: each output as ``final_text_contains``, ignoring case.
 
 The suite itself carries one rule for every case, ``no_calls_beyond_expected`` over the
-tools that write (of those the file's actions call): no more calls of each than the case
-expects, none of one it does not. A write beyond the ground truth's leaves another database,
-which τ-bench's reward fails. One rule, not one per case per tool: a thousand tasks each
-writing with its own tool made a million rows that way.
+tools that write (of those the file's actions call), counting the calls that succeeded: no
+more of each than the case expects, none of one it does not. A write beyond the ground
+truth's leaves another database, which τ-bench's reward fails; a write the tool refused
+(``Error: …``) leaves it as it was. One rule, not one per case per tool: a thousand tasks
+each writing with its own tool made a million rows that way.
 
 Which tools only read is the author's call: ``proposed_roles`` proposes it from the suite's
 tool catalog (MCP's ``annotations.readOnlyHint``) and otherwise from the tool's name.
@@ -324,10 +325,13 @@ def suite_document(results: Results, *, name: str, read_only: Iterable[str]) -> 
 
 def writes_rule(results: Results, read_only: Iterable[str]) -> dict | None:
     """The suite's one rule on writes: no calls of a tool that writes beyond the case's
-    expected calls of it (None when no action writes)."""
+    expected calls of it (None when no action writes), counting the calls that succeeded: a
+    write the tool refused (``Error: …``, a tool error) left the database as it was."""
     reads = set(read_only)
     writes = [tool for tool in results.tools if tool not in reads]
-    return {"type": "no_calls_beyond_expected", "tools": writes} if writes else None
+    if not writes:
+        return None
+    return {"type": "no_calls_beyond_expected", "tools": writes, "succeeded_only": True}
 
 
 def suite_cases(results: Results, read_only: Iterable[str]) -> list[dict]:

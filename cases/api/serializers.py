@@ -574,6 +574,10 @@ class VersionDiffSerializer(serializers.Serializer):
     old = serializers.IntegerField(help_text="the older version's number (0: the empty suite)")
     new = serializers.IntegerField()
     suite_fields = serializers.ListField(child=serializers.CharField())
+    verdict_settings = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="the changed suite settings that change verdicts, each in words",
+    )
     tools_added = serializers.ListField(child=serializers.CharField(), help_text="tool names")
     tools_removed = serializers.ListField(child=serializers.CharField(), help_text="tool names")
     tools_changed = serializers.SerializerMethodField(help_text="tool names")

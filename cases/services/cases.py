@@ -48,9 +48,9 @@ class StaleEdit(Exception):
 
     def __init__(self, case: Case):
         self.case = case
-        super().__init__(
-            f"case {case.key!r} was changed by someone else (now revision {case.revision})"
-        )
+        latest = case.suite.latest_version
+        now = f" (the suite is now at version {latest.number})" if latest else ""
+        super().__init__(f"case {case.key!r} was changed by someone else since it was read{now}")
 
 
 @dataclass

@@ -235,6 +235,17 @@ def suite_tools_confirm(request, pk):
     return redirect(suite)
 
 
+def settings_saved(before, version) -> str:
+    """What saving the settings did: a new version only when the suite file changed (the
+    retention, the visibility and live traces' case attribute are the suite's, not its
+    file's)."""
+    if before is not None and version.pk == before.pk:
+        return (
+            f"Settings saved. The suite file did not change: it is still version {version.number}."
+        )
+    return f"Settings saved as version {version.number}."
+
+
 @login_required
 def suite_settings(request, pk):
     suite = suite_for(request.user, pk, edit=True)
@@ -242,8 +253,9 @@ def suite_settings(request, pk):
     problems = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        before = suite.latest_version
         try:
-            services.update_settings(
+            version = services.update_settings(
                 suite,
                 request.user,
                 name=data["name"],
@@ -260,7 +272,7 @@ def suite_settings(request, pk):
         except InvalidInput as exc:
             problems = exc.problems
         else:
-            messages.success(request, "Settings saved as a new version.")
+            messages.success(request, settings_saved(before, version))
             return redirect(suite)
     return render(
         request, "cases/suite_settings.html", {"suite": suite, "form": form, "problems": problems}

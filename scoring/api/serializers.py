@@ -216,6 +216,11 @@ class ReportSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=["pass", "fail", "error"])
     predicates = serializers.ListField(child=serializers.DictField())
     error = serializers.CharField(allow_null=True)
+    reward = serializers.FloatField(
+        allow_null=True,
+        help_text="the file's own score of the run (`meta.reward`, as τ-bench writes it); "
+        "null when the file gave none",
+    )
     review = RunReviewSerializer()
     html_url = serializers.URLField()
 
@@ -224,6 +229,7 @@ class ReportSerializer(serializers.Serializer):
         untriaged = {"status": ReviewStatus.UNTRIAGED.value, "labels": []}
         return {
             **result.report,
+            "reward": self.context.get("rewards", {}).get(result.run_id),
             "review": self.context.get("reviews", {}).get(result.run_id, untriaged),
             "html_url": self.context["request"].build_absolute_uri(url),
         }
@@ -396,6 +402,15 @@ class ComparedCaseSerializer(serializers.Serializer):
     delta = serializers.FloatField(help_text="the change of pass rate, from 0 to ±1")
     redefined = serializers.BooleanField(
         help_text="the case is defined differently in the two versions of the suite"
+    )
+    now_failing = serializers.IntegerField(
+        help_text="trials both sides have that passed on the baseline and not now"
+    )
+    now_passing = serializers.IntegerField(
+        help_text="trials both sides have that did not pass on the baseline and pass now"
+    )
+    trials_unmatched = serializers.BooleanField(
+        help_text="both sides have trials, none with the same number: only rates compared"
     )
 
     @extend_schema_field(ComparedSideSerializer)

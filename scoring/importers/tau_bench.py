@@ -7,6 +7,11 @@ run is ``traj``, OpenAI Chat messages read by the ``openai_chat`` importer. ``me
 ``reward`` and the small scalar fields of ``info`` (``source``, ``user_cost``), not the
 task and its ground truth. A task that crashed has ``info.error`` (and an empty ``traj``):
 that is the run's error.
+
+τ-bench's environment answers an action it refuses (a payment that does not add up, a
+reservation that cannot be changed) with a tool result starting ``Error:``, and leaves its
+database as it was. That is the benchmark's convention, so it is read here: such a call is a
+tool error (``is_error``), as an Anthropic ``tool_result``'s ``is_error`` is.
 """
 
 from collections.abc import Mapping
@@ -22,6 +27,8 @@ SIGNATURE = "traj"
 # Scalars of ``info`` worth showing beside the run; longer text (a traceback) is left out.
 _META_TEXT_LIMIT = 200
 _NOT_META = frozenset({"error", "traceback"})
+# How τ-bench's environment starts the result of an action it refused (its ``Env.step``).
+REFUSED_PREFIX = "Error:"
 
 
 def detect(line: Mapping) -> bool:
@@ -49,6 +56,7 @@ def convert(line: Mapping) -> dict:
             Problem("traj" + p.path.removeprefix("messages"), p.message, p.line)
             for p in exc.problems
         ) from None
+    _mark_refused(run)
     info = line.get("info") if isinstance(line.get("info"), Mapping) else {}
     if isinstance(info.get("error"), str):
         with_error(run, info["error"])
@@ -57,6 +65,15 @@ def convert(line: Mapping) -> dict:
     if isinstance(line.get("meta"), Mapping):
         meta.update(line["meta"])
     return with_meta(run, meta)
+
+
+def _mark_refused(run: dict) -> None:
+    """Each call whose result is τ-bench's refusal (``Error: …``) marked a tool error."""
+    for batch in run["batches"]:
+        for call in batch:
+            result = call.get("result")
+            if isinstance(result, str) and result.startswith(REFUSED_PREFIX):
+                call["is_error"] = True
 
 
 def _small_scalar(key: str, value) -> bool:

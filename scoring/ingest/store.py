@@ -53,11 +53,11 @@ from scoring.runfiles.diagnosis import (
     note_unknown_case,
 )
 from scoring.runfiles.reader import RunLine
-from scoring.runfiles.runmeta import meta_values
+from scoring.runfiles.runmeta import file_reward, meta_values
 
 RUN_FIELDS = (
     "submission_id", "seq", "line", "case_key", "case_order", "trial", "trial_given", "document",
-    "final_text", "tools", "meta_values",
+    "final_text", "tools", "meta_values", "reward",
 )  # fmt: skip
 
 
@@ -115,9 +115,10 @@ def run_row(
     the canonical run as a document (with the trial as numbered: a stored run is complete),
     and the copies the pages filter by."""
     canonical["trial"] = trial
+    meta = meta_values(run.meta)
     return (
         submission_id, seq, line, case_key, natural_key(case_key), trial, trial_given,
-        canonical, run.final_text, tools_text(run), meta_values(run.meta),
+        canonical, run.final_text, tools_text(run), meta, file_reward(meta),
     )  # fmt: skip
 
 

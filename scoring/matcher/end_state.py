@@ -160,9 +160,21 @@ class StateDifference:
     def reference_text(self) -> str:
         return _side(self.reference)
 
+    @property
+    def run_value(self) -> str:
+        """The run's value for a table that has the room: cut only past ``SHOWN_IN_FULL``."""
+        return _side(self.run, SHOWN_IN_FULL)
 
-def _side(value: Any) -> str:
-    return "has none" if value is MISSING else render_short(value, 60)
+    @property
+    def reference_value(self) -> str:
+        return _side(self.reference, SHOWN_IN_FULL)
+
+
+SHOWN_IN_FULL = 2000  # characters of a differing value in the run page's table
+
+
+def _side(value: Any, limit: int = 60) -> str:
+    return "has none" if value is MISSING else render_short(value, limit)
 
 
 def state_differences(run: Any, reference: Any, path: str = "") -> list[StateDifference]:

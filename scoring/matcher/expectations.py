@@ -172,6 +172,16 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+def _succeeded(calls: Sequence[Call]) -> list[Call]:
+    """The calls whose result is not a tool error (``is_error``): the ones that took effect,
+    as a count with ``succeeded_only`` reads them (docs/matcher.md#expectations)."""
+    return [call for call in calls if not call.is_error]
+
+
+# Said after a count's label and detail when it counts only calls that succeeded.
+SUCCEEDED_ONLY = "calls that succeeded"
+
+
 @dataclass(frozen=True, slots=True)
 class Expectation:
     """An assertion about a run. Subclasses declare ``type`` and their fields."""
@@ -357,16 +367,19 @@ class ToolCallCount(Expectation):
     key: str | None
     min: int | None
     max: int | None
+    # Count only the calls whose result is not a tool error: a refused write changed nothing.
+    succeeded_only: bool = False
 
     @classmethod
     def from_data(cls, index, fields, options, strict):
         tool = fields.string("tool", nonempty=True)
         low = fields.integer("min", minimum=0)
         high = fields.integer("max", minimum=0)
+        succeeded_only = fields.boolean("succeeded_only") if cls is ToolCallCount else False
         if low is not None and high is not None and low > high:
             fields.problems.add(fields.at("min"), f"min ({low}) is greater than max ({high})")
             return None
-        return cls(index, "", tool, tool and options.tool_key(tool), low, high)
+        return cls(index, "", tool, tool and options.tool_key(tool), low, high, succeeded_only)
 
     def _bounds(self) -> str:
         low, high = self.min, self.max
@@ -380,16 +393,21 @@ class ToolCallCount(Expectation):
 
     def describe(self) -> str:
         subject = f"called {self.tool}" if self.tool is not None else "made tool calls"
-        return f"{subject} {self._bounds()}"
+        counted = f", counting {SUCCEEDED_ONLY}" if self.succeeded_only else ""
+        return f"{subject} {self._bounds()}{counted}"
 
     def evaluate(self, view: RunView) -> Outcome:
-        count = len(view.named(self.key)) if self.key is not None else len(view.calls)
+        calls = view.named(self.key) if self.key is not None else view.calls
+        if self.succeeded_only:
+            calls = _succeeded(calls)
+        count = len(calls)
         if (self.min is None or count >= self.min) and (self.max is None or count <= self.max):
             return PASSED
         subject = self.tool if self.tool is not None else "tools"
+        succeeded = " successfully" if self.succeeded_only else ""
         return Outcome(
             False,
-            f"{subject} {'was' if self.tool else 'were'} called {_times(count)}; "
+            f"{subject} {'was' if self.tool else 'were'} called{succeeded} {_times(count)}; "
             f"expected {self._bounds()}",
         )
 
@@ -407,16 +425,19 @@ class NoCallsBeyondExpected(Expectation):
     keys: tuple[str, ...]
     # How many calls of each key the case's expected calls make (``for_case``).
     allowed: tuple[int, ...] = ()
+    # Count only the calls whose result is not a tool error: a refused write changed nothing.
+    succeeded_only: bool = False
 
     @classmethod
     def from_data(cls, index, fields, options, strict):
+        succeeded_only = fields.boolean("succeeded_only")
         if not fields.data.get("tools"):
             fields.problems.add(fields.at("tools"), "required: a non-empty list of tool names")
             return None
         # One entry a name as compared: two that the case's rules make one count together.
         named = {options.tool_key(tool): tool for tool in fields.strings("tools", nonempty=True)}
         tools, keys = tuple(named.values()), tuple(named)
-        return cls(index, "", tools, keys, (0,) * len(keys))
+        return cls(index, "", tools, keys, (0,) * len(keys), succeeded_only)
 
     def for_case(self, expected_calls: Sequence[Any]) -> Expectation:
         expected = Counter(call.key for call in expected_calls)
@@ -425,12 +446,15 @@ class NoCallsBeyondExpected(Expectation):
     def describe(self) -> str:
         named = ", ".join(self.tools[:3]) + (", …" if len(self.tools) > 3 else "")
         of = f"of {len(self.tools)} tools ({named})" if len(self.tools) > 3 else f"of {named}"
-        return f"no calls {of} beyond the expected ones"
+        counted = f", counting {SUCCEEDED_ONLY}" if self.succeeded_only else ""
+        return f"no calls {of} beyond the expected ones{counted}"
 
     def evaluate(self, view: RunView) -> Outcome:
         over = []
         for tool, key, allowed in zip(self.tools, self.keys, self.allowed, strict=True):
             calls = view.named(key)
+            if self.succeeded_only:
+                calls = _succeeded(calls)
             if len(calls) > allowed:
                 over.append((tool, allowed, calls))
         if not over:
@@ -438,7 +462,8 @@ class NoCallsBeyondExpected(Expectation):
         tool, allowed, calls = over[0]
         first = calls[allowed]  # the first call beyond those expected
         said = [
-            f"{name} was called {_times(len(made))}, "
+            f"{name} was called{' successfully' if self.succeeded_only else ''} "
+            f"{_times(len(made))}, "
             + (f"expected {_times(wanted)}" if wanted else "never expected")
             for name, wanted, made in over[:DIFFERENCES_NAMED]
         ]

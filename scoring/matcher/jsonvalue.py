@@ -96,6 +96,9 @@ def _parse_refused(raw: bytes) -> Any:
             raise ValueError("a string holds a lone surrogate (not valid Unicode)")
         return value
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, ...
+        not_a_value = _not_a_value(raw, exc)
+        if not_a_value:
+            raise InvalidInput.single("", not_a_value) from None
         raise InvalidInput.single(
             "", f"invalid JSON: {_parser_message(_utf8_error(raw) or exc)}"
         ) from None
@@ -250,6 +253,29 @@ def _utf8_error(raw: bytes) -> UnicodeDecodeError | None:
 
 
 _SINGLE_LINE_POSITION = re.compile(r"line 1 column (\d+) \(char \d+\)$")
+
+
+# The parsers' words for text that starts no JSON value ("invalid literal, expected 'null'"
+# for "not json": they guess the word meant), and what such text is, for the message.
+_NOT_A_VALUE = ("invalid literal", "unexpected character, expected a JSON value", "Expecting value")
+_WORD = re.compile(r"[^\s,:\[\]{}\"]{1,30}")
+_VALUES = "an object, array, string, number, true, false or null"
+
+
+def _not_a_value(raw: bytes, exc: BaseException) -> str | None:
+    """Where the text holds something that starts no JSON value: said plainly ("not JSON:
+    `not` at column 1 …"), not as the parser's guess at the word meant. None otherwise."""
+    position = getattr(exc, "pos", None)
+    if not isinstance(exc, json.JSONDecodeError) or position is None:
+        return None
+    if not str(exc).startswith(_NOT_A_VALUE) or b"\n" in raw.rstrip(b"\r\n"):
+        return None
+    text = raw.decode("utf-8", "replace")  # the parsers count characters
+    word = _WORD.match(text, position)
+    shown = word.group() if word else text[position : position + 1]
+    whole = "not JSON" if not text[:position].strip() else "invalid JSON"
+    column = getattr(exc, "colno", position + 1)
+    return f"{whole}: `{shown}` at column {column} is not a JSON value ({_VALUES})"
 
 
 def _parser_message(exc: BaseException) -> str:

@@ -251,6 +251,10 @@ class Run(models.Model):
     # The run's scalar ``meta`` values, bounded (``scoring.runfiles.runmeta``): the runs table's
     # chosen columns, read without the document.
     meta_values = JSONTextField(default=dict, blank=True)
+    # The benchmark's own score of the run, when its file gave one (``meta.reward``, as
+    # τ-bench writes it): shown beside the verdict, and compared with it
+    # (``scoring.results.rewards``). Null when the file gave none.
+    reward = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["submission", "seq"]

@@ -169,10 +169,22 @@ def _segments(summary: CaseSummary | None) -> list[tuple[int, str]]:
     ]
 
 
-def _paired(base: list[tuple[int, str]], cand: list[tuple[int, str]]) -> tuple[int, int, int]:
-    """(trials both sides have, of which passed on the baseline, and on the candidate),
-    walking the two sides' segments in trial order."""
-    paired = base_passed = cand_passed = 0
+@dataclass(frozen=True)
+class Paired:
+    """The trials both sides have: how many, how many passed on each side, and how many of
+    them flipped: passed on the baseline and not on the candidate, and the other way."""
+
+    trials: int = 0
+    base_passed: int = 0
+    cand_passed: int = 0
+    now_failing: int = 0
+    now_passing: int = 0
+
+
+def _paired(base: list[tuple[int, str]], cand: list[tuple[int, str]]) -> Paired:
+    """The trials both sides have (``Paired``), walking the two sides' segments in trial
+    order."""
+    paired = base_passed = cand_passed = now_failing = now_passing = 0
     i = j = 0
     while i < len(base) and j < len(cand):
         (base_first, base_marks), (cand_first, cand_marks) = base[i], cand[j]
@@ -180,13 +192,18 @@ def _paired(base: list[tuple[int, str]], cand: list[tuple[int, str]]) -> tuple[i
         low, high = max(base_first, cand_first), min(base_end, cand_end)
         if low < high:
             paired += high - low
-            base_passed += base_marks.count("p", low - base_first, high - base_first)
-            cand_passed += cand_marks.count("p", low - cand_first, high - cand_first)
+            was = base_marks[low - base_first : high - base_first]
+            now = cand_marks[low - cand_first : high - cand_first]
+            base_passed += was.count("p")
+            cand_passed += now.count("p")
+            for before, after in zip(was, now, strict=True):
+                now_failing += before == "p" and after != "p"
+                now_passing += before != "p" and after == "p"
         if base_end <= cand_end:
             i += 1
         else:
             j += 1
-    return paired, base_passed, cand_passed
+    return Paired(paired, base_passed, cand_passed, now_failing, now_passing)
 
 
 def summaries(submission: Submission, scope: Scope) -> dict[str, CaseSummary]:
@@ -278,6 +295,12 @@ class CaseComparison:
     delta: float | None
     redefined: bool  # its definition differs between the two versions
     one_side: int = 0  # trials only one side has, left out of the comparison
+    # Of the trials both sides have: those that passed before and not now, and the other
+    # way (a case "unchanged" at 1/4 → 1/4 may have had two trials swap).
+    now_failing: int = 0
+    now_passing: int = 0
+    # Both sides have trials, but none with the same number: only the rates are compared.
+    trials_unmatched: bool = False
 
     @property
     def delta_text(self) -> str:
@@ -292,10 +315,10 @@ def compare_case(
     (then the rates are all there is to compare)."""
     base_runs, base_passed = (base.runs, base.passed) if base else (0, 0)
     cand_runs, cand_passed = (cand.runs, cand.passed) if cand else (0, 0)
-    paired, base_paired_passed, cand_paired_passed = _paired(_segments(base), _segments(cand))
-    if paired:
-        compared = (paired, base_paired_passed, paired, cand_paired_passed)
-        one_side = base_runs + cand_runs - 2 * paired
+    paired = _paired(_segments(base), _segments(cand))
+    if paired.trials:
+        compared = (paired.trials, paired.base_passed, paired.trials, paired.cand_passed)
+        one_side = base_runs + cand_runs - 2 * paired.trials
     else:
         compared = (base_runs, base_passed, cand_runs, cand_passed)
         one_side = 0
@@ -312,6 +335,9 @@ def compare_case(
         delta=delta,
         redefined=key in scope.redefined,
         one_side=one_side,
+        now_failing=paired.now_failing,
+        now_passing=paired.now_passing,
+        trials_unmatched=bool(base_runs and cand_runs and not paired.trials),
     )
 
 

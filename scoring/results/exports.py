@@ -25,6 +25,7 @@ CSV_HEADER = (
     "case",
     "trial",
     "verdict",
+    "reward",  # the file's own score of the run; empty when it gave none
     "tags",
     # the chosen meta columns go here
     "failing predicates",
@@ -69,7 +70,8 @@ def runs_csv(submission: Submission, filters: RunFilterSet, base_url: str) -> It
     cells, in the same order; the predicates are the expected calls in full, not their
     labels (which shorten long values)."""
     writer = csv.writer(_Echo())
-    columns = filters.column_names
+    # The file's reward has a column of its own (``CSV_HEADER``): a chosen one repeats it.
+    columns = tuple(name for name in filters.column_names if name not in CSV_HEADER)
     # The meta columns are named by the runs (their meta keys): as untrusted as any cell.
     header = [*CSV_HEADER[:META_AT], *columns, *CSV_HEADER[META_AT:]]
     yield writer.writerow([inert(name) for name in header])
@@ -100,6 +102,7 @@ def runs_csv(submission: Submission, filters: RunFilterSet, base_url: str) -> It
                 row.case_key,
                 row.trial,
                 row.verdict,
+                "" if row.reward is None else f"{row.reward:g}",
                 " ".join(row.tags),
                 *row.columns,
                 "\n".join(full_predicate(case, f) for f in failing),

@@ -36,6 +36,7 @@ from scoring.models import (
     Submission,
     Verdict,
 )
+from scoring.results import rewards
 from scoring.results.tables import T, case_tags, keeps, kept
 from scoring.runfiles.runmeta import META_KEY_LIMIT
 
@@ -110,6 +111,11 @@ class RunFilterSet(django_filters.FilterSet):
     text = django_filters.CharFilter(
         field_name="run__final_text", lookup_expr="icontains", help_text="in the final answer"
     )
+    reward = django_filters.ChoiceFilter(
+        choices=rewards.CHOICES,
+        method="_reward",
+        help_text="whether the verdict agrees with the file's own reward (runs that have one)",
+    )
     sort = django_filters.ChoiceFilter(
         choices=[(name, name) for name in SORTS], method=_unchanged, help_text="the order"
     )
@@ -178,6 +184,7 @@ class RunFilterSet(django_filters.FilterSet):
             "review": f"status “{dict(ReviewStatus.choices).get(values['review'])}”",
             "label": f"label “{values['label']}”",
             "text": f"final answer containing “{values['text']}”",
+            "reward": f"{dict(rewards.CHOICES).get(values['reward'], '')}",
             "sort": SORT_WORDS[values["sort"]],
         }
         return ", ".join(words[name] for name in self.as_query() if name in words)
@@ -363,6 +370,10 @@ class RunFilterSet(django_filters.FilterSet):
         if status == ReviewStatus.UNTRIAGED:
             return results.exclude(pk__in=deciding)
         return results.filter(pk__in=deciding)
+
+    def _reward(self, results: QuerySet[Result], name: str, value: str) -> QuerySet[Result]:
+        wanted = rewards.agreeing() if value == rewards.AGREES else rewards.disagreeing()
+        return results.filter(wanted, run__submission=self.submission)
 
     def _label(self, results: QuerySet[Result], name: str, label: str) -> QuerySet[Result]:
         labelled = LabelLink.objects.filter(

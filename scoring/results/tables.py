@@ -32,6 +32,7 @@ from scoring.models import (
     Verdict,
 )
 from scoring.results.passk import KFigures, pass_at_k, pass_hat_k, suite_figures
+from scoring.runfiles.runmeta import reward_agrees
 
 COMMON_FAILURES_SHOWN = 10
 T = TypeVar("T")
@@ -158,12 +159,30 @@ def failure_groups(submission: Submission) -> QuerySet:
 
 
 def common_failures(submission: Submission) -> list[dict]:
-    """The failure groups with the most runs: where to start reading."""
-    return kept(
-        submission,
-        "common-failures",
-        lambda: list(failure_groups(submission)[:COMMON_FAILURES_SHOWN]),
+    """The failure groups with the most runs: where to start reading. Each is named by what
+    happened (its cause in words, "cancel_reservation: called though forbidden"), not only
+    by the predicate that failed, whose label says what was expected ("did not call
+    cancel_reservation"): ``{"label", "runs", "what"}`` rows, a predicate's causes apart."""
+    return kept(submission, "common-failures", lambda: _common_failures(submission))
+
+
+def _common_failures(submission: Submission) -> list[dict]:
+    labels = [row["label"] for row in failure_groups(submission)[:COMMON_FAILURES_SHOWN]]
+    rows = (
+        PredicateResult.objects.filter(submission=submission, label__in=labels)
+        .values("label", "cause_kind", "cause_tool")
+        .annotate(runs=Count("*"))
+        .order_by("-runs", "label", "cause_kind", "cause_tool")
     )
+    return [
+        {"label": row["label"], "runs": row["runs"], "what": cause_in_words(row)} for row in rows
+    ]
+
+
+def cause_in_words(row: dict) -> str:
+    """A failure's cause as the pages say it: "book_reservation: called though forbidden"."""
+    words = CAUSE_WORDS.get(row["cause_kind"], row["cause_kind"])
+    return f"{row['cause_tool']}: {words}" if row["cause_tool"] else words
 
 
 @dataclass(frozen=True)
@@ -206,6 +225,7 @@ ROW_FIELDS = (
     "run__line",
     "run__case_key",
     "run__trial",
+    "run__reward",
     "run__review__status",
     "run__review__assignee__username",
 )
@@ -266,6 +286,11 @@ class RunRow:
     assignee: str  # username, or ""
     columns: tuple[str, ...] = ()  # its meta values of the chosen columns ("" if none)
     labels: tuple[ReviewLabel, ...] = ()  # the team's review labels on it, by name
+    reward: float | None = None  # the file's own score of the run, when it gave one
+
+    @property
+    def reward_agrees(self) -> bool | None:
+        return reward_agrees(self.verdict == Verdict.PASS, self.reward)
 
     @property
     def review_label(self) -> str:
@@ -326,6 +351,7 @@ def run_rows(
                 assignee=row["run__review__assignee__username"] or "",
                 columns=tuple(meta_text(meta, name) for name in columns),
                 labels=tuple(labels.get(row["run_id"], ())),
+                reward=row["run__reward"],
             )
         )
     return rows

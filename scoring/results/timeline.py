@@ -2,9 +2,11 @@
 recorded calls, batch by batch.
 
 A recorded call and the expected call credited with it share a row. An expected call that
-was not credited gets a row of its own just below the recorded call the report names as its
-nearest, with the report's reason and an argument-by-argument comparison with that call;
-one with no call to compare with (the tool was never called, each of its calls is credited
+was not credited shares a row with the recorded call the report names as its nearest, the
+expected call first, with the report's reason and an argument-by-argument comparison with
+that call (docs/review.md#run-page); when that call is credited to another expected call,
+or is the nearest of an earlier one, the miss gets a row of its own just below it. One
+with no call to compare with (the tool was never called, each of its calls is credited
 to another expected call, or the run is not scored) comes after the batches. Recorded calls
 credited to nothing are marked: as failures when the case forbids extra calls, quietly when
 it allows them.
@@ -67,6 +69,10 @@ class RecordedStep:
     # Whether the report is there to say: an unscored run marks no call as unmatched.
     scored: bool = False
     forbidden: bool = False  # matched nothing, and the case forbids extra calls
+    # The expected call it is the nearest of, beside it in its row (credited to nothing).
+    nearest_of: int | None = None
+    # The case expects calls: with none, a call is neither matched nor extra, just made.
+    expects_calls: bool = True
 
     @property
     def unmatched(self) -> bool:
@@ -74,8 +80,11 @@ class RecordedStep:
 
     @property
     def allowed_extra(self) -> bool:
-        """Credited to nothing, and the case allows that: nothing to look at."""
-        return self.unmatched and not self.forbidden
+        """Credited to nothing, and the case allows that: nothing to look at. Not said of
+        the nearest call of a miss (it is beside it), nor where the case expects no call."""
+        return (
+            self.unmatched and not self.forbidden and self.nearest_of is None and self.expects_calls
+        )
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,7 @@ class TimelineRow:
         if self.expected is None:
             return "recorded"
         if self.recorded is not None:
-            return "pair"
+            return "pair" if self.recorded.credited is not None else "near"
         return "missed"
 
 
@@ -112,6 +121,9 @@ class Turn:
     text: str | None
     batch: TimelineBatch | None = None
     result_of: int | None = None  # a tool turn: the batch whose result it is
+    # A user turn of a run of several (docs/matcher.md#turns): its number, from 1; the
+    # page starts each turn there, with its message (or says it was not recorded).
+    number: int | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +183,7 @@ def build_timeline(
             credited.get(at),
             scored=scored,
             forbidden=scored and forbids and at not in credited,
+            expects_calls=bool(steps),
         )
         for at, call in calls.items()
     }
@@ -188,12 +201,17 @@ def build_timeline(
         rows = []
         for call in batch:
             step = recorded[call.at]
-            pair = by_index[step.credited] if step.credited is not None else None
-            rows.append(TimelineRow(expected=pair, recorded=step))
-            rows.extend(
-                TimelineRow(expected=missed, nearest=step)
-                for missed in missed_after.get(call.at, ())
-            )
+            misses = list(missed_after.get(call.at, ()))
+            if step.credited is None and misses:
+                # The miss and its nearest call side by side, the expected call first.
+                missed = misses.pop(0)
+                beside = replace(step, nearest_of=missed.index)
+                recorded[call.at] = beside
+                rows.append(TimelineRow(expected=missed, recorded=beside))
+            else:
+                pair = by_index[step.credited] if step.credited is not None else None
+                rows.append(TimelineRow(expected=pair, recorded=step))
+            rows.extend(TimelineRow(expected=missed, nearest=step) for missed in misses)
         batches.append(TimelineBatch(b, tuple(rows), len(batch)))
     return Timeline(
         batches=tuple(batches),
@@ -221,9 +239,14 @@ def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, 
         return ()
     turns: list[Turn] = []
     placed = 0  # batches placed so far: they are placed in order
+    several = sum(raw["role"] == "user" for raw in run.transcript) > 1
+    users = 0
     for raw in run.transcript:
         role, text, b = raw["role"], raw.get("text"), raw.get("batch")
-        if role == "assistant" and b is not None and b >= placed:
+        if role == "user" and several:  # every turn starts here, its message or not
+            users += 1
+            turns.append(Turn(role, text, number=users))
+        elif role == "assistant" and b is not None and b >= placed:
             turns.extend(Turn("assistant", None, batch) for batch in batches[placed:b])
             turns.append(Turn(role, text, batches[b]))
             placed = b + 1
@@ -233,6 +256,8 @@ def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, 
         elif text:  # a turn with nothing to read (an empty message) is left out
             turns.append(Turn(role, text))
     turns.extend(Turn("assistant", None, batch) for batch in batches[placed:])
+    if turns and turns[-1].number is not None and not turns[-1].text:
+        turns.pop()  # a last turn with no message and nothing after it: nothing to read
     return tuple(turns)
 
 

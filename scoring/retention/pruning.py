@@ -24,6 +24,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from cases.models import Suite
+from cases.natural import natural_sorted
 from scoring.models import (
     BlindDecision,
     EarlierResult,
@@ -155,7 +156,8 @@ def lost_reviews(submission: Submission) -> dict:
     decided = _reviews(submission).exclude(status=ReviewStatus.UNTRIAGED)
     statuses = Counter(decided.values_list("status", flat=True))
     labels = Counter(_labels(submission).values_list("reviewlabel__name", flat=True))
-    case_keys = sorted(set(reviewed(submission).values_list("case_key", flat=True)))
+    # In natural order, as every page lists cases: 3 before 10.
+    case_keys = natural_sorted(set(reviewed(submission).values_list("case_key", flat=True)))
     return {
         "statuses": dict(statuses.most_common()),
         "labels": dict(labels.most_common()),

@@ -107,8 +107,9 @@ def diagnose(head: bytes, problems: list[str], *, invalid: int, via: str = UPLOA
         if text.startswith(b"{") and end >= 0:
             return _document_advice(text, first)
         shown = first_line[:60].decode("utf-8", "replace")
+        said = exc.problems[0].message.removeprefix("not JSON: ")
         return (
-            f"This is not JSON lines: the first line is not JSON ({exc.problems[0].message});"
+            f"This is not JSON lines: the first line is not JSON ({said});"
             f" it starts {shown!r}. A run file holds one JSON object per line, one JSON array"
             " of runs, or an Inspect AI log."
         )

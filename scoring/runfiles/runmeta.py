@@ -5,12 +5,14 @@ the tool filter and of the columns). Each is bounded, whatever the file holds.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from decimal import Decimal  # numbers of exact JSON text (``scoring.matcher.parse_json``)
 
 META_VALUES_KEPT = 20  # of a run's meta, the first so many scalar values
 META_KEY_LIMIT = 64  # longer keys are not offered as columns
 META_TEXT_LIMIT = 200  # a text value is cut to this many characters
+FULL_REWARD = 1.0  # τ-bench's reward for a run that did what its task asks
 SEEN_LIMIT = 200  # tools, and meta keys, remembered per submission
 NAME_LIMIT = 200  # longer tool names are not offered as filter choices
 
@@ -30,6 +32,23 @@ def meta_values(meta: Mapping) -> dict:
         elif value is None or isinstance(value, bool | int | float | Decimal):
             kept[key] = value
     return kept
+
+
+def file_reward(meta: Mapping) -> float | None:
+    """The benchmark's own score of the run, when its file gave one: ``meta.reward`` as a
+    finite number (τ-bench's ``reward``; docs/review.md#runs-table). None otherwise."""
+    value = meta.get("reward")
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def reward_agrees(passed: bool, reward: float | None) -> bool | None:
+    """Whether a verdict (``passed`` or not) agrees with the file's reward: a full reward
+    (``FULL_REWARD`` or more) with a pass, a lower one with a fail or an error. None when
+    the file gave no reward. ``scoring.results.rewards`` asks the same of the database."""
+    return None if reward is None else passed == (reward >= FULL_REWARD)
 
 
 def note_seen(seen: set[str], names: Iterable[str]) -> None:

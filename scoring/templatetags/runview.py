@@ -3,12 +3,21 @@
 from collections.abc import Mapping
 from html import escape  # Django's adds a lazy-string wrapper per call: slow on a long run
 
+import nh3
 from django import template
 from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
 
 from scoring.matcher import InvalidInput, dump_json, parse_json, pass_rate_text, pretty_json
+from scoring.runfiles.runmeta import reward_agrees
 
 register = template.Library()
+
+# CommonMark and its tables, raw HTML in the text left as text (``html`` off); what it
+# makes is sanitised again (nh3: no script, no event handler, no javascript: link), as the
+# text is the agent's, and the agent's is untrusted.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+MARKDOWN_LIMIT = 100_000  # characters rendered; a longer text is shown as it is
 
 # Nodes of a result shown as a tree, and levels; the rest of a larger or deeper one is
 # shown as JSON text, so a page's time and stack stay bounded whatever a tool answered.
@@ -24,6 +33,33 @@ def run_name(case_key: str, trial, verdict: str | None) -> str:
     (docs/review.md#keyboard-and-screen-readers)."""
     case = f"Case {case_key}" if case_key else "Unassigned run"
     return f"{case}, trial {trial}: {verdict or 'not scored'}"
+
+
+@register.filter
+def markdown(text) -> SafeString:
+    """``text|markdown``: an assistant's Markdown as safe HTML (docs/review.md#run-page)."""
+    if not isinstance(text, str) or len(text) > MARKDOWN_LIMIT:
+        return mark_safe(f'<div class="turn-text">{escape(str(text or ""))}</div>')
+    html = nh3.clean(_MARKDOWN.render(text), link_rel="noopener noreferrer nofollow")
+    return mark_safe(f'<div class="markdown">{html}</div>')  # sanitised by nh3
+
+
+@register.filter
+def agrees_with_reward(verdict: str | None, reward) -> bool | None:
+    """``verdict|agrees_with_reward:reward``: whether Casebook's verdict agrees with the
+    file's own reward (``runmeta.reward_agrees``); None without a reward or a verdict."""
+    if verdict is None:
+        return None
+    return reward_agrees(verdict == "pass", reward)
+
+
+@register.filter
+def tool_error_at(at, errors) -> bool:
+    """``at|tool_error_at:errors``: whether the call at ``at`` (a report's ``[batch,
+    position]``) is among ``errors``, the calls whose tool returned an error."""
+    if not isinstance(at, list | tuple) or len(at) != 2:
+        return False
+    return any(call.at == (at[0], at[1]) for call in errors or ())
 
 
 @register.filter

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.template.defaultfilters import pluralize
 
 from cases.permissions import suite_for
 from scoring.models import Run, Submission
@@ -33,7 +34,8 @@ def run_for(user, pk, run_id, *, edit: bool = False) -> Run:
     if run is None and submission.runs_pruned:
         raise Http404(
             f"This run was removed by retention on {submission.runs_pruned:%Y-%m-%d}: the "
-            f"suite keeps runs for {submission.retention_days} days. The submission's counts "
+            f"suite keeps runs for {submission.retention_days} "
+            f"day{pluralize(submission.retention_days)}. The submission's counts "
             "and summaries remain."
         )
     if run is None:

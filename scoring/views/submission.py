@@ -39,7 +39,7 @@ from scoring.models import (
     Submission,
     Verdict,
 )
-from scoring.results import exports, known_failures
+from scoring.results import exports, known_failures, rewards
 from scoring.results.failures import Failures
 from scoring.results.filtersets import RunFilterSet
 from scoring.results.tables import (
@@ -265,6 +265,8 @@ def runs_context(request, submission, filters: RunFilterSet, *, can_edit: bool) 
         "rows": run_rows(page.object_list, case_tags(submission), filters.column_names),
         "column_choices": column_choices(submission, filters),
         "tags": version_tags(submission),
+        "reward": rewards.agreement(submission),
+        "reward_choices": rewards.CHOICES,
         "verdicts": Verdict.choices,
         "review_statuses": ReviewStatus.choices,
         "team_labels": team_labels,

@@ -12,9 +12,28 @@
     number: [["exact", "exactly"], ["approx", "approximately ±"]],
     string: [["exact", "exactly"], ["text", "text (ignoring case, punctuation, spaces)"], ["regex", "matches regex"]],
     boolean: [["exact", "is"]],
-    json: [["subset", "contains (subset)"], ["exact", "exactly"]],
+    json: [["subset", "contains (subset)"], ["exact", "exactly"]],  // an object or an array
+    value: [["exact", "exactly"]],  // a value of several types, or of none said
   };
   const IGNORE_ALL = ["case", "space", "punctuation"];
+  // What each $text "ignore" entry drops, in words, in the order the picker says them.
+  const IGNORED_WORDS = { case: "case", punctuation: "punctuation", space: "spaces" };
+
+  // "text (ignoring case)": what a $text matcher ignores, as it ignores it.
+  function textWords(ignore) {
+    const named = Object.keys(IGNORED_WORDS).filter((k) => ignore.includes(k));
+    return named.length ? `text (ignoring ${named.map((k) => IGNORED_WORDS[k]).join(", ")})` : "text (ignoring nothing)";
+  }
+
+  // The types a schema allows, "null" left out: from "type" (a name or a list) or from the
+  // alternatives of "anyOf" / "oneOf" (as Pydantic writes an Optional[int]).
+  function types(schema) {
+    if (Array.isArray(schema.type)) return schema.type.filter((t) => t !== "null");
+    if (typeof schema.type === "string") return schema.type === "null" ? [] : [schema.type];
+    const options = schema.anyOf || schema.oneOf;
+    if (!Array.isArray(options)) return [];
+    return [...new Set(options.flatMap((option) => types(option || {})))];
+  }
 
   function catalog() {
     const data = document.getElementById("tool-catalog");
@@ -23,10 +42,12 @@
 
   function family(schema) {
     if (Array.isArray(schema.enum) && schema.enum.length) return "enum";
-    const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-    if (type === "number" || type === "integer") return "number";
+    const allowed = types(schema);
+    if (allowed.every((t) => t === "number" || t === "integer") && allowed.length) return "number";
+    if (allowed.length !== 1) return "value";
+    const [type] = allowed;
     if (type === "string" || type === "boolean") return type;
-    return "json";
+    return type === "object" || type === "array" ? "json" : "value";
   }
 
   function isMatcher(value) {
@@ -39,14 +60,16 @@
   function read(value, kindOf) {
     if (value === undefined) return ["", "", ""];
     if (!isMatcher(value)) {
-      if (kindOf === "json") return ["exact", JSON.stringify(value), ""];
+      if (kindOf === "json" || kindOf === "value") return ["exact", JSON.stringify(value), ""];
       return ["exact", value, ""];
     }
     const [key] = Object.keys(value);
     const arg = value[key];
     if (key === "$approx" && kindOf === "number") return ["approx", arg.value, arg.tolerance];
     if (key === "$one_of" && kindOf === "enum" && Array.isArray(arg)) return ["one_of", arg, ""];
-    if (key === "$text" && kindOf === "string") return ["text", arg.value, ""];
+    if (key === "$text" && kindOf === "string" && arg && Array.isArray(arg.ignore)) {
+      return ["text", arg.value, "", arg.ignore];
+    }
     if (key === "$regex" && kindOf === "string") return ["regex", arg, ""];
     if (key === "$subset" && kindOf === "json") return ["subset", JSON.stringify(arg), ""];
     return null;
@@ -78,10 +101,10 @@
     }
     if (family === "number") return number(text);
     if (family === "boolean") return text === "true";
-    if (kind === "text") return { $text: { value: text, ignore: IGNORE_ALL } };
+    if (kind === "text") return { $text: { value: text, ignore: JSON.parse(field.dataset.ignore || "null") || IGNORE_ALL } };
     if (kind === "regex") return { $regex: text };
     if (kind === "subset") return { $subset: json(text) };
-    if (family === "json") return json(text);
+    if (family === "json" || family === "value") return json(text);
     return text;
   }
 
@@ -152,9 +175,17 @@
     field.append(label, select, element("span", { className: "inputs" }));
     if (schema.description) field.append(element("span", { className: "hint muted small", textContent: schema.description }));
     if (shown === null) {
+      // Constrained, by a matcher the picker has no choice for: it says so, not "not constrained".
+      const [key] = Object.keys(current);
+      select.append(element("option", { value: "other", textContent: `${key} (set in the JSON)`, selected: true }));
+      select.value = "other";
       select.disabled = true;
       field.append(element("span", { className: "muted small", textContent: " (a matcher the form cannot show: edit the JSON)" }));
       return field;
+    }
+    if (shown[3]) {  // a $text matcher: its option says what it ignores, and writes it back so
+      field.dataset.ignore = JSON.stringify(shown[3]);
+      select.querySelector('option[value="text"]').textContent = textWords(shown[3]);
     }
     select.value = shown[0];
     valueInputs(field, name, schema, shown[0], shown);

@@ -54,7 +54,8 @@ def test_the_failed_upload_offers_its_tasks_and_saving_scores_it_again(
     assert response.status_code == 302
     failed.refresh_from_db()
     assert (failed.status, failed.version.number) == (Status.DONE, 2)
-    assert (failed.total, failed.passed, failed.failed) == (200, 72, 128)
+    # 81 agree with a reward of 1; 46/3 passes where τ-bench stopped it unjudged
+    assert (failed.total, failed.passed, failed.failed) == (200, 82, 118)
     assert failed.suite.cases.count() == 50
     assert OFFER not in text(client.get(failed.get_absolute_url()))
 

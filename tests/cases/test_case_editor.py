@@ -507,7 +507,8 @@ def test_a_stale_revision_is_refused_with_409_and_changes_nothing(as_user, edito
     case.refresh_from_db()
     assert (case.title, case.revision) == ("Theirs", 2)
     assert "Someone saved this case since you opened it" in html
-    assert "(now revision 2)" in html
+    assert "(the suite is now at version 2)" in html  # versions, as every page says
+    assert "now revision" not in html
     assert f'<a href="{edit_url(case)}">Reload their version</a>' in html
     assert value_of(html, "title") == "Mine"  # the user's changes are still there to copy
 
@@ -945,3 +946,24 @@ def test_try_reads_a_run_with_values_of_the_wrong_type_without_failing(
     recorded, so it is not failed for it (docs/matcher.md#content-not-captured)."""
     html = try_run(as_user(editor), case_of(suite, "delete-if-exists"), run)
     assert f'<span class="verdict {verdict}">{verdict}</span>' in html
+
+
+def test_a_count_of_calls_that_succeeded_is_a_check_box_kept_through_the_editor():
+    from cases.editor_forms import ExpectationForm
+
+    rule = {"type": "no_calls_beyond_expected", "tools": ["book"], "succeeded_only": True}
+    initial = ExpectationForm.initial_from(rule)
+    assert initial["succeeded_only"] is True
+    assert "succeeded_only" not in json.loads(initial["extra"])  # a field of its own
+    posted = {
+        "exp-0-type": "no_calls_beyond_expected",
+        "exp-0-tools": "book",
+        "exp-0-succeeded_only": "on",
+        "exp-0-extra": "{}",
+    }
+    form = ExpectationForm(data=posted, prefix="exp-0")
+    assert form.is_valid(), form.errors
+    assert form.to_document() == rule
+    unticked = ExpectationForm(data={**posted, "exp-0-succeeded_only": ""}, prefix="exp-0")
+    assert unticked.is_valid()
+    assert "succeeded_only" not in unticked.to_document()

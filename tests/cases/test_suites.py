@@ -880,3 +880,25 @@ def test_a_viewer_promoted_to_editor_may_import_at_once(as_user, admin, viewer, 
     data["file"] = upload("s.json", json.dumps(small_document("mine")))
     assert confirmed(client, "/suites/import/", data).status_code == 302
     assert Suite.objects.filter(name="mine", team=team).exists()
+
+
+def test_a_setting_that_changes_verdicts_is_in_the_diff_in_words(as_user, viewer, editor, team):
+    """Two versions apart only in ``catalog_checks`` score differently: never "No
+    differences"; nor a change of the suite's match options or its expectations."""
+    from tests.support.pages import small_document
+
+    document = small_document("checked")
+    document["tools"] = [{"name": "get_weather", "parameters": {"type": "object"}}]
+    suite = services.create_suite(team, document, editor)
+    services.update_settings(suite, editor, catalog_checks=True)
+    services.update_settings(suite, editor, match={"tool_names": "ignore_case"})
+    client = as_user(viewer)
+    html = text(client.get(f"/suites/{suite.pk}/versions/2/diff/"))
+    assert "No differences" not in html
+    settings = html.split("<h2>Settings that change verdicts</h2>")[1].split("</section>")[0]
+    assert "Catalog checks turned on: whether every case also checks its calls" in settings
+    html = text(client.get(f"/suites/{suite.pk}/versions/3/diff/"))
+    assert "Changed how every case compares tool names" in html
+    api = client.get(f"/api/suites/{suite.pk}/versions/2/diff/").json()
+    assert api["verdict_settings"][0].startswith("Catalog checks turned on")
+    assert api["suite_fields"] == ["catalog_checks"]

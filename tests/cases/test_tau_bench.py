@@ -58,6 +58,7 @@ def test_outputs_are_final_text_expectations_and_one_suite_rule_caps_the_writes(
         {
             "type": "no_calls_beyond_expected",
             "tools": ["book_reservation", "cancel_reservation"],
+            "succeeded_only": True,
         }
     ]
     suite = load_suite(document)
@@ -171,3 +172,28 @@ def test_the_fixture_makes_fifty_cases_of_its_writes():
     called = {call["name"] for case in document["cases"] for call in case.get("expected_calls", [])}
     assert not called & set(reads)
     load_suite(document)
+
+
+def test_a_write_the_tool_refused_does_not_count_against_the_cap_and_reward_mostly_agrees():
+    """Run 11/0 (reward 1): its first book_reservation was refused (``Error: …``), so the
+    database did not change; the cap counts the second only. Across the fixture, Casebook
+    and the file's reward then disagree on 4 runs (docs/benchmarks.md), 12 before."""
+    from scoring.importers import tau_bench as tau_bench_format
+    from scoring.matcher import load_run, score
+
+    with RESULTS_FILE.open("rb") as stream:
+        results = tau_bench.read_results(stream)
+    reads = [r.name for r in tau_bench.proposed_roles(results.tools, []) if r.read_only]
+    suite = load_suite(tau_bench.suite_document(results, name="airline", read_only=reads))
+    records = json.loads(RESULTS_FILE.read_text())
+    verdicts = {}
+    for record in records:
+        run = load_run(tau_bench_format.convert(record))
+        verdicts[record["task_id"], record["trial"]] = score(suite.case(run.case), run).verdict
+    assert verdicts[11, 0] == "pass"
+    disagree = sorted(
+        (r["task_id"], r["trial"])
+        for r in records
+        if (verdicts[r["task_id"], r["trial"]] == "pass") != (r["reward"] == 1)
+    )
+    assert disagree == [(2, 2), (5, 1), (44, 2), (46, 3)]

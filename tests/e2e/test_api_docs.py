@@ -34,5 +34,9 @@ def test_the_api_docs_render_offline_under_the_policy(
     )
     expect(upload).to_be_visible()
     assert page.locator(".opblock").count() >= 20
+    back = page.get_by_role("link", name="Back to Casebook")
+    expect(back).to_be_visible()
+    back.click()
+    page.wait_for_url(f"{live_server.url}/")
     assert elsewhere == []
     assert violations == []

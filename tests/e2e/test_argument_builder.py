@@ -132,3 +132,56 @@ def test_a_value_field_shows_its_underscores_at_1x(page, live_server, user, pass
         }"""
     )
     assert below >= underscore
+
+
+def test_the_picker_says_what_a_matcher_does_and_offers_what_a_type_can_hold(
+    page, live_server, user, password
+):
+    """``$text`` ignoring case alone reads so; ``$optional`` around ``$one_of`` is not
+    "not constrained"; an ``integer | null`` parameter is a number, never "contains"."""
+    team = Team.objects.create(name="Agents", slug="agents")
+    Membership.objects.create(team=team, user=user, role=Role.EDITOR)
+    tool = {
+        "name": "book",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "mode": {"type": "string", "enum": ["heat", "cool"]},
+                "nights": {"type": ["integer", "null"]},
+                "seats": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "note": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            },
+        },
+    }
+    args = {
+        "city": {"$text": {"value": "paris", "ignore": ["case"]}},
+        "mode": {"$optional": {"$one_of": ["heat"]}},
+    }
+    document = {
+        "schema": "casebook.suite/1",
+        "name": "trips",
+        "tools": [tool],
+        "cases": [{"key": "trip", "expected_calls": [{"name": "book", "required_args": args}]}],
+    }
+    suite = services.create_suite(team, document, user)
+    sign_in(page, live_server, user.username, password)
+    page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{suite.cases.get().pk}/")
+    card = page.locator("#call-0")
+    city = card.get_by_label("city matcher")
+    expect(city.locator("option:checked")).to_have_text("text (ignoring case)")
+    mode = card.get_by_label("mode matcher")
+    expect(mode).to_be_disabled()
+    expect(mode.locator("option:checked")).to_have_text("$optional (set in the JSON)")
+    for name in ("nights", "seats"):
+        options = card.get_by_label(f"{name} matcher").locator("option")
+        expect(options).to_have_text(["not constrained", "exactly", "approximately ±"])
+    expect(card.get_by_label("note matcher").locator("option")).to_have_text(
+        ["not constrained", "exactly"]
+    )
+    # editing the text keeps what it ignores
+    card.get_by_label("city value").fill("lyon")
+    expect(page.locator("textarea[name='call-0-required_args']")).to_have_value(
+        '{ "city": { "$text": { "value": "lyon", "ignore": [ "case" ] } }, '
+        '"mode": { "$optional": { "$one_of": [ "heat" ] } } }'
+    )

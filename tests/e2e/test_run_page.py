@@ -55,6 +55,16 @@ def open_run(page, live_server, user, password, run: Run, width: int = 1400) -> 
     page.goto(f"{live_server.url}{run.get_absolute_url()}")
 
 
+def test_the_breadcrumb_names_the_team_between_the_library_and_the_suite(
+    page, live_server, user, password, run
+):
+    open_run(page, live_server, user, password, run)
+    crumbs = page.locator(".pagehead .crumbs a")
+    expect(crumbs).to_have_text(["Library", "Airline", "tau-bench airline", re.compile("#")])
+    crumbs.nth(1).click()
+    page.wait_for_url(re.compile(r"/teams/"))
+
+
 def test_the_run_reads_as_its_conversation_with_every_batch_at_its_turn(
     page, live_server, user, password, run
 ):
@@ -90,9 +100,9 @@ def test_the_run_reads_as_its_conversation_with_every_batch_at_its_turn(
             names = [call["name"] for call in run.document["batches"][turn["batch"]]]
             assert holder.locator(".tl-call.recorded code.name").all_inner_texts() == names
 
-    # The miss sits at the turn of its nearest call, with its argument diff.
+    # The miss sits beside its nearest call, at its turn, with its argument diff.
     at_batch_4 = page.locator(".turn.assistant", has=page.locator("[data-batch='4']"))
-    missed = at_batch_4.locator(".tl-row.missed")
+    missed = at_batch_4.locator(".tl-row.near")
     expect(missed.locator(".tl-call.expected code.name")).to_have_text("update_reservation_flights")
     expect(missed.locator("tr.arg.different")).to_contain_text("credit_card_7407366")
 
@@ -107,13 +117,33 @@ def test_the_run_reads_as_its_conversation_with_every_batch_at_its_turn(
     expect(tree.locator(".jk", has_text='"credit_card_7407366"')).to_be_hidden()
 
 
+@pytest.mark.parametrize("width", [1366, 1024])
+def test_a_miss_and_its_nearest_call_stand_side_by_side_expected_first(
+    page, live_server, user, password, run, width
+):
+    """At 1366 px the expected call is on the left and its nearest recorded call on its
+    right, in one row; at 1024 px (too narrow for two columns) the expected one on top."""
+    open_run(page, live_server, user, password, run, width=width)
+    row = page.locator(".tl-row.near")
+    expect(row).to_have_count(1)
+    expected = row.locator(".tl-call.expected").bounding_box()
+    recorded = row.locator(".tl-call.recorded").bounding_box()
+    if width == 1366:
+        assert expected["x"] + expected["width"] < recorded["x"]
+        assert abs(expected["y"] - recorded["y"]) < 2
+    else:
+        assert expected["y"] + expected["height"] <= recorded["y"]
+    expect(row.locator(".tl-call.recorded .tl-state")).to_have_text("nearest to #0, not matched")
+    expect(row.locator(".tl-state.extra")).to_have_count(0)
+
+
 def test_the_argument_diff_spans_the_row_and_keeps_names_whole_at_1400_px(
     page, live_server, user, password, run
 ):
     open_run(page, live_server, user, password, run)
-    diff = page.locator(".tl-row.missed .tl-diff").first
+    diff = page.locator(".tl-row.near .tl-diff").first
     diff.scroll_into_view_if_needed()
-    row = page.locator(".tl-row.missed").first.bounding_box()
+    row = page.locator(".tl-row.near").first.bounding_box()
     assert diff.bounding_box()["width"] >= 0.95 * row["width"]
     names = diff.locator("code.argname")
     heights = {
@@ -139,7 +169,9 @@ def test_at_800_px_the_verdict_comes_first_and_nothing_overflows(
     verdict = page.locator(".run-side").bounding_box()
     conversation = page.locator(".run-main").bounding_box()
     assert verdict["y"] < conversation["y"]
-    expect(page.locator(".crumbs")).to_have_text(re.compile(r"^Library / tau-bench airline / "))
+    expect(page.locator(".crumbs")).to_have_text(
+        re.compile(r"^Library / Airline / tau-bench airline / ")
+    )
 
 
 def test_at_1400_px_the_verdict_and_review_stay_in_view_down_a_long_run(
@@ -158,7 +190,8 @@ def test_extra_calls_the_case_allows_are_quiet_and_forbidden_ones_fail(
     open_run(page, live_server, user, password, run)
     recorded = page.locator(".tl-call.recorded")
     assert recorded.count() == 6
-    expect(page.locator(".tl-call.recorded.extra")).to_have_count(6)  # none is credited
+    # none is credited: the nearest of the miss stands beside it, the other five are extra
+    expect(page.locator(".tl-call.recorded.extra")).to_have_count(5)
     expect(page.locator(".tl-call.recorded.unmatched")).to_have_count(0)
     expect(page.locator(".tl-summary")).to_contain_text("6 extra calls, allowed")
     quiet = page.locator(".tl-state.extra").first
@@ -172,9 +205,10 @@ def test_extra_calls_the_case_allows_are_quiet_and_forbidden_ones_fail(
     strict_run = uploaded(team, user, forbidding, json.dumps([record]).encode(), "one.json")
     page.goto(f"{live_server.url}{strict_run.get_absolute_url()}")
     expect(page.locator(".tl-call.recorded.unmatched")).to_have_count(6)
+    # five said so; the sixth is the nearest of the miss, and says that
     expect(
         page.locator(".tl-state.missed", has_text="extra call: the case forbids it")
-    ).to_have_count(6)
+    ).to_have_count(5)
     expect(page.locator(".tl-summary .tl-unmatched-count")).to_have_text(
         "6 extra calls: the case forbids them"
     )
@@ -277,3 +311,90 @@ def test_argument_matchers_read_as_words_on_the_run_page_promote_form_and_editor
     case = suite.cases.get(key="pay")
     page.goto(f"{live_server.url}/suites/{suite.pk}/cases/{case.pk}/")
     expect(page.locator("#call-0 ul.argwords li")).to_have_text(words)
+
+
+def test_a_call_the_tool_refused_is_marked_on_the_call_itself(
+    page, live_server, user, password, team
+):
+    """Run 11/0 (reward 1): the first book_reservation was refused (``Error: payment amount
+    does not add up``); the run passes the suite the file's tasks make, and the refused call
+    says so in its head and where the report names it, not only in its folded result."""
+    from cases import tau_bench as tau_bench_suite
+
+    records = [r for r in tau_bench.RECORDS if r["task_id"] == 11]
+    content = json.dumps(records).encode()
+    results = tau_bench_suite.read_results(io.BytesIO(content))
+    reads = tau_bench_suite.read_only_names(tau_bench_suite.proposed_roles(results.tools, []))
+    document = tau_bench_suite.suite_document(results, name="airline", read_only=reads)
+    suite = services.create_suite(team, document, user)
+    submission = create_submission(suite, user, io.BytesIO(content), filename="tau.json")
+    run = Run.objects.get(submission=submission, case_key="11", trial=0)
+    open_run(page, live_server, user, password, run)
+    expect(page.locator("h1 .verdict")).to_have_text("pass")
+    refused = page.locator(".tl-call.recorded.is-error")
+    expect(refused).to_have_count(1)
+    expect(refused.locator(".tl-call-head code.name")).to_have_text("book_reservation")
+    expect(refused.locator(".tl-call-head .tl-state.error")).to_have_text("tool error")
+    expect(refused.locator(".tl-call-head .tl-state.error")).to_be_visible()
+    rule = page.locator(".predicate", has_text="counting calls that succeeded")
+    expect(rule).to_have_class(re.compile(r"\bpass\b"))
+    # the expected call is credited to the booking that succeeded, not the refused one
+    credited = page.locator(".predicate", has_text="book_reservation(")
+    expect(credited.locator(".tl-state.error")).to_have_count(0)
+
+
+def test_the_files_reward_stands_beside_the_verdict_with_the_agreement_and_its_filter(
+    page, live_server, user, password, team
+):
+    """τ-bench's results file scored against the suite its tasks make: 196 of its 200 runs'
+    verdicts agree with the file's reward; the 4 that do not are one click away, each with
+    its reward beside its verdict, and a run's page says it too."""
+    from cases import tau_bench as tau_bench_suite
+
+    content = tau_bench.RESULTS_FILE.read_bytes()
+    results = tau_bench_suite.read_results(io.BytesIO(content))
+    reads = tau_bench_suite.read_only_names(tau_bench_suite.proposed_roles(results.tools, []))
+    document = tau_bench_suite.suite_document(results, name="airline", read_only=reads)
+    suite = services.create_suite(team, document, user)
+    submission = create_submission(suite, user, io.BytesIO(content), filename="tau.json")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    sign_in(page, live_server, user.username, password)
+    page.goto(f"{live_server.url}{submission.get_absolute_url()}")
+    agreement = page.locator(".reward-agreement")
+    expect(agreement).to_contain_text("196 of 200 agree with the file's reward")
+    agreement.get_by_role("link", name="show the 4 that disagree").click()
+    rows = page.locator("#runs tr[data-run-row]")
+    expect(rows).to_have_count(4)
+    expect(page.locator("#filter-reward")).to_have_value("disagrees")
+    expect(rows.locator(".reward.disagrees")).to_have_count(4)
+    expect(rows.first.locator("td").first).to_contain_text(re.compile(r"fail\s+reward 1"))
+    run = Run.objects.get(submission=submission, case_key="11", trial=0)
+    page.goto(f"{live_server.url}{run.get_absolute_url()}")
+    expect(page.locator("h1 .reward")).to_have_text("the file's reward 1, agrees")
+
+
+def test_the_assistants_markdown_is_rendered_safely_with_the_raw_text_a_click_away(
+    page, live_server, user, password, team, run
+):
+    open_run(page, live_server, user, password, run)
+    turn = page.locator(".turn.assistant", has=page.locator("strong", has_text="FQ8APE")).first
+    expect(turn.locator(".markdown strong")).to_have_text("FQ8APE")
+    raw = turn.locator(".turn-raw")
+    expect(raw.locator(".turn-text")).to_be_hidden()
+    raw.locator("summary").click()
+    expect(raw.locator(".turn-text")).to_contain_text("**FQ8APE**")
+    # Markup in the text stays text; a javascript: link is no link.
+    record = next(r for r in tau_bench.RECORDS if r["task_id"] == TASK and r["trial"] == 0)
+    hostile = json.loads(json.dumps(record))
+    said = next(m for m in reversed(hostile["traj"]) if m["role"] == "assistant")
+    said["content"] = f"**bold** {PAYLOAD} [click](javascript:window.__pwned=1)"
+    other = uploaded(
+        team, user, tau_bench.suite_document(prefix=""), json.dumps([hostile]).encode(), "x.json"
+    )
+    page.goto(f"{live_server.url}{other.get_absolute_url()}")
+    expect(page.locator(".turn.assistant .markdown strong", has_text="bold")).to_have_count(1)
+    expect(page.locator(".turn.assistant .markdown a[href^='javascript']")).to_have_count(0)
+    expect(
+        page.locator(".turn.assistant .markdown script, .turn.assistant .markdown img")
+    ).to_have_count(0)
+    assert page.evaluate("window.__pwned") is None

@@ -55,8 +55,8 @@ def test_a_reviewer_triages_failures_with_the_keyboard(
     page.wait_for_url(re.compile(rf"/runs/{first.pk}/\?verdict=fail$"))
 
     # Why it failed: the expected Tokyo call beside the call it was nearest, with the diff.
-    missed = page.locator(".tl-row.missed")
-    assert "nearest recorded call: get_weather in batch 0, call 1" in missed.inner_text()
+    missed = page.locator(".tl-row.near")
+    assert "nearest to #1, not matched" in missed.locator(".tl-call.recorded").inner_text()
     diff = missed.locator("table.argdiff tbody tr")
     assert diff.count() == 1
     assert diff.first.inner_text().split("\t")[:3] == ["city", '"Tokyo"', '"Tokio"']

@@ -95,7 +95,7 @@ def test_side_by_side_at_1400_px_gives_each_call_the_width_of_its_column(
     for box in (calls.nth(i).bounding_box() for i in range(calls.count())):
         assert box["width"] > 0.8 * column
     # Stacked in the one order: the expected call above what stands for the recorded one.
-    missed = side.locator(".tl-row.missed").first
+    missed = side.locator(".tl-row.near").first
     expected = missed.locator(".tl-call.expected").bounding_box()
     beside = missed.locator(".tl-side").bounding_box()
     assert expected["y"] + expected["height"] <= beside["y"] + 1
@@ -138,8 +138,8 @@ def test_every_timeline_sets_the_expected_call_left_of_the_recorded_one(
     open_at(page, live_server, user, password, 1400, run.get_absolute_url())
     expect(page.locator(".tl.conversation")).to_have_count(1 if conversation else 0)
     expect(page.locator(".tl-head > div")).to_have_text(["Expected", "", "Recorded"])
-    # The miss: the expected call, and in the recorded calls' column the nearest one's reason.
-    missed = page.locator(".tl-row.missed").first
+    # The miss: the expected call, and in the recorded calls' column its nearest call.
+    missed = page.locator(".tl-row.near").first
     expected = missed.locator(".tl-expected").bounding_box()
     recorded = missed.locator(".tl-side").bounding_box()
     assert expected["x"] + expected["width"] < recorded["x"]

@@ -25,6 +25,15 @@ def line_of(record, *, with_trial=True):
     return line
 
 
+def as_tau_bench(chat_run):
+    """The batches of a run read as plain OpenAI Chat, with τ-bench's refusals (results
+    starting ``Error:``) marked as tool errors, as the ``tau_bench`` importer reads them."""
+    return [
+        [{**c, "is_error": True} if str(c.get("result")).startswith("Error:") else c for c in batch]
+        for batch in chat_run["batches"]
+    ]
+
+
 def record(task_id, trial):
     (found,) = [r for r in RECORDS if r["task_id"] == task_id and r["trial"] == trial]
     return found
@@ -161,7 +170,7 @@ def test_the_results_file_as_it_is_gives_200_runs_keyed_by_task_id():
     runs = {(i.run.case, i.run.trial): i for i in items}
     assert sorted(runs) == sorted((str(r["task_id"]), r["trial"]) for r in RECORDS)
     first = runs[("0", 0)]
-    assert first.canonical["batches"] == to_canonical(line_of(record(0, 0)))["batches"]
+    assert first.canonical["batches"] == as_tau_bench(to_canonical(line_of(record(0, 0))))
     assert first.run.meta == {"reward": 0.0, "source": "user", "user_cost": 0.0035475000000000003}
 
 
@@ -170,7 +179,7 @@ def test_each_element_converts_like_its_trajectory_as_openai_chat():
         canonical = to_canonical(item)
         as_chat = to_canonical(line_of(item))
         assert (canonical["batches"], canonical["final_text"]) == (
-            as_chat["batches"],
+            as_tau_bench(as_chat),
             as_chat["final_text"],
         )
         assert (canonical["case"], canonical["trial"]) == (str(item["task_id"]), item["trial"])
@@ -211,3 +220,23 @@ def test_the_results_score_76_pass_against_a_suite_keyed_by_task_id():
             score(suite.case(i.run.case), i.run).verdict for i in read_run_lines(file)
         )
     assert verdicts == {"pass": tau_bench.PASSED, "fail": tau_bench.FAILED}
+
+
+def test_a_result_the_environment_refused_is_a_tool_error_and_no_other_is():
+    """Run 11/0: τ-bench refused the first book_reservation (``Error: payment amount does
+    not add up``) and the database did not change; the second booked."""
+    canonical = to_canonical(record(11, 0))
+    books = [c for b in canonical["batches"] for c in b if c["name"] == "book_reservation"]
+    assert [c["result"].startswith("Error:") for c in books] == [True, False]
+    assert [c.get("is_error", False) for c in books] == [True, False]
+    as_chat = to_canonical(line_of(record(11, 0)))  # the plain messages carry no convention
+    assert not any(c.get("is_error") for b in as_chat["batches"] for c in b)
+    refused = sum(
+        c.get("is_error", False) for r in RECORDS for b in to_canonical(r)["batches"] for c in b
+    )
+    errors = sum(
+        m["role"] == "tool" and m["content"].startswith("Error:")
+        for r in RECORDS
+        for m in r["traj"]
+    )
+    assert refused == errors > 0

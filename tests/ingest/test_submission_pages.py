@@ -221,10 +221,36 @@ def test_most_common_failures_link_to_the_runs_that_fail_them(as_user, viewer, s
     html = section(text(as_user(viewer).get(url(scored))), "Most common failures")
     rows = cells(html)
     # delete-if-exists fails four predicates twice each; greeting's regex fails once, ...
-    assert ["file_exists(path=&quot;notes.txt&quot;) [ordered]", "2"] in rows
-    assert ["final text matches /(?i)\\b(hello|hi)\\b/", "1"] in rows
-    assert rows == sorted(rows, key=lambda row: -int(row[1]))
+    # each named first by what happened, then by the predicate that failed
+    assert [
+        "file_exists: never called",
+        "file_exists(path=&quot;notes.txt&quot;) [ordered]",
+        "2",
+    ] in rows
+    assert ["final text", "final text matches /(?i)\\b(hello|hi)\\b/", "1"] in rows
+    assert rows == sorted(rows, key=lambda row: -int(row[2]))
     assert 'href="?predicate=get_weather%28city%3D%22Tokyo%22%29#runs-section"' in html
+
+
+def test_a_forbidden_call_is_named_by_what_the_agent_did_not_by_the_predicate(
+    as_user, viewer, team, admin, submit
+):
+    """``did not call cancel_reservation`` is what was expected; the agent called it."""
+    document = {
+        "schema": "casebook.suite/1",
+        "name": "forbidden",
+        "cases": [
+            {"key": "keep", "expectations": [{"type": "did_not_call_tool", "tool": "cancel"}]}
+        ],
+    }
+    suite = services.create_suite(team, document, admin)
+    cancelled = {"case": "keep", "batches": [[{"name": "cancel", "arguments": {}}]]}
+    submission = submit(suite, [cancelled, cancelled])
+    rows = cells(section(text(as_user(viewer).get(url(submission))), "Most common failures"))
+    assert rows == [["cancel: called though forbidden", "did not call cancel", "2"]]
+
+
+JSON_VALUES = "an object, array, string, number, true, false or null"
 
 
 def test_invalid_lines_are_listed_with_their_numbers_and_reasons(as_user, viewer, suite, submit):
@@ -235,7 +261,10 @@ def test_invalid_lines_are_listed_with_their_numbers_and_reasons(as_user, viewer
     html = text(as_user(viewer).get(url(submission)))
     invalid = section(html, "Invalid lines")
     assert cells(invalid) == [
-        ["2", "invalid JSON: invalid literal, expected &#x27;null&#x27;: at column 1"],
+        [
+            "2",
+            f"not JSON: `not` at column 1 is not a JSON value ({JSON_VALUES})",
+        ],
         ["3", cells(invalid)[1][1]],
         ["4", "a run line must be a JSON object, not array"],
     ]
@@ -273,6 +302,8 @@ def test_runs_of_unknown_cases_are_listed_with_their_lines(as_user, viewer, suit
     submission = submit(suite, lines)
     html = text(as_user(viewer).get(url(submission)))
     unknown = section(html, "Runs of unknown cases")
+    # the heading counts both, where the summary above counts the runs
+    assert unknown.startswith('<h2>Runs of unknown cases <span class="muted">8 runs of 2 cases')
     assert "version 1 does not have" in unknown
     assert (
         '<code class="case-key">items</code> <span class="muted small">1 run, line 9</span>'
@@ -641,7 +672,7 @@ def test_run_page_shows_the_calls_by_batch_with_arguments_and_results(as_user, v
     calls = html[html.index("<h2>Timeline</h2>") :]
     batches = calls.split('<section class="tl-batch"')[1:]
     assert len(batches) == 2
-    assert "batch 0 · 2 parallel calls" in batches[0]
+    assert "batch 0 · 2 calls in one reply" in batches[0]
     assert "batch 1</h3>" in batches[1]
     first, second = batches[0].split('<div class="tl-call recorded')[1:]
     assert f'id="run-{run.pk}-call-0-0"' in first
@@ -864,9 +895,10 @@ def test_submission_page_queries_do_not_grow_with_the_runs(
 ):
     submission = submit(suite, many_runs(count))
     client = as_user(viewer)
-    # 17: with the earlier decisions on the failures here (known failures), the results
-    # against versions scored before, the team's review labels and those on the runs.
-    with django_assert_max_num_queries(17) as page:
+    # 18: with the earlier decisions on the failures here (known failures), the results
+    # against versions scored before, the team's review labels and those on the runs, and
+    # the causes of the most common failures.
+    with django_assert_max_num_queries(18) as page:
         response = client.get(url(submission))
     assert response.status_code == 200
     with django_assert_max_num_queries(11) as partial:

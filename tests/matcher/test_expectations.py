@@ -248,6 +248,31 @@ def test_no_calls_beyond_expected_needs_tools():
             load_suite(suite_doc(case_doc(expectations=[{**BEYOND, "tools": tools}])))
 
 
+def test_no_calls_beyond_expected_succeeded_only_leaves_out_calls_the_tool_refused():
+    refused = call("book", {"id": 1}, result="Error: payment does not add up", is_error=True)
+    twice = [[refused], [call("book", {"id": 2}, result="booked")]]
+    assert beyond_report(twice, [expected("book")]).verdict == "fail"  # every call counts
+    counted = {**BEYOND, "succeeded_only": True}
+    document = suite_doc(case_doc(expected_calls=[expected("book")]), expectations=[counted])
+    case = load_suite(document).cases[0]
+    assert score(case, make_run(twice)).verdict == "pass"
+    assert case.expectations[0].label.endswith(", counting calls that succeeded")
+    three = [*twice, [call("book", {"id": 3}, result="booked")]]
+    result = only_expectation(score(case, make_run(three)))
+    assert not result.passed
+    assert result.detail.startswith("book was called successfully 2 times, expected once")
+    assert result.nearest == (2, 0)  # the first succeeded call beyond the expected one
+
+
+def test_tool_call_count_succeeded_only_counts_calls_without_a_tool_error():
+    batches = [[call("a", is_error=True)], [call("a")]]
+    assert not holds(count(tool="a", max=1), batches)
+    assert holds(count(tool="a", max=1, succeeded_only=True), batches)
+    assert not holds(count(tool="a", min=2, succeeded_only=True), batches)
+    with pytest.raises(InvalidInput, match="succeeded_only"):
+        load_suite(suite_doc(case_doc(expectations=[count(succeeded_only="yes")])))
+
+
 def test_suite_expectations_come_after_each_cases_own_and_are_labelled_as_its_own():
     document = suite_doc(
         case_doc("a", expectations=[{"type": "no_tool_calls"}]),

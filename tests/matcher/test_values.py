@@ -4,6 +4,7 @@ matcher."""
 import pytest
 
 from scoring.matcher import (
+    InvalidInput,
     json_equal,
     load_run,
     load_suite,
@@ -218,3 +219,20 @@ def test_expected_composed_string_does_not_match_recorded_decomposed_string():
         [[call("f", {"s": "cafe\u0301"})]],
     )
     assert report.verdict == "fail"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("not json", "not JSON: `not` at column 1 is not a JSON value"),
+        ("  hello", "not JSON: `hello` at column 3 is not a JSON value"),
+        ('{"é": nope}', "invalid JSON: `nope` at column 7 is not a JSON value"),
+        ('{"a": 1', "invalid JSON: unexpected end of data: at column 8"),
+    ],
+)
+def test_text_that_is_no_json_value_is_said_to_be_not_json_and_where(text, message):
+    """Not the parser's guess at the word meant ("invalid literal, expected 'null'")."""
+    with pytest.raises(InvalidInput) as raised:
+        parse_json(text)
+    assert raised.value.problems[0].message.startswith(message)
+    assert "expected 'null'" not in raised.value.problems[0].message

@@ -236,6 +236,24 @@ def test_sides_with_no_trial_in_common_are_compared_on_all_their_runs(
     assert "on one side only</span>" not in html[html.index('<table class="list comparison">') :]
 
 
+def test_trials_that_swapped_are_shown_where_the_case_totals_did_not_move(
+    as_user, viewer, suite, submit
+):
+    """3/4 → 3/4, but trial 0 went from pass to fail and trial 3 from fail to pass; and
+    sides whose trials are numbered apart say so rather than compare trials."""
+    baseline = submit(suite, [run("regresses", OK)] * 3 + [run("regresses", NOT_OK)])
+    candidate = submit(suite, [run("regresses", NOT_OK)] + [run("regresses", OK)] * 3)
+    html = text(as_user(viewer).get(compare_url(suite, baseline, candidate)))
+    assert rows(html) == [("regresses", "unchanged", "±0")]
+    flips = re.findall(r'<span class="trial-flips small">(.*?)</span>', html)
+    assert flips == ["1 trial pass → fail, 1 fail → pass"]
+    assert "trial numbers do not match" not in html
+    apart = [{"case": "regresses", "trial": 5, "batches": [], "final_text": "ok"}]
+    html = text(as_user(viewer).get(compare_url(suite, baseline, submit(suite, apart))))
+    assert "trial numbers do not match: rates only" in html
+    assert "trial-flips" not in html
+
+
 def test_several_trials_compare_pass_rates(as_user, viewer, suite, submit):
     baseline = submit(
         suite,

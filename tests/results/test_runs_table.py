@@ -498,6 +498,7 @@ def test_csv_lists_the_filtered_runs_with_the_table_columns(as_user, viewer, edi
             "case": "weather-two-cities",
             "trial": str(run.trial),
             "verdict": "fail",
+            "reward": "",
             "tags": "weather parallel",
             "failing predicates": f'{TOKYO}\nfinal text contains "Tokyo"',
             "reasons": "1 call of get_weather, credited to another expected call (#0); "
@@ -616,11 +617,11 @@ def test_table_pages_run_a_bounded_number_of_queries(
     # page's runs. Sorted by review, a read per status until the page is full.
     by_review = {"verdict": "fail", "tool": "get_weather", "sort": "-review"}
     pages = [
-        (url(submission), {}, {}, 19),
-        (url(submission), by_review, {}, 18 + len(ReviewStatus)),
+        (url(submission), {}, {}, 20),  # and the causes of the most common failures
+        (url(submission), by_review, {}, 19 + len(ReviewStatus)),
         # Filtered by review: and the reviews that decide it, before and after counting.
         (url(submission), {"verdict": "fail", "review": "untriaged"}, TABLE, 14),
-        (url(submission), {"predicate": label}, {}, 19),
+        (url(submission), {"predicate": label}, {}, 20),
         # Groups by cause: the page's count, the groups, their arguments, first submissions
         # and exact predicates, and the failing runs: one query each, whatever the groups.
         (url(submission, "failures/"), {}, {}, 15),  # and the team's labels, for the forms

@@ -267,3 +267,45 @@ def test_a_prune_that_finishes_anothers_work_notes_its_reviewed_runs_once(
     assert list(PrunedRuns.objects.values_list("reviewed_runs", flat=True)) == [2]
     assert not Run.objects.filter(submission=old).exists()
     assert pruning.expired().submissions == []
+
+
+def test_a_day_of_retention_is_one_day_and_the_notes_cases_are_in_natural_order(
+    suite, submit, editor, as_user, viewer
+):
+    suite.live_retention_days = 1
+    suite.save()
+    lines = [{"case": key, "batches": []} for key in ("10", "3", "25", "4", "0")]
+    old = aged(submit(suite, lines), 3, live=True)
+    decisions.set_status(old.runs.all(), "flaky", editor)
+    run = old.runs.first()
+    out = io.StringIO()
+    call_command("prune", stdout=out)
+    assert "1 day)" in out.getvalue()
+    assert "1 days" not in out.getvalue()
+    note = PrunedRuns.objects.get(suite=suite)
+    assert note.lost["case_keys"] == ["0", "3", "4", "10", "25"]
+    client = as_user(viewer)
+    assert "Cases: 0, 3, 4, 10, 25." in text(client.get(suite.get_absolute_url()))
+    missing = text(client.get(f"/submissions/{old.pk}/runs/{run.pk}/"))
+    assert "keeps runs for 1 day." in missing
+    assert "1 days" not in missing
+    page = text(client.get(old.get_absolute_url()))
+    assert "Runs removed after 1 day by retention" in page
+
+
+def test_saving_only_the_retention_says_the_version_did_not_change(suite, as_user, editor):
+    from cases.forms import SuiteSettingsForm
+
+    url = f"/suites/{suite.pk}/settings/"
+    # the settings as they are, posted as the form shows them (unticked boxes left out)
+    initial = SuiteSettingsForm.initial_of(suite)
+    form = {k: ("" if v is None else v) for k, v in initial.items() if v is not False}
+    client = as_user(editor)
+    page = text(client.post(url, form | {"live_retention_days": "7"}, follow=True))
+    assert "The suite file did not change: it is still version 1." in page
+    assert "as a new version" not in page
+    assert suite.versions.count() == 1
+    renamed = text(
+        client.post(url, form | {"name": "renamed", "live_retention_days": "7"}, follow=True)
+    )
+    assert "Settings saved as version 2." in renamed

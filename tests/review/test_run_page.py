@@ -138,21 +138,40 @@ def test_a_matched_expected_call_shares_a_row_with_its_recorded_call(suite, subm
     assert (timeline.expected, timeline.credited, timeline.unmatched) == (2, 2, 0)
 
 
-def test_an_unmatched_expected_call_sits_below_its_nearest_call_with_the_reason(suite, submit):
+def test_an_unmatched_expected_call_sits_beside_its_nearest_call_expected_first(suite, submit):
     timeline = timeline_of(submit(suite, [MISSPELT]), line=1)
     first, second = timeline.batches
-    assert [row.kind for row in first.rows] == ["pair", "recorded", "missed"]
-    missed = first.rows[2]
+    assert [row.kind for row in first.rows] == ["pair", "near"]
+    missed = first.rows[1]
     assert missed.expected.state == MISSED
-    assert missed.nearest.call.at == (0, 1)  # the "Tokio" call, not the credited Paris one
+    assert missed.recorded.call.at == (0, 1)  # the "Tokio" call, not the credited Paris one
+    assert missed.recorded.nearest_of == missed.expected.index
+    assert not missed.recorded.allowed_extra  # it is the miss's nearest, not an extra call
     assert 'city: expected "Tokyo", got "Tokio"' in missed.expected.detail
     assert [(r.path, r.state, r.expected, r.got) for r in missed.expected.diff] == [
         ("city", DIFFERENT, '"Tokyo"', '"Tokio"')
     ]
     # Recorded calls that no expected call took are marked; the credited one is not.
-    assert [row.recorded.unmatched for row in first.rows[:2]] == [False, True]
+    assert [row.recorded.unmatched for row in first.rows] == [False, True]
     assert second.rows[0].recorded.unmatched
     assert timeline.unmatched == 2
+
+
+def test_a_case_without_expected_calls_marks_no_call_extra_nor_counts_0_of_0(
+    as_user, viewer, team, admin, submit
+):
+    document = {
+        "schema": "casebook.suite/1",
+        "name": "end state",
+        "cases": [{"key": "c", "expectations": [{"type": "final_text_contains", "text": "ok"}]}],
+    }
+    suite = services.create_suite(team, document, admin)
+    calls = [[{"name": "lookup", "arguments": {}}], [{"name": "book", "arguments": {}}]]
+    submission = submit(suite, [{"case": "c", "batches": calls, "final_text": "ok"}])
+    html = page(as_user(viewer), submission, submission.runs.get())
+    assert "extra call" not in html
+    assert "0 of 0" not in html
+    assert "The case expects no particular call · 2 recorded calls" in html
 
 
 def test_an_expected_call_of_a_tool_never_called_comes_after_the_batches(suite, submit):
@@ -205,19 +224,21 @@ def test_page_joins_pairs_and_marks_calls_that_matched_nothing(as_user, viewer, 
     submission = submit(suite, [MISSPELT])
     run = submission.runs.get()
     html = page(as_user(viewer), submission, run)
-    pair, alone, missed, translate = rows(html)
+    pair, near, translate = rows(html)
     anchor = f"run-{run.pk}-"
     assert 'class="tl-row pair"' in pair
     assert f'id="{anchor}expected-0"' in pair
     assert f'id="{anchor}call-0-0"' in pair
     assert "matches #0" in pair
+    # The miss and its nearest call share a row, expected first, the call not "extra".
+    assert 'class="tl-row near"' in near
+    assert near.index(f'id="{anchor}expected-1"') < near.index(f'id="{anchor}call-0-1"')
+    assert "nearest to #1, not matched" in near
+    assert "extra call, allowed" not in near
     # The case allows extra calls: those credited to nothing are shown quietly.
-    assert 'class="tl-call recorded extra"' in alone
-    assert "extra call, allowed" in alone
+    assert 'class="tl-call recorded extra"' in translate
     assert "extra call, allowed" in translate
     assert "2 extra calls, allowed" in html
-    assert f'href="#{anchor}call-0-1"' in missed
-    assert "nearest recorded call:" in missed
     # The tool's result is shown with its call.
     assert '<pre class="code">Tokyo</pre>' in translate
     # The report's call references lead to the timeline's cards.
@@ -257,7 +278,7 @@ def test_argument_diff_of_arguments_that_could_not_be_parsed(suite, submit):
     run = {"case": "weather-two-cities", "batches": [[PARIS, garbled]]}
     timeline = timeline_of(submit(suite, [run]), line=1)
     missed = timeline.batches[0].rows[-1]
-    assert missed.nearest.call.at == (0, 1)
+    assert (missed.kind, missed.recorded.call.at) == ("near", (0, 1))
     assert [(r.path, r.state) for r in missed.expected.diff] == [("city", MISSING_ARG)]
 
 
@@ -783,9 +804,12 @@ def test_run_page_shows_the_end_state_diff_after_the_page(
     assert "only the suite's editors and admins see it" in page(as_user(viewer), submission, run)
     assert as_user(viewer).get(diff).status_code == 403
     client = as_user(admin)
-    assert f'hx-get="{diff}"' in page(client, submission, run)
+    whole = page(client, submission, run)
+    assert f'hx-get="{diff}"' in whole
+    # In the main column, under the conversation: its paths and values need the width.
+    assert whole.index('id="end-state"') < whole.index('<aside class="run-side">')
     html = text(client.get(diff))
-    cells = re.findall(r"<td class=\"mono\">(.*?)</td>", html)
+    cells = re.findall(r'<(?:td|th scope="row") class="mono[^"]*">(.*?)</t[dh]>', html)
     assert cells[:3] == [
         "VehicleControlAPI.doorStatus.driver",
         "&quot;unlocked&quot;",
@@ -795,3 +819,39 @@ def test_run_page_shows_the_end_state_diff_after_the_page(
     outsider = django_user_model.objects.create_user("outsider", password="pw")
     refused = as_user(outsider).get(f"/submissions/{submission.pk}/runs/{run.pk}/end-state/")
     assert refused.status_code == 404
+
+
+def test_the_end_state_table_shows_values_whole_where_a_sentence_cuts_them():
+    from scoring.matcher import StateDifference
+
+    answer = "Yes, " + "the reservation was changed as asked; " * 4
+    difference = StateDifference("reservations.ABC.note", answer, "No")
+    assert difference.run_text.endswith("…")  # in a sentence (the verdict's reason)
+    assert difference.run_value == json.dumps(answer)  # in the table: whole
+
+
+def test_a_run_of_several_turns_reads_turn_by_turn_and_a_reply_is_no_parallel_batch(
+    as_user, viewer, suite, submit
+):
+    """Each turn starts at its user message (said missing when the run lacks it); a reply's
+    calls are "in one reply", which a harness may run one after another: not "parallel"."""
+    run = {
+        "case": "weather-two-cities",
+        "batches": [[PARIS, TOKYO], [PARIS]],
+        "transcript": [
+            {"role": "user", "text": "Weather in Paris and Tokyo?"},
+            {"role": "assistant", "text": None, "batch": 0},
+            {"role": "user", "text": None},
+            {"role": "assistant", "text": None, "batch": 1},
+            {"role": "assistant", "text": "Done."},
+        ],
+        "final_text": "Done.",
+    }
+    submission = submit(suite, [run])
+    html = page(as_user(viewer), submission, submission.runs.get())
+    turns = html.split('<h3 class="turn-number">')[1:]
+    assert [turn.split("<")[0] for turn in turns] == ["Turn 1", "Turn 2"]
+    assert "Weather in Paris and Tokyo?" in turns[0]
+    assert "The user's message is not in the run." in turns[1]
+    assert "batch 0 · 2 calls in one reply" in html
+    assert "parallel calls" not in html

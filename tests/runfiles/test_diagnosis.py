@@ -65,7 +65,9 @@ def test_the_start_of_a_long_first_line_is_read_as_a_json_lines_record():
 
 def test_what_is_not_json_says_how_it_starts():
     message = diagnose(b"task,reward\n1,0.5\n", ["line 1, invalid JSON: ..."], invalid=2)
-    assert message.startswith("This is not JSON lines: the first line is not JSON (invalid JSON:")
+    assert message.startswith(
+        "This is not JSON lines: the first line is not JSON (`task` at column 1 is not a JSON"
+    )
     assert "it starts 'task,reward'" in message
 
 

@@ -71,7 +71,8 @@ def cells(html: str) -> list[list[str]]:
 def run_keys(html: str) -> list[tuple[str, str]]:
     """(case key, verdict) of each row of the runs table, in order."""
     rows = re.findall(
-        r'<td><span class="verdict \w+">(\w+)</span></td>\s*'
+        r'<td><span class="verdict \w+">(\w+)</span>(?: <span class="reward[^>]*>[^<]*</span>)?'
+        r"</td>\s*"
         r'<td><a href="[^"]*"[^>]*><code class="case-key">([^<]+)</code></a></td>',
         html,
     )

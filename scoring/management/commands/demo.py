@@ -25,8 +25,16 @@ class Command(BaseCommand):
         "password) to try the app."
     )
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--address",
+            default="http://127.0.0.1:8000/",
+            help="where the server that will serve the demo listens, to print (make dev and "
+            "bin/stack give theirs)",
+        )
+
     @transaction.atomic
-    def handle(self, **options):
+    def handle(self, *, address="http://127.0.0.1:8000/", **options):
         user, _ = User.objects.get_or_create(username=DEMO_USERNAME)
         user.set_password(DEMO_PASSWORD)
         user.is_staff = user.is_superuser = True
@@ -43,6 +51,4 @@ class Command(BaseCommand):
             with DEMO_RUNS.open("rb") as runs:
                 create_submission(suite, user, runs, filename=DEMO_RUNS.name, label="demo agent")
         login = f"{DEMO_USERNAME} / {DEMO_PASSWORD}"
-        self.stdout.write(
-            self.style.SUCCESS(f"Demo ready. Sign in at http://127.0.0.1:8000/ as {login}")
-        )
+        self.stdout.write(self.style.SUCCESS(f"Demo ready. Sign in at {address} as {login}"))

@@ -5,6 +5,7 @@ retention now, as the daily task does, or with ``--dry-run`` only say what would
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
+from django.template.defaultfilters import pluralize
 
 from scoring.retention import pruning
 
@@ -24,7 +25,8 @@ class Command(BaseCommand):
             kind = f"live {submission.live_day}" if submission.live_day else "upload"
             self.stdout.write(
                 f"suite {submission.suite_id} submission #{submission.pk} ({kind}, "
-                f"{each.days} days): {each.runs} runs, {each.reviewed_runs} reviewed, "
+                f"{each.days} day{pluralize(each.days)}): {each.runs} runs, "
+                f"{each.reviewed_runs} reviewed, "
                 f"{each.upload_chunks} upload chunks"
             )
         summary = (
