@@ -10,7 +10,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
@@ -60,7 +60,17 @@ def _fraction_as_written(literal: str) -> float | Decimal:
     # (DBL_DIG): no Decimal needs building to tell.
     if len(literal) <= 16 and "e" not in literal and "E" not in literal:
         return float(literal)
-    return number_as_parsed(Decimal(literal))
+    return number_as_parsed(_decimal(literal))
+
+
+def _decimal(literal: str) -> Decimal:
+    """The exact value of a JSON fraction; ValueError (invalid JSON, said where) for one
+    whose exponent no ``Decimal`` holds (past 10**999999)."""
+    try:
+        return Decimal(literal)
+    except InvalidOperation:
+        shown = literal if len(literal) <= 40 else f"{literal[:40]}…"
+        raise ValueError(f"the number {shown} is out of range") from None
 
 
 # msgspec reads integers of any size exactly and hands each fraction over as its text, so
@@ -90,7 +100,7 @@ def _parse_refused(raw: bytes) -> Any:
     try:
         if not _NEEDS_EXACT_NUMBERS.search_bytes(raw):
             return orjson.loads(raw)
-        value = json.loads(raw, parse_float=Decimal, parse_constant=_reject_constant)
+        value = json.loads(raw, parse_float=_decimal, parse_constant=_reject_constant)
         # orjson refuses lone surrogates ("\ud800" unpaired); the exact parser must too.
         if _SURROGATE_ESCAPE.search(raw) and lone_surrogate_path(value) is not None:
             raise ValueError("a string holds a lone surrogate (not valid Unicode)")

@@ -197,8 +197,10 @@ def _first_keys(text: bytes, prefix: str) -> list[str]:
                     keys.append(value)
                 elif depth == depth_of_object + 1 and key_at.get(depth_of_object) == "metadata":
                     keys.append(f"metadata.{value}")
-    except (ijson.JSONError, InvalidInput):
-        pass  # the head ends inside the document (or is no JSON): the keys seen so far
+    except (ijson.JSONError, InvalidInput, ArithmeticError):
+        # The head ends inside the document (or is no JSON, or holds a number no Decimal
+        # holds): the keys seen so far.
+        pass
     return keys
 
 

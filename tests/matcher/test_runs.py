@@ -294,3 +294,12 @@ def test_numbering_keeps_the_rest_of_the_run():
     assert out.final_text == "done"
     assert out.case == run.case
     assert [c.name for c in out.calls] == ["f"]
+
+
+@pytest.mark.parametrize(
+    "text", ['{"case": "x", "n": 1e999999999999999999999999}', "[1.0e-99999999999999999999999999]"]
+)
+def test_a_number_no_decimal_holds_is_invalid_json_said_not_a_crash(text):
+    with pytest.raises(InvalidInput) as caught:
+        parse_json(text)
+    assert "is out of range" in caught.value.problems[0].message

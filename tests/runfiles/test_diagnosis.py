@@ -27,6 +27,12 @@ def test_a_case_under_metadata_is_found_too():
     )
 
 
+def test_a_number_no_decimal_holds_ends_the_keys_read_not_the_diagnosis():
+    head = b'{"task_id": "a", "score": 1e999999999999999999999999, "batches": []}\n'
+    message = diagnose(head, ["line 1: invalid JSON: the number … is out of range"], invalid=1)
+    assert "task_id" in message
+
+
 def test_records_with_no_field_to_use_are_told_to_add_one():
     head = b'{"question": "q", "batches": []}\n'
     message = diagnose(head, ["line 1, case: required: a non-empty string"], invalid=1)
