@@ -76,6 +76,8 @@ class Run:
     notes: tuple[str, ...] = ()
     # What the recording left out, by kind (``NOT_CAPTURED_KINDS``): why, in words.
     not_captured: Mapping[str, str] = field(default_factory=dict)
+    # What the run cost, as recorded (docs/formats.md#usage): None when nothing was.
+    usage: Mapping[str, Any] | None = None
     calls: tuple[Call, ...] = field(init=False, repr=False, compare=False)
     by_name: dict[str, list[int]] = field(init=False, repr=False, compare=False)
     batch_of: list[int] = field(init=False, repr=False, compare=False)
@@ -156,11 +158,42 @@ def load_run(data: Any) -> Run:
     transcript = _transcript(data.get("transcript"), len(batches), problems)
     notes = _notes(data.get("notes"), problems)
     not_captured = _not_captured(data.get("not_captured"), problems)
+    usage = data.get("usage")
+    if usage is not None:
+        _check_usage(usage, problems)
 
     problems.raise_if_any()
     return Run(
-        case, tuple(batches), final_text, error, trial, meta, transcript, notes, not_captured
-    )
+        case, tuple(batches), final_text, error, trial, meta, transcript, notes, not_captured,
+        usage,
+    )  # fmt: skip
+
+
+# The figures of a run's ``usage`` (docs/formats.md#usage): counts, and amounts.
+USAGE_COUNTS = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens",
+                "model_calls")  # fmt: skip
+USAGE_AMOUNTS = ("duration_ms", "cost_usd")
+
+
+def _check_usage(usage: Any, problems: Problems) -> None:
+    """The optional ``usage``: each figure a number ≥ 0 (a whole one for counts) or null,
+    ``models`` a list of names; other keys are the importers' own, and ignored."""
+    if type(usage) is not dict and not isinstance(usage, Mapping):
+        problems.add("usage", f"must be an object, not {json_type(usage)}")
+        return
+    for key in USAGE_COUNTS:
+        value = usage.get(key)
+        if value is not None and not (type(value) is int and value >= 0):
+            problems.add(f"usage.{key}", "must be a whole number ≥ 0, or null (not recorded)")
+    for key in USAGE_AMOUNTS:
+        value = usage.get(key)
+        if value is not None and not (is_number(value) and is_finite_number(value) and value >= 0):
+            problems.add(f"usage.{key}", "must be a number ≥ 0, or null (not recorded)")
+    models = usage.get("models")
+    if models is not None and not (
+        isinstance(models, list) and all(isinstance(m, str) for m in models)
+    ):
+        problems.add("usage.models", "must be a list of model names")
 
 
 def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Mapping, ...]:
