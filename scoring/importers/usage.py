@@ -14,17 +14,8 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-# The per-run usage object, in this order (docs/formats.md#usage).
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cached_input_tokens",
-    "reasoning_tokens",
-    "model_calls",
-    "duration_ms",
-    "cost_usd",
-    "models",
-)
+from scoring.matcher import USAGE_KEYS
+
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens")
 # Where a run used more than one model, its tokens by model, for pricing each apart.
 BY_MODEL = "by_model"
@@ -217,11 +208,3 @@ def nanoseconds_to_ms(start: int, end: int) -> float | None:
     if not start or not end or end < start:
         return None
     return (end - start) / 1_000_000
-
-
-def public(usage: Any) -> dict[str, Any] | None:
-    """The usage object as reports, the API and ``score --json`` give it: the keys of
-    ``USAGE_KEYS`` alone; None for a run with none."""
-    if not isinstance(usage, Mapping):
-        return None
-    return {key: usage.get(key) for key in USAGE_KEYS}

@@ -49,6 +49,7 @@ from scoring.ingest.pipeline import (
     note_unknown_case,
     update_counts,
 )
+from scoring.ingest.prices import USAGE_FIELDS, team_prices, usage_values
 from scoring.ingest.uploads import (
     GZIP_ERRORS,
     UploadRefused,
@@ -76,7 +77,7 @@ from scoring.runfiles.runmeta import meta_values, note_seen, tool_names
 
 RUN_FIELDS = (
     "submission_id", "seq", "line", "case_key", "case_order", "trial", "trial_given", "document",
-    "final_text", "tools", "meta_values",
+    "final_text", "tools", "meta_values", *USAGE_FIELDS,
 )  # fmt: skip
 INVALID_FIELDS = ("submission_id", "line", "reason")
 INVALID_BATCH = 1000  # invalid lines stored per write
@@ -117,7 +118,8 @@ def ingest(submission_id: int, *, take_over: bool = False) -> None:
     except Superseded:
         return
     batch = _Batch(submission, generation, submission.version.matcher_suite())
-    _read(batch, lambda: open_upload(submission_id), read_run_lines, {"numbered": False})
+    arguments = {"numbered": False, "prices": team_prices(submission.suite.team_id)}
+    _read(batch, lambda: open_upload(submission_id), read_run_lines, arguments)
 
 
 def read_range(submission_id: int, generation: int, index: int, *, take_over=False) -> None:
@@ -139,7 +141,8 @@ def read_range(submission_id: int, generation: int, index: int, *, take_over=Fal
             scores_own_chunks=ranges.count() > 1,
         )
         opened = lambda: open_upload(submission_id, span.first_chunk, span.end_chunk)  # noqa: E731
-        if not _read(batch, opened, read_lines_from, {"first_line": span.first_line}):
+        arguments = {"first_line": span.first_line, "prices": team_prices(submission.suite.team_id)}
+        if not _read(batch, opened, read_lines_from, arguments):
             return
     settle(submission_id, generation)
 
@@ -405,7 +408,7 @@ class _Batch:
         note_seen(self.meta_keys, meta)
         self.runs.append(
             (self.submission_id, self.seq, item.line, run.case, natural_key(run.case),
-             run.trial, given, canonical, run.final_text, tools, meta)
+             run.trial, given, canonical, run.final_text, tools, meta, *usage_values(run))
         )  # fmt: skip
         if self.scores_own_chunks:
             self.parsed.append(run)

@@ -42,6 +42,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from cases.models import Suite
 from cases.natural import natural_key
 from scoring.importers import otel, to_canonical
+from scoring.importers.costs import Prices, priced
 from scoring.ingest.bulk import insert_rows, update_rows
 from scoring.ingest.chunks import score_runs
 from scoring.ingest.pipeline import (
@@ -51,6 +52,7 @@ from scoring.ingest.pipeline import (
     recount_cases,
     task_named,
 )
+from scoring.ingest.prices import USAGE_FIELDS, team_prices, usage_values
 from scoring.ingest.reading import RUN_FIELDS, describe, tools_text
 from scoring.live.otlp_codec import log_record_document, span_document
 from scoring.matcher import InvalidInput, load_run
@@ -87,6 +89,7 @@ _REMADE_FIELDS = (
     "final_text",
     "tools",
     "meta_values",
+    *USAGE_FIELDS,
 )
 
 
@@ -240,12 +243,17 @@ def _assemble_batch(trace_pks: list[int]) -> int:
         submissions = {}
         no_version = []
         telemetry = _read_telemetry(traces)
+        prices: dict[int, Prices] = {}
         for trace in traces:
             submission = _submission_for(trace, submissions)
             if submission is None:
                 no_version.append(trace)
                 continue
-            by_submission[submission.pk].append(_make(trace, *telemetry[trace.pk]))
+            if trace.suite_id not in prices:
+                team = Suite.objects.filter(pk=trace.suite_id).values_list("team_id", flat=True)
+                prices[trace.suite_id] = team_prices(team.first())
+            made_run = _make(trace, prices[trace.suite_id], *telemetry[trace.pk])
+            by_submission[submission.pk].append(made_run)
         made = 0
         # Locked last, and in one order: held for the writes alone.
         locked_submissions = Submission.objects.select_for_update().select_related("version")
@@ -347,7 +355,7 @@ def _live_submission(trace: Trace) -> Submission | None:
     return live.get()
 
 
-def _make(trace: Trace, case_key: str, case_value: str, telemetry: dict) -> _Made:
+def _make(trace: Trace, prices: Prices, case_key: str, case_value: str, telemetry: dict) -> _Made:
     """The run the trace's spans make, read as a run file's line of spans is
     (docs/live-traces.md#assembly); a case named by ``case_value`` is looked up when placed."""
     # A trace with no case gets one for the importer, which wants it; the run keeps none.
@@ -360,6 +368,7 @@ def _make(trace: Trace, case_key: str, case_value: str, telemetry: dict) -> _Mad
     }
     try:
         canonical = to_canonical(line, otel.NAME)
+        priced(canonical, prices)
         run = load_run(canonical)
     except otel.NotARun:
         return _Made(trace, ignored=True)
@@ -436,7 +445,7 @@ def _add_runs(submission: Submission, suite, made: list[_Made]) -> None:
         seq = submission.stored_runs
         rows.append(
             (submission.pk, seq, seq, item.case_key, natural_key(item.case_key), trial, False,
-             item.canonical, item.run.final_text, item.tools, item.meta)
+             item.canonical, item.run.final_text, item.tools, item.meta, *usage_values(item.run))
         )  # fmt: skip
         if suite.case(item.case_key) is not None:
             submission.total += 1
@@ -462,7 +471,8 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
     # Written as runs are first written (``insert_rows``): a NUL in their text, which
     # PostgreSQL's text cannot hold, reads as U+FFFD.
     update_rows(Run, _REMADE_FIELDS, [(stored.pk, stored.case_key, stored.case_order,
-        stored.trial, item.canonical, item.run.final_text, item.tools, item.meta)])  # fmt: skip
+        stored.trial, item.canonical, item.run.final_text, item.tools, item.meta,
+        *usage_values(item.run))])  # fmt: skip
     if recase:
         recount_cases(submission, suite)
 

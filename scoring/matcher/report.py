@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from .run import public_usage
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 
@@ -27,6 +31,7 @@ SCHEMA = "schema"
 UNKNOWN_TOOL = "unknown_tool"
 TOOL_ERROR = "tool_error"
 END_STATE = "end_state"
+BUDGET = "budget"
 # Each cause kind in words, for pages and summaries.
 CAUSE_WORDS = {
     NO_CALL: "never called",
@@ -48,6 +53,7 @@ CAUSE_WORDS = {
     UNKNOWN_TOOL: "tool not in the catalog",
     TOOL_ERROR: "tool returned an error",
     END_STATE: "end state differs",
+    BUDGET: "over budget",
 }
 CAUSE_KINDS = tuple(CAUSE_WORDS)
 
@@ -129,6 +135,7 @@ class Report:
     predicates: list[PredicateResult]
     error: str | None = None
     notes: tuple[str, ...] = ()
+    usage: Mapping[str, Any] | None = None  # the run's (docs/formats.md#usage)
 
     @property
     def passed(self) -> bool:
@@ -146,6 +153,7 @@ class Report:
             "predicates": [p.to_dict() for p in self.predicates],
             "error": self.error,
             "notes": list(self.notes),
+            "usage": public_usage(self.usage),
         }
 
 

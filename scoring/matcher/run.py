@@ -169,10 +169,23 @@ def load_run(data: Any) -> Run:
     )  # fmt: skip
 
 
-# The figures of a run's ``usage`` (docs/formats.md#usage): counts, and amounts.
+# The figures of a run's ``usage`` (docs/formats.md#usage): counts, and amounts; with the
+# models, its keys as reports give it (``public_usage``).
 USAGE_COUNTS = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens",
                 "model_calls")  # fmt: skip
 USAGE_AMOUNTS = ("duration_ms", "cost_usd")
+USAGE_KEYS = (*USAGE_COUNTS, *USAGE_AMOUNTS, "models")
+
+
+def public_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A run's usage as reports give it: ``USAGE_KEYS`` alone, each null (``models``
+    empty) when not recorded."""
+    if usage is None:
+        return {**dict.fromkeys(USAGE_KEYS), "models": []}
+    out = {key: usage.get(key) for key in USAGE_KEYS}
+    if out["models"] is None:
+        out["models"] = []
+    return out
 
 
 def _check_usage(usage: Any, problems: Problems) -> None:

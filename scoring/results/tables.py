@@ -199,6 +199,11 @@ def review_counts(submission: Submission) -> ReviewCounts:
 
 
 # The columns of a runs-table row, read without the run's document or report.
+# A run's usage figures the table and its CSV carry (docs/formats.md#usage).
+USAGE_FIGURES = (
+    "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens", "model_calls",
+    "duration_ms", "cost_usd",
+)  # fmt: skip
 ROW_FIELDS = (
     "run_id",
     "verdict",
@@ -208,6 +213,7 @@ ROW_FIELDS = (
     "run__trial",
     "run__review__status",
     "run__review__assignee__username",
+    *(f"run__{figure}" for figure in USAGE_FIGURES),
 )
 
 # The matcher's reason for a call whose arguments differ starts by saying where the nearest
@@ -266,6 +272,7 @@ class RunRow:
     assignee: str  # username, or ""
     columns: tuple[str, ...] = ()  # its meta values of the chosen columns ("" if none)
     labels: tuple[ReviewLabel, ...] = ()  # the team's review labels on it, by name
+    usage: tuple = ()  # its ``USAGE_FIGURES``, None where not recorded
 
     @property
     def review_label(self) -> str:
@@ -326,6 +333,7 @@ def run_rows(
                 assignee=row["run__review__assignee__username"] or "",
                 columns=tuple(meta_text(meta, name) for name in columns),
                 labels=tuple(labels.get(row["run_id"], ())),
+                usage=tuple(row[f"run__{figure}"] for figure in USAGE_FIGURES),
             )
         )
     return rows
