@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring.importers.costs import Price, Prices
 from scoring.matcher import Run as MatcherRun
-from scoring.models import ModelPrice
+from scoring.models import team_prices
+
+__all__ = ["USAGE_FIELDS", "team_prices", "usage_values"]
 
 # ``Run``'s columns of the usage, in the order ``usage_values`` gives them.
 USAGE_FIELDS = (
@@ -26,13 +27,3 @@ def usage_values(run: MatcherRun) -> tuple[Any, ...]:
     models = usage.get("models")
     named = "".join(f"\n{m}" for m in models) + "\n" if models else None
     return (*(usage.get(key) for key in USAGE_FIELDS[:-1]), named)
-
-
-def team_prices(team_id: int | None) -> Prices:
-    """The team's own prices for models, before the catalogue's."""
-    if team_id is None:
-        return Prices()
-    own = ModelPrice.objects.filter(team_id=team_id).values_list(
-        "model", "input_per_mtok", "output_per_mtok", "cached_input_per_mtok"
-    )
-    return Prices({model: Price(i, o, c) for model, i, o, c in own})

@@ -8,7 +8,7 @@
 - ``prices``: a team's own prices for models.
 """
 
-from .prices import ModelPrice
+from .prices import ModelPrice, team_prices
 from .reviews import (
     BlindDecision,
     KnownFailure,
@@ -68,5 +68,6 @@ __all__ = [
     "TraceSpan",
     "UploadChunk",
     "Verdict",
+    "team_prices",
     "with_review_status",
 ]

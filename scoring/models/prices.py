@@ -4,6 +4,7 @@ come before the catalogue's when its runs are costed."""
 from django.db import models
 
 from cases.models import Team
+from scoring.importers.costs import Price, Prices
 
 
 class ModelPrice(models.Model):
@@ -25,3 +26,13 @@ class ModelPrice(models.Model):
 
     def __str__(self):
         return f"{self.model} for {self.team}"
+
+
+def team_prices(team_id: int | None) -> Prices:
+    """The prices a team's runs are costed at: its own for models, before the catalogue's."""
+    if team_id is None:
+        return Prices()
+    own = ModelPrice.objects.filter(team_id=team_id).values_list(
+        "model", "input_per_mtok", "output_per_mtok", "cached_input_per_mtok"
+    )
+    return Prices({model: Price(i, o, c) for model, i, o, c in own})

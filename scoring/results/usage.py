@@ -10,13 +10,14 @@ scored (a live one, say) is summarized when asked.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet, Sum
 
-from scoring.importers.costs import CATALOGUE, unpriced
+from scoring.importers.costs import unpriced
 from scoring.matcher import USAGE_KEYS
-from scoring.models import Result, Run, Status, Submission, Verdict
+from scoring.models import Result, Run, Status, Submission, Verdict, team_prices
 
 FIGURES = tuple(key for key in USAGE_KEYS if key != "models")
 PERCENTILE_FIGURES = ("duration_ms", "input_tokens", "output_tokens", "cost_usd")
@@ -24,24 +25,36 @@ BINS = 12
 
 
 def usage_of(submission: Submission) -> dict[str, Any]:
-    """The submission's usage summary: stored, or made now while it is being scored."""
+    """The submission's usage summary: stored, or made now (and stored, when its scoring is
+    done) when none is stored for its current runs."""
     stored = submission.usage
-    if stored and stored.get("generation") == submission.generation:
-        return {k: v for k, v in stored.items() if k != "generation"}
-    return summary(submission)
+    if stored is not None and _current(submission, stored):
+        return {k: v for k, v in stored.items() if k not in _STAMPS}
+    made = summary(submission)
+    if submission.status == Status.DONE:
+        _store(submission, made)
+    return made
 
 
 def summarize(submission: Submission) -> None:
-    """Store the summary of a finished submission (a no-op when stored for its results)."""
-    if submission.status != Status.DONE:
-        return
-    stored = submission.usage
-    if stored and stored.get("generation") == submission.generation:
-        return
-    made = summary(submission)
-    made["generation"] = submission.generation
-    Submission.objects.filter(pk=submission.pk).update(usage=made)
-    submission.usage = made
+    """Store the summary of a finished submission (a no-op when stored for its runs)."""
+    if submission.status == Status.DONE and not _current(submission, submission.usage):
+        _store(submission, summary(submission))
+
+
+# What a stored summary is of: the submission's results (re-scored: a new generation) and
+# its runs (a live submission gains runs all day).
+_STAMPS = ("generation", "stored_runs")
+
+
+def _current(submission: Submission, stored: Any) -> bool:
+    return bool(stored) and all(stored.get(k) == getattr(submission, k) for k in _STAMPS)
+
+
+def _store(submission: Submission, made: dict[str, Any]) -> None:
+    stamped = {**made, **{k: getattr(submission, k) for k in _STAMPS}}
+    Submission.objects.filter(pk=submission.pk).update(usage=stamped)
+    submission.usage = stamped
 
 
 def summary(submission: Submission) -> dict[str, Any]:
@@ -65,7 +78,7 @@ def summary(submission: Submission) -> dict[str, Any]:
         "runs_with_usage": with_usage,
         "cost_per_passing_run": cost / passing if cost is not None and passing else None,
         "runs_without_cost": runs.filter(cost_usd__isnull=True).count() if cost else None,
-        "unpriced_models": unpriced(totals["models"], CATALOGUE),
+        "unpriced_models": unpriced(totals["models"], team_prices(submission.suite.team_id)),
         "histograms": {
             "duration_ms": histogram(runs, F("duration_ms")),
             "tokens": histogram(runs, F("input_tokens") + F("output_tokens")),
@@ -120,3 +133,89 @@ def _nice_width(top: float) -> float:
         if step * power >= raw:
             return float(step * power)
     return float(10 * power)
+
+
+# --- what the pages show ---------------------------------------------------------------------
+
+CHART_WIDTH, CHART_HEIGHT, AXIS = 360, 150, 24
+
+
+@dataclass
+class Bar:
+    """A histogram's bin as the page draws it: its bounds, runs and rectangle."""
+
+    low: float
+    high: float
+    runs: int
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+@dataclass
+class Chart:
+    """A histogram laid out for an SVG like the suite's trend chart, with its table."""
+
+    title: str
+    unit: str
+    bars: list[Bar]
+    width: int = CHART_WIDTH
+    height: int = CHART_HEIGHT
+
+    @property
+    def most(self) -> int:
+        return max((bar.runs for bar in self.bars), default=0)
+
+    @property
+    def baseline(self) -> int:
+        return self.height - AXIS
+
+
+def chart(title: str, unit: str, bins: list[dict[str, Any]]) -> Chart | None:
+    """The histogram of ``bins`` (``histogram``'s) laid out; None when it has none."""
+    if not bins:
+        return None
+    most = max(b["runs"] for b in bins) or 1
+    width = CHART_WIDTH / len(bins)
+    room = CHART_HEIGHT - AXIS - 18  # the top keeps room for the count of the tallest bar
+    bars = []
+    for k, b in enumerate(bins):
+        height = room * b["runs"] / most
+        bars.append(
+            Bar(b["from"], b["to"], b["runs"], k * width + 1, CHART_HEIGHT - AXIS - height,
+                width - 2, height)
+        )  # fmt: skip
+    return Chart(title, unit, bars)
+
+
+def page_summary(submission: Submission) -> dict[str, Any] | None:
+    """The submission page's usage panel; None when no run recorded any usage."""
+    made = usage_of(submission)
+    if not made["runs_with_usage"]:
+        return None
+    histograms = made.get("histograms") or {}
+    seconds = [
+        {**b, "from": b["from"] / 1000, "to": b["to"] / 1000}
+        for b in histograms.get("duration_ms", [])
+    ]
+    charts = [
+        chart("Run durations", "s", seconds),
+        chart("Tokens per run (input + output)", "tokens", histograms.get("tokens", [])),
+    ]
+    return {**made, "chart_list": [c for c in charts if c is not None]}
+
+
+def run_figures(run: Run) -> dict[str, Any] | None:
+    """A run page's header figures; None when the run recorded no usage."""
+    figures = {figure: getattr(run, figure) for figure in FIGURES}
+    if all(value is None for value in figures.values()):
+        return None
+    models = [m for m in (run.model_names or "").split("\n") if m]
+    figures["models"] = models
+    figures["unpriced"] = (
+        unpriced(models, team_prices(run.submission.suite.team_id))
+        if figures["cost_usd"] is None
+        else []
+    )
+    return figures

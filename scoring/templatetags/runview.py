@@ -1,12 +1,14 @@
 """Filters for showing recorded runs and their results."""
 
 from collections.abc import Mapping
+from datetime import timedelta
 from html import escape  # Django's adds a lazy-string wrapper per call: slow on a long run
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from scoring.matcher import InvalidInput, dump_json, parse_json, pass_rate_text, pretty_json
+from scoring.results import usage
 
 register = template.Library()
 
@@ -143,3 +145,41 @@ def _one_line(value) -> str:
 
 class _Text(str):
     """Text ``_one_line`` writes as it is, told from a string value it writes as JSON."""
+
+
+@register.simple_tag
+def submission_usage(submission):
+    """The submission page's usage panel (``scoring.results.usage.page_summary``)."""
+    return usage.page_summary(submission)
+
+
+@register.simple_tag
+def run_usage(run):
+    """A run page's usage figures (``scoring.results.usage.run_figures``)."""
+    return usage.run_figures(run)
+
+
+@register.filter
+def tokens(value) -> str:
+    """A token count with thousands separated: ``12,345``; an em dash when not recorded."""
+    return "—" if value is None else f"{value:,}"
+
+
+@register.filter
+def usd(value) -> str:
+    """Dollars, as precise as small amounts need: ``$4.21``, ``$0.0041``."""
+    if value is None:
+        return "—"
+    if value >= 1 or value == 0:
+        return f"${value:,.2f}"
+    return f"${value:.2g}" if value < 0.01 else f"${value:.4f}".rstrip("0")
+
+
+@register.filter
+def seconds(milliseconds) -> str:
+    """Milliseconds as seconds: ``5.1 s``, ``820 ms``, ``4 min 12 s``."""
+    if milliseconds is None:
+        return "—"
+    if milliseconds < 1000:
+        return f"{milliseconds:.0f} ms"
+    return duration(timedelta(milliseconds=milliseconds))
