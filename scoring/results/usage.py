@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 
 from scoring.importers.costs import unpriced
 from scoring.matcher import USAGE_KEYS
@@ -65,8 +65,12 @@ def summary(submission: Submission) -> dict[str, Any]:
     summed = runs.aggregate(
         **{f"sum_{figure}": Sum(figure) for figure in FIGURES},
         runs_with_usage=Count("pk", filter=recorded),
+        mean_cost_usd=Avg("cost_usd"),
+        mean_duration_ms=Avg("duration_ms"),
+        mean_tokens=Avg(F("input_tokens") + F("output_tokens")),
     )
     with_usage = summed.pop("runs_with_usage")
+    means = {key: summed.pop(f"mean_{key}") for key in ("cost_usd", "duration_ms", "tokens")}
     totals: dict[str, Any] = {figure: summed[f"sum_{figure}"] for figure in FIGURES}
     totals["models"] = models_of(runs)
     passing = Result.objects.filter(submission=submission, verdict=Verdict.PASS).count()
@@ -76,6 +80,7 @@ def summary(submission: Submission) -> dict[str, Any]:
         "p50": {f: percentile(runs, f, 50) for f in PERCENTILE_FIGURES},
         "p95": {f: percentile(runs, f, 95) for f in PERCENTILE_FIGURES},
         "runs_with_usage": with_usage,
+        "mean": means,
         "cost_per_passing_run": cost / passing if cost is not None and passing else None,
         "runs_without_cost": runs.filter(cost_usd__isnull=True).count() if cost else None,
         "unpriced_models": unpriced(totals["models"], team_prices(submission.suite.team_id)),
@@ -219,3 +224,53 @@ def run_figures(run: Run) -> dict[str, Any] | None:
         else []
     )
     return figures
+
+
+# --- two submissions compared ----------------------------------------------------------------
+
+CASES_CHANGED = 10
+
+
+def _delta(base: float | None, cand: float | None, kind: str) -> dict[str, Any]:
+    change = None if base is None or cand is None else cand - base
+    ratio = change / base if change is not None and base else None
+    return {"kind": kind, "baseline": base, "candidate": cand, "change": change, "ratio": ratio}
+
+
+def comparison_figures(comparison: Any) -> dict[str, Any] | None:
+    """A comparison's cost and time beside its pass rates: the overall deltas (pass rate,
+    cost and tokens per run, the 95th percentile of time), and the cases whose mean cost or
+    time per run changed most; None when neither side recorded usage."""
+    base, cand = usage_of(comparison.baseline), usage_of(comparison.candidate)
+    if not base["runs_with_usage"] and not cand["runs_with_usage"]:
+        return None
+    totals = comparison.totals
+    base_mean, cand_mean = base.get("mean") or {}, cand.get("mean") or {}
+    rows = [
+        ("Pass rate", _delta(totals.base_rate, totals.cand_rate, "rate")),
+        ("Cost per run", _delta(base_mean.get("cost_usd"), cand_mean.get("cost_usd"), "usd")),
+        ("Tokens per run", _delta(base_mean.get("tokens"), cand_mean.get("tokens"), "tokens")),
+        (
+            "95th percentile time",
+            _delta(base["p95"]["duration_ms"], cand["p95"]["duration_ms"], "ms"),
+        ),
+    ]
+    return {
+        "rows": rows,
+        "changed": [
+            ("Cost per run changed most", _most_changed(comparison.all_rows, "cost_usd")),
+            ("Time per run changed most", _most_changed(comparison.all_rows, "duration_ms")),
+        ],
+    }
+
+
+def _most_changed(rows: list[Any], figure: str) -> list[dict[str, Any]]:
+    """The cases whose mean ``figure`` per run changed most, either way."""
+    found = []
+    for row in rows:
+        before = getattr(row.baseline, figure, None) if row.baseline else None
+        after = getattr(row.candidate, figure, None) if row.candidate else None
+        if before is not None and after is not None and after != before:
+            found.append({"row": row, **_delta(before, after, figure)})
+    found.sort(key=lambda d: (-abs(d["change"]), d["row"].case))
+    return found[:CASES_CHANGED]

@@ -1,5 +1,6 @@
 """Filters for showing recorded runs and their results."""
 
+import math
 from collections.abc import Mapping
 from datetime import timedelta
 from html import escape  # Django's adds a lazy-string wrapper per call: slow on a long run
@@ -159,6 +160,31 @@ def run_usage(run):
     return usage.run_figures(run)
 
 
+@register.simple_tag
+def usage_comparison(comparison):
+    """A comparison's cost and time (``scoring.results.usage.comparison_figures``)."""
+    return usage.comparison_figures(comparison)
+
+
+@register.filter
+def figure(value, kind: str) -> str:
+    """A figure of a kind (``usd``, ``tokens``, ``ms``, ``rate``), or its change when
+    ``kind`` starts with ``+``: ``+$0.0012``, ``-1,200``, ``+3.1 pts``."""
+    signed = kind.startswith("+")
+    kind = kind.lstrip("+")
+    if value is None:
+        return "—"
+    sign = ("+" if value >= 0 else "-") if signed else ""
+    size = abs(value) if signed else value
+    if kind == "rate":
+        return f"{sign}{size * 100:.1f}{' pts' if signed else '%'}"
+    if kind in ("usd", "cost_usd"):
+        return sign + usd(size)
+    if kind in ("ms", "duration_ms"):
+        return sign + seconds(size)
+    return sign + tokens(round(size))
+
+
 @register.filter
 def tokens(value) -> str:
     """A token count with thousands separated: ``12,345``; an em dash when not recorded."""
@@ -172,7 +198,9 @@ def usd(value) -> str:
         return "—"
     if value >= 1 or value == 0:
         return f"${value:,.2f}"
-    return f"${value:.2g}" if value < 0.01 else f"${value:.4f}".rstrip("0")
+    if value < 0.01:  # two significant digits, never in exponent form
+        return f"${value:.{min(12, 1 - math.floor(math.log10(value)))}f}"
+    return f"${value:.4f}".rstrip("0")
 
 
 @register.filter

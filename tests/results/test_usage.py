@@ -145,3 +145,30 @@ def test_the_csv_has_a_column_per_figure(scored, as_user, viewer):
     assert rows["a"]["model calls"] == "1"
     assert rows["c"]["cost usd"] == ""
     assert json.loads(rows["b"]["output tokens"]) == 301
+
+
+def test_a_comparison_gives_the_deltas_and_the_cases_whose_cost_changed_most(submit, costed):
+    from scoring.results.comparison import Comparison, scope_of
+    from scoring.results.trends import suite_trend
+    from scoring.results.usage import comparison_figures
+
+    model = "gpt-4o-2024-08-06"
+    baseline = submit(costed, [line("a", completion(model, 100, 10)),
+                               line("b", completion(model, 100, 10))])  # fmt: skip
+    candidate = submit(costed, [line("a", completion(model, 100, 10)),
+                                line("b", completion(model, 9000, 900))])  # fmt: skip
+    made = comparison_figures(Comparison(baseline, candidate, scope_of(baseline, candidate)))
+    rows = dict(made["rows"])
+    assert rows["Pass rate"]["change"] == 0
+    assert rows["Tokens per run"]["baseline"] == 110
+    assert rows["Tokens per run"]["candidate"] == (110 + 9900) / 2
+    assert rows["Cost per run"]["change"] == pytest.approx(
+        (gpt_4o(9000, 900) - gpt_4o(100, 10)) / 2
+    )
+    by_cost = dict(made["changed"])["Cost per run changed most"]
+    assert [d["row"].case for d in by_cost] == ["b"]  # a's cost did not change
+    points = suite_trend(costed).points
+    assert [p.cost for p in points] == [
+        pytest.approx(gpt_4o(100, 10)),
+        pytest.approx(rows["Cost per run"]["candidate"]),
+    ]
