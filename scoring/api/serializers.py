@@ -237,6 +237,7 @@ class ReportSerializer(serializers.Serializer):
         untriaged = {"status": ReviewStatus.UNTRIAGED.value, "labels": []}
         return {
             **result.report,
+            "usage": self.context["usage"].get(result.run_id) or usage.usage_object(None),
             "review": self.context.get("reviews", {}).get(result.run_id, untriaged),
             "html_url": self.context["request"].build_absolute_uri(url),
         }

@@ -41,7 +41,7 @@ from scoring.api.serializers import (
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused, UploadTooLarge
 from scoring.models import ReviewQueue, Status, Submission
-from scoring.results import case_drafts
+from scoring.results import case_drafts, usage
 from scoring.results.comparison import baseline_named
 from scoring.results.failures import API_GROUPS, Failures
 from scoring.results.filtersets import RunFilterSet
@@ -245,6 +245,7 @@ class SubmissionViewSet(
         )
         context = self.get_serializer_context()
         context["reviews"] = decisions.decisions_of_runs([result.run_id for result in page])
+        context["usage"] = usage.usage_of_runs([result.run_id for result in page])
         serializer = ReportSerializer(page, many=True, context=context)
         return self.get_paginated_response(serializer.data)
 

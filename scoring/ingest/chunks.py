@@ -128,7 +128,15 @@ def score_runs(
             )
             signature = failure_signature(report) or ""
             results.append(
-                (run_id, submission_id, report.verdict, report.to_dict(), now, signature)
+                # The usage is the run's own columns: not stored again with each report.
+                (
+                    run_id,
+                    submission_id,
+                    report.verdict,
+                    report.to_dict(with_usage=False),
+                    now,
+                    signature,
+                )
             )
         chunks = ScoredChunk.objects.filter(submission=submission, generation=generation)
         # Bounded as well as listed: read as a range of the (submission, generation, index)

@@ -145,16 +145,20 @@ class Report:
     def failures(self) -> tuple[PredicateResult, ...]:
         return tuple(p for p in self.predicates if not p.passed)
 
-    def to_dict(self) -> dict:
-        return {
+    def to_dict(self, *, with_usage: bool = True) -> dict:
+        """The report as docs/formats.md#reports writes it; without the run's usage for a
+        store that keeps it beside the report (Casebook's runs table)."""
+        data = {
             "case": self.case,
             "trial": self.trial,
             "verdict": self.verdict,
             "predicates": [p.to_dict() for p in self.predicates],
             "error": self.error,
             "notes": list(self.notes),
-            "usage": public_usage(self.usage),
         }
+        if with_usage:
+            data["usage"] = public_usage(self.usage)
+        return data
 
 
 def failure_signature(report: Report) -> str | None:

@@ -211,6 +211,20 @@ def page_summary(submission: Submission) -> dict[str, Any] | None:
     return {**made, "chart_list": [c for c in charts if c is not None]}
 
 
+def usage_object(run: Run | None) -> dict[str, Any]:
+    """A run's usage as reports give it (docs/formats.md#usage), from its columns; every
+    figure null for no run."""
+    made: dict[str, Any] = {figure: getattr(run, figure, None) for figure in FIGURES}
+    made["models"] = [m for m in (getattr(run, "model_names", None) or "").split("\n") if m]
+    return made
+
+
+def usage_of_runs(run_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Run id → its usage object, for a page of reports, in one query."""
+    runs = Run.objects.filter(pk__in=run_ids).only(*FIGURES, "model_names")
+    return {run.pk: usage_object(run) for run in runs}
+
+
 def run_figures(run: Run) -> dict[str, Any] | None:
     """A run page's header figures; None when the run recorded no usage."""
     figures = {figure: getattr(run, figure) for figure in FIGURES}
