@@ -144,15 +144,17 @@ def _response_usage(element: Mapping, i: int, line: Mapping) -> usage.Call:
     """The usage of the model call that gave assistant message ``i``: its ChatCompletion's,
     where the line holds one (the whole line, a pair's response, or an element of the
     messages list); none recorded for a plain message."""
-    completion: Any = element if is_completion(element) else None
-    if "messages" not in line:
+    if "messages" in line:  # most lines: a completion only where the list holds one
+        if type(element.get("choices")) is not list:
+            return usage.NOTHING
+        completion: Any = element
+    else:
         response = line.get("response") if "request" in line else line
         request = line.get("request")
         earlier = len(request.get("messages", [])) if isinstance(request, Mapping) else 0
-        if is_completion(response) and i >= earlier:
-            completion = response
-    if completion is None:
-        return usage.call()
+        if not is_completion(response) or i < earlier:
+            return usage.NOTHING
+        completion = response
     return usage.openai_call(completion.get("usage"), completion.get("model"))
 
 

@@ -64,6 +64,10 @@ def call(
     }
 
 
+# A call that recorded nothing: shared, and never changed (``run_usage`` only reads calls).
+NOTHING: Call = call()
+
+
 def _details(usage: Mapping[str, Any], key: str, field: str) -> int | None:
     details = usage.get(key)
     return count(details.get(field)) if isinstance(details, Mapping) else None
@@ -74,7 +78,7 @@ def openai_call(usage: Any, model: Any = None) -> Call:
     Responses (``input_tokens``, ``output_tokens``): input includes cached tokens and output
     includes reasoning already."""
     if not isinstance(usage, Mapping):
-        return call(model)
+        return call(model) if model else NOTHING
     if "prompt_tokens" in usage or "completion_tokens" in usage:
         return call(
             model,
@@ -96,7 +100,7 @@ def anthropic_call(usage: Any, model: Any = None) -> Call:
     """A call of Anthropic's Messages API: its ``input_tokens`` leave out the tokens read
     from and written to the cache, which are added in."""
     if not isinstance(usage, Mapping):
-        return call(model)
+        return call(model) if model else NOTHING
     read = count(usage.get("cache_read_input_tokens"))
     written = count(usage.get("cache_creation_input_tokens"))
     given = count(usage.get("input_tokens"))
@@ -112,7 +116,7 @@ def gemini_call(metadata: Any, model: Any = None) -> Call:
     """A call of Gemini's API (``usageMetadata``, camelCase or snake_case): its thoughts
     are counted apart from the candidates' tokens, and added in."""
     if not isinstance(metadata, Mapping):
-        return call(model)
+        return call(model) if model else NOTHING
 
     def field(camel: str, snake: str) -> int | None:
         return count(metadata.get(camel, metadata.get(snake)))
@@ -134,7 +138,7 @@ def inspect_call(usage: Any, model: Any = None) -> Call:
     (Anthropic's), and its output the reasoning where the provider's does (Gemini's); which
     is told by what adds up to ``total_tokens``."""
     if not isinstance(usage, Mapping):
-        return call(model)
+        return call(model) if model else NOTHING
     given, output = count(usage.get("input_tokens")), count(usage.get("output_tokens"))
     read = count(usage.get("input_tokens_cache_read"))
     written = count(usage.get("input_tokens_cache_write"))
@@ -178,6 +182,9 @@ def run_usage(
         return usage
     made = list(calls)
     usage["model_calls"] = len(made) if model_calls is None else model_calls
+    if all(each is NOTHING for each in made):  # a plain message list: nothing to sum
+        usage["models"] = [requested] if type(requested) is str and requested else []
+        return usage
     by_model: dict[str, dict[str, int | None]] = {}
     for each in made:
         model = each.get("model")

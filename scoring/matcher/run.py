@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -193,6 +194,17 @@ def _check_usage(usage: Any, problems: Problems) -> None:
     ``models`` a list of names; other keys are the importers' own, and ignored."""
     if type(usage) is not dict and not isinstance(usage, Mapping):
         problems.add("usage", f"must be an object, not {json_type(usage)}")
+        return
+    # The fast path: what the importers write (counts whole numbers or null, amounts
+    # floats or null, models a list), one pass; anything else is looked at field by field.
+    counts = [usage.get(key) for key in USAGE_COUNTS]
+    amounts = [usage.get(key) for key in USAGE_AMOUNTS]
+    if (
+        all(c is None or (type(c) is int and c >= 0) for c in counts)
+        and all(a is None or (type(a) is float and a >= 0 and a != math.inf) for a in amounts)
+        and type(usage.get("models")) is list
+        and all(type(m) is str for m in usage["models"])
+    ):
         return
     for key in USAGE_COUNTS:
         value = usage.get(key)

@@ -37,7 +37,10 @@ def usage_of(submission: Submission) -> dict[str, Any]:
 
 
 def summarize(submission: Submission) -> None:
-    """Store the summary of a finished submission (a no-op when stored for its runs)."""
+    """Store the summary of a finished upload (a no-op when stored for its runs). A live
+    submission gains runs all day: its summary is made when a page or the API asks."""
+    if submission.live_day is not None:
+        return
     if submission.status == Status.DONE and not _current(submission, submission.usage):
         _store(submission, summary(submission))
 

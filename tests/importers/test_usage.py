@@ -58,7 +58,6 @@ def test_each_capture_counts_what_the_model_server_reported_once_a_call(variant)
         made = DSPY_CALLS if variant.startswith("dspy") else CALLS[case]
         assert found["duration_ms"] is not None
         assert found["duration_ms"] > 0
-        assert found["cost_usd"] is None  # priced when scored, not when read
         if variant in NO_MODEL_CALL:
             assert found["model_calls"] is None
         else:
@@ -69,6 +68,7 @@ def test_each_capture_counts_what_the_model_server_reported_once_a_call(variant)
             assert found["input_tokens"] == SERVED_INPUT * made
             assert found["output_tokens"] == SERVED_OUTPUT * made
             assert len(found["models"]) == 1
+            assert found["cost_usd"] > 0  # every model the producers ran has a price
 
 
 def test_a_call_two_instrumentations_record_side_by_side_is_counted_once():

@@ -36,6 +36,7 @@ from .. import usage
 from .spans import Span
 
 LANGSMITH_USAGE = "langsmith.metadata.usage_metadata"
+LITELLM = "litellm"  # the scope of LiteLLM's own callback
 # LiteLLM's provider usage, ``llm.<provider>.usage``, and its whole numbers by name.
 _PROVIDER_USAGE = re.compile(r"llm\.[a-z_]+\.usage")
 _PROVIDER_MODEL = re.compile(r"llm\.[a-z_]+\.model")
@@ -112,9 +113,10 @@ def _written_apart(span: Span) -> dict[str, int | None]:
             if isinstance(outputs, Mapping)
             else None,
         }
-    for key, value in attributes.items():
-        if isinstance(value, str) and _PROVIDER_USAGE.fullmatch(key):
-            return {_FROM_PROVIDER[name]: int(n) for name, n in _NAMED_COUNT.findall(value)}
+    if span.scope.startswith(LITELLM):  # the only writer of these: other spans not scanned
+        for key, value in attributes.items():
+            if isinstance(value, str) and _PROVIDER_USAGE.fullmatch(key):
+                return {_FROM_PROVIDER[name]: int(n) for name, n in _NAMED_COUNT.findall(value)}
     return {}
 
 
@@ -140,7 +142,8 @@ def _model(span: Span) -> str | None:
         value = span.attributes.get(name)
         if isinstance(value, str) and value:
             return value
-    for key, value in span.attributes.items():
-        if isinstance(value, str) and value and _PROVIDER_MODEL.fullmatch(key):
-            return value
+    if span.scope.startswith(LITELLM):
+        for key, value in span.attributes.items():
+            if isinstance(value, str) and value and _PROVIDER_MODEL.fullmatch(key):
+                return value
     return None
