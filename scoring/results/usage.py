@@ -61,35 +61,50 @@ def _store(submission: Submission, made: dict[str, Any]) -> None:
 
 
 def summary(submission: Submission) -> dict[str, Any]:
+    """The summary, in one pass over the runs for the sums and counts; the percentiles,
+    histograms and models only of figures some run recorded (a file with no usage pays
+    the one pass)."""
     runs = Run.objects.filter(submission=submission)
     recorded = Q()
     for figure in FIGURES:
         recorded |= Q(**{f"{figure}__isnull": False})
     summed = runs.aggregate(
         **{f"sum_{figure}": Sum(figure) for figure in FIGURES},
+        **{f"n_{figure}": Count(figure) for figure in FIGURES},
         runs_with_usage=Count("pk", filter=recorded),
+        named=Count("model_names"),
         mean_cost_usd=Avg("cost_usd"),
         mean_duration_ms=Avg("duration_ms"),
         mean_tokens=Avg(F("input_tokens") + F("output_tokens")),
     )
     with_usage = summed.pop("runs_with_usage")
+    known = {figure: summed[f"n_{figure}"] for figure in FIGURES}
     means = {key: summed.pop(f"mean_{key}") for key in ("cost_usd", "duration_ms", "tokens")}
     totals: dict[str, Any] = {figure: summed[f"sum_{figure}"] for figure in FIGURES}
-    totals["models"] = models_of(runs)
+    totals["models"] = models_of(runs) if summed["named"] else []
     passing = Result.objects.filter(submission=submission, verdict=Verdict.PASS).count()
     cost = totals["cost_usd"]
+
+    def percentiles(p: int) -> dict[str, Any]:
+        return {f: percentile(runs, f, p, known[f]) if known[f] else None
+                for f in PERCENTILE_FIGURES}  # fmt: skip
+
+    with_tokens = min(known["input_tokens"], known["output_tokens"])
     return {
         "totals": totals,
-        "p50": {f: percentile(runs, f, 50) for f in PERCENTILE_FIGURES},
-        "p95": {f: percentile(runs, f, 95) for f in PERCENTILE_FIGURES},
+        "p50": percentiles(50),
+        "p95": percentiles(95),
         "runs_with_usage": with_usage,
         "mean": means,
         "cost_per_passing_run": cost / passing if cost is not None and passing else None,
-        "runs_without_cost": runs.filter(cost_usd__isnull=True).count() if cost else None,
-        "unpriced_models": unpriced(totals["models"], team_prices(submission.suite.team_id)),
+        "unpriced_models": unpriced(totals["models"], team_prices(submission.suite.team_id))
+        if totals["models"]
+        else [],
         "histograms": {
-            "duration_ms": histogram(runs, F("duration_ms")),
-            "tokens": histogram(runs, F("input_tokens") + F("output_tokens")),
+            "duration_ms": histogram(runs, F("duration_ms")) if known["duration_ms"] else [],
+            "tokens": histogram(runs, F("input_tokens") + F("output_tokens"))
+            if with_tokens
+            else [],
         },
     }
 
@@ -102,12 +117,10 @@ def models_of(runs: QuerySet) -> list[str]:
     return sorted(named)
 
 
-def percentile(runs: QuerySet, figure: str, p: int) -> float | None:
-    """The nearest-rank ``p``-th percentile of ``figure`` over the runs that recorded it."""
+def percentile(runs: QuerySet, figure: str, p: int, n: int) -> float | None:
+    """The nearest-rank ``p``-th percentile of ``figure`` over the ``n`` runs that recorded
+    it."""
     known = runs.filter(**{f"{figure}__isnull": False})
-    n = known.count()
-    if not n:
-        return None
     rank = max(math.ceil(p / 100 * n), 1)
     value = known.order_by(figure).values_list(figure, flat=True)[rank - 1]
     return float(value) if figure in ("duration_ms", "cost_usd") else value
