@@ -49,6 +49,12 @@ TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     # keeps them as they are (docs/matcher.md#end-state).
     "end_state_matches": (),
     "state_path_equals": (),
+    # Budgets (docs/matcher.md#budgets); a limit in dollars or seconds, a fraction, is
+    # edited in the suite file.
+    "max_model_calls": ("max",),
+    "max_tokens": ("input", "output", "total"),
+    "max_duration_seconds": (),
+    "max_cost_usd": (),
 }
 # The check boxes: written only when ticked.
 FLAGS = ("case_insensitive", "succeeded_only")
@@ -78,6 +84,10 @@ TYPE_LABELS = {
     "tool_error_count": "number of tool errors",
     "end_state_matches": "end state matches the reference calls'",
     "state_path_equals": "a value in the end state",
+    "max_model_calls": "at most this many model calls",
+    "max_tokens": "at most this many tokens",
+    "max_duration_seconds": "at most this long (seconds)",
+    "max_cost_usd": "at most this cost (US dollars)",
 }
 assert set(TYPE_FIELDS) == set(EXPECTATION_TYPES)
 
@@ -231,6 +241,9 @@ class ExpectationForm(forms.Form):
     regex = forms.CharField(required=False, strip=False, label="Regex (RE2)")
     value = NumberField(required=False)
     tolerance = NumberField(required=False, help_text="Absolute; default 0.")
+    input = forms.IntegerField(required=False, min_value=0, label="Input tokens")
+    output = forms.IntegerField(required=False, min_value=0, label="Output tokens")
+    total = forms.IntegerField(required=False, min_value=0, label="Total tokens")
     extra = JSONObjectField(widget=forms.HiddenInput)
 
     @property
@@ -251,7 +264,7 @@ class ExpectationForm(forms.Form):
         left out, and optional ones only when given (the matcher reports what is missing)."""
         data = self.cleaned_data
         kind = data.get("type") or "called_tool"
-        optional = {"min", "max", "value", "tolerance"} | (
+        optional = {"min", "max", "value", "tolerance", "input", "output", "total"} | (
             {"tool"} if kind in OPTIONAL_TOOL else set()
         )
         document: dict[str, Any] = {"type": kind}

@@ -3,7 +3,7 @@
 
 from django.contrib import admin
 
-from .models import QueueItem, Review, ReviewEvent, ReviewQueue
+from .models import ModelPrice, QueueItem, Review, ReviewEvent, ReviewQueue
 
 
 @admin.register(Review)
@@ -31,3 +31,10 @@ class ReviewQueueAdmin(admin.ModelAdmin):
 class QueueItemAdmin(admin.ModelAdmin):
     list_display = ["queue", "position", "run", "assignee", "reserved_by", "reserved_until"]
     raw_id_fields = ["queue", "run", "assignee", "reserved_by"]
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(admin.ModelAdmin):
+    list_display = ("model", "team", "input_per_mtok", "cached_input_per_mtok", "output_per_mtok")
+    list_filter = ("team",)
+    search_fields = ("model",)

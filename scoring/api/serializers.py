@@ -12,12 +12,15 @@ from cases.natural import natural_sorted
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import CAUSE_KINDS
 from scoring.models import InvalidLine, Result, ReviewQueue, ReviewStatus, Submission
-from scoring.results import known_failures
+from scoring.results import known_failures, usage
 from scoring.results.comparison import CHANGES, LATEST, Change, Comparison, scope_of
 from scoring.runfiles.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
 from scoring.runfiles.casefield import parse_case_field
 
 INVALID_LINES_LISTED = 1000
+# What a submission's ``usage`` holds in the API (the page shows its histograms too).
+API_USAGE_KEYS = ("totals", "p50", "p95", "runs_with_usage", "cost_per_passing_run",
+                  "unpriced_models")  # fmt: skip
 
 
 class UploadQuerySerializer(serializers.Serializer):
@@ -120,6 +123,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
         help_text="its results against the versions it was scored against before being "
         "re-scored (``version`` is the current one)"
     )
+    usage = serializers.SerializerMethodField(
+        help_text="what its runs cost: ``totals``, ``p50`` and ``p95`` per run, "
+        "``runs_with_usage``, ``cost_per_passing_run``, ``unpriced_models`` (docs/api.md#usage)"
+    )
     html_url = serializers.SerializerMethodField()
     results_url = serializers.SerializerMethodField()
 
@@ -152,6 +159,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "scoring_finished",
             "regressions",
             "earlier_results",
+            "usage",
             "html_url",
             "results_url",
         ]
@@ -181,6 +189,11 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "version__document", "version__audit"
         )
         return EarlierScoreSerializer(scores, many=True, context=self.context).data
+
+    @extend_schema_field({"type": "object"})
+    def get_usage(self, submission) -> dict:
+        made = usage.usage_of(submission)
+        return {key: made[key] for key in API_USAGE_KEYS}
 
     def get_invalid_lines_omitted(self, submission) -> int:
         listed = submission.invalid_lines.all()[:INVALID_LINES_LISTED].count()
@@ -230,6 +243,7 @@ class ReportSerializer(serializers.Serializer):
         return {
             **result.report,
             "reward": self.context.get("rewards", {}).get(result.run_id),
+            "usage": self.context["usage"].get(result.run_id) or usage.usage_object(None),
             "review": self.context.get("reviews", {}).get(result.run_id, untriaged),
             "html_url": self.context["request"].build_absolute_uri(url),
         }
@@ -241,14 +255,21 @@ class RescoreSerializer(serializers.Serializer):
 
 class SubmissionListSerializer(SubmissionSerializer):
     """A submission in a list: its status and counts, without what takes a query of each
-    (the invalid lines, earlier results and regressions: a query of a million runs' results
-    for the last, docs/review.md#scale)."""
+    (the invalid lines, earlier results, usage and regressions: a query of a million runs'
+    results for the last, docs/review.md#scale)."""
 
     class Meta(SubmissionSerializer.Meta):
         fields = [
             f
             for f in SubmissionSerializer.Meta.fields
-            if f not in ("invalid_lines", "invalid_lines_omitted", "earlier_results", "regressions")
+            if f
+            not in (
+                "invalid_lines",
+                "invalid_lines_omitted",
+                "earlier_results",
+                "regressions",
+                "usage",
+            )
         ]
 
 

@@ -41,7 +41,7 @@ from scoring.api.serializers import (
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused, UploadTooLarge
 from scoring.models import ReviewQueue, Status, Submission
-from scoring.results import case_drafts, rewards
+from scoring.results import case_drafts, rewards, usage
 from scoring.results.comparison import baseline_named
 from scoring.results.failures import API_GROUPS, Failures
 from scoring.results.filtersets import RunFilterSet
@@ -247,6 +247,7 @@ class SubmissionViewSet(
         run_ids = [result.run_id for result in page]
         context["reviews"] = decisions.decisions_of_runs(run_ids)
         context["rewards"] = rewards.rewards_of_runs(run_ids)
+        context["usage"] = usage.usage_of_runs(run_ids)
         serializer = ReportSerializer(page, many=True, context=context)
         return self.get_paginated_response(serializer.data)
 

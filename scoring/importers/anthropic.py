@@ -18,6 +18,7 @@ from typing import Any
 
 from scoring.matcher import InvalidInput, json_type
 
+from . import usage
 from .common import (
     arguments_fields,
     content_text,
@@ -88,6 +89,9 @@ def convert(line: Mapping) -> dict:
     transcript = [turn("system", content_text(system))] if system is not None else []
     last: Mapping = {}  # the last assistant message
     awaiting: dict = {}  # tool_use id → (its call, its batch), until a tool_result answers it
+    request = line.get("request") if "request" in line and "messages" not in line else line
+    requested = request.get("model") if isinstance(request, Mapping) else None
+    responses: list[usage.Call] = []  # each assistant message's model call
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise InvalidInput.single(path_of(i), f"must be an object, not {json_type(message)}")
@@ -96,6 +100,8 @@ def convert(line: Mapping) -> dict:
             transcript.extend(_user_turns(message.get("role"), content, i, path_of, awaiting))
             continue
         last = message
+        # A ``Message`` (in the list, on its own, or a pair's response) says its usage.
+        responses.append(usage.anthropic_call(message.get("usage"), message.get("model")))
         calls = []
         if isinstance(content, list):  # else plain text content: no calls
             for j, block in enumerate(content):
@@ -117,6 +123,7 @@ def convert(line: Mapping) -> dict:
     run["batches"] = batches
     run["final_text"] = content_text(last.get("content"))
     with_error(run, cut_off(last))
+    run["usage"] = usage.run_usage(responses, requested=requested)
     return with_transcript(run, transcript)
 
 

@@ -23,7 +23,9 @@ from typing import Any
 
 from scoring.importers.common import arguments_fields
 from scoring.importers.python_calls import Undecodable, decode_calls
-from scoring.matcher import InvalidInput, json_type
+from scoring.matcher import InvalidInput, is_finite_number, json_type
+
+from . import usage
 
 NAME = "bfcl"
 SIGNATURE = "result"
@@ -49,6 +51,7 @@ def convert(line: Mapping) -> dict:
     meta = {key: line[key] for key in _META if key in line}
     if meta:
         run["meta"] = meta
+    run["usage"] = _usage(line)
     if isinstance(result, str):
         try:
             result, notes = decode_calls(result)
@@ -68,6 +71,35 @@ def convert(line: Mapping) -> dict:
     if calls:
         run["batches"] = [calls]
     return run
+
+
+def _usage(line: Mapping) -> dict:
+    """The usage BFCL's handler recorded: ``input_token_count``, ``output_token_count`` and
+    ``latency`` (seconds) of each model call, one number for a single-turn entry, a list per
+    turn of one per step for a multi-turn one. The model is named by the file's folder, not
+    the line."""
+    inputs, outputs = (
+        _leaves(line.get("input_token_count")),
+        _leaves(line.get("output_token_count")),
+    )
+    made = max(len(inputs), len(outputs)) if isinstance(line.get("input_token_count"), list) else 1
+    calls = [
+        usage.call(
+            input_tokens=usage.count(inputs[k]) if k < len(inputs) else None,
+            output_tokens=usage.count(outputs[k]) if k < len(outputs) else None,
+        )
+        for k in range(made)
+    ]
+    seconds = [s for s in _leaves(line.get("latency")) if is_finite_number(s) and s >= 0]
+    duration = float(sum(seconds)) * 1000 if seconds else None
+    return usage.run_usage(calls, duration_ms=duration)
+
+
+def _leaves(value: Any) -> list:
+    """The numbers of a number or of nested lists of them, in order."""
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [] if value is None else [value]
 
 
 def _calls(items: list, where: str) -> list[dict]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from scoring.matcher import InvalidInput
 
+from . import usage
 from .common import (
     arguments_fields,
     cut_off,
@@ -50,13 +51,16 @@ def convert(line: Mapping) -> dict:
     last: tuple = ()  # the last model content, and the candidate it came in
     calls_by_id: dict = {}  # call id → (call, its batch)
     unanswered: dict[str, deque] = {}  # the latest model turn's calls by name, in order
+    responses: list[usage.Call] = []  # each model content's model call
     for where, content, candidate in located:
         content = object_at(content, where)
+        element = line if candidate is not None else content
         if candidate is None and "parts" not in content and "role" not in content:
             where, content, candidate = _held(where, content)
         parts = list_at(content.get("parts", []), f"{where}.parts")
         if content.get("role") == "model":
             last = (content, candidate)
+            responses.append(_response_usage(element))
             calls, texts = [], []
             for j, part in enumerate(parts):
                 part_where = f"{where}.parts[{j}]"
@@ -92,7 +96,15 @@ def convert(line: Mapping) -> dict:
     run["batches"] = batches
     run["final_text"] = final_text
     with_error(run, cut_off(*last))
+    run["usage"] = usage.run_usage(responses, requested=line.get("model"))
     return with_transcript(run, transcript)
+
+
+def _response_usage(element: Mapping) -> usage.Call:
+    """The usage of a model content's call: its ``GenerateContentResponse``'s, where the
+    line holds one, its model as the response names it (``modelVersion``)."""
+    metadata = element.get("usageMetadata", element.get("usage_metadata"))
+    return usage.gemini_call(metadata, element.get("modelVersion", element.get("model_version")))
 
 
 def _conversation(line: Mapping) -> list[tuple[str, Any, Mapping | None]]:

@@ -23,8 +23,9 @@ from typing import Any, BinaryIO
 
 import ijson
 
-from scoring.matcher import InvalidInput, number_as_parsed
+from scoring.matcher import InvalidInput, is_finite_number, number_as_parsed
 
+from . import usage
 from .common import (
     arguments_fields,
     content_text,
@@ -53,7 +54,9 @@ _PARSE_ERROR = re.compile(
 
 
 # The fields of a sample a run is made of; read_log skips the others.
-_SAMPLE_FIELDS = frozenset({"id", "epoch", "messages", "output", "error", "limit"})
+_SAMPLE_FIELDS = frozenset(
+    {"id", "epoch", "messages", "output", "error", "limit", "model_usage", "total_time"}
+)
 MAX_DEPTH = 256  # by default: as deep as orjson writes, so any run read here can be stored
 # ijson parses a chunk at a time, building a prefix string as long as the depth for each
 # event: small chunks let the depth check stop a file of brackets before that work grows
@@ -292,7 +295,23 @@ def convert(line: Mapping, *, model: str | None = None) -> dict:
     if model is None and isinstance(output, Mapping) and isinstance(output.get("model"), str):
         model = output["model"]
     with_transcript(run, transcript)
+    run["usage"] = _usage(line, messages)
     return with_meta(run, {"model": model, "epoch": epoch} if model else {"epoch": epoch})
+
+
+def _usage(line: Mapping, messages: list) -> dict:
+    """The sample's usage: its ``model_usage`` by model, a model call per assistant message,
+    and its ``total_time`` (seconds) as the run's wall time."""
+    by_model = line.get("model_usage")
+    calls = (
+        [usage.inspect_call(counts, model) for model, counts in by_model.items()]
+        if isinstance(by_model, Mapping)
+        else []
+    )
+    made = sum(1 for m in messages if isinstance(m, Mapping) and m.get("role") == "assistant")
+    seconds = line.get("total_time")
+    duration = float(seconds) * 1000 if is_finite_number(seconds) and seconds >= 0 else None
+    return usage.run_usage(calls, duration_ms=duration, model_calls=made)
 
 
 def _final_output(output: Any) -> tuple:

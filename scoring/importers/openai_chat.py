@@ -23,6 +23,7 @@ from typing import Any
 
 from scoring.matcher import InvalidInput
 
+from . import usage
 from .common import (
     arguments_fields,
     content_text,
@@ -71,12 +72,14 @@ def convert(line: Mapping) -> dict:
     last, last_choice = None, None  # the last assistant message, and the choice it came in
     awaiting: dict = {}  # call id → (the latest call with that id, its batch), until answered
     legacy_call = None  # a legacy function_call waiting for its function message
+    responses: list[usage.Call] = []  # each assistant message's model call
     # The text is a string or None (content_text), so the turns of known roles are written
     # as they are (``turn`` would check them again: a third of the loop's cost).
     for i, message in enumerate(messages):
         if type(message) is not dict and not isinstance(message, Mapping):
             raise InvalidInput.single(path_of(i), "must be a message object")
         role = message.get("role")
+        element = message
         if role is None and (held := _held(message)) is not None:
             choices[i], message, inside[i] = held
             role = message.get("role")
@@ -105,6 +108,7 @@ def convert(line: Mapping) -> dict:
             transcript.append(turn(role, text))
             continue
         last, last_choice = message, choices.get(i)
+        responses.append(_response_usage(element, i, line))
         tool_calls = message.get("tool_calls") or []
         if type(tool_calls) is not list:
             raise InvalidInput.single(f"{path_of(i)}.tool_calls", "must be a list")
@@ -130,7 +134,28 @@ def convert(line: Mapping) -> dict:
     run["batches"] = batches
     run["final_text"] = final_text
     with_error(run, cut_off(last, last_choice))
+    request = line.get("request") if "request" in line and "messages" not in line else line
+    requested = request.get("model") if isinstance(request, Mapping) else None
+    run["usage"] = usage.run_usage(responses, requested=requested)
     return with_transcript(run, transcript)
+
+
+def _response_usage(element: Mapping, i: int, line: Mapping) -> usage.Call:
+    """The usage of the model call that gave assistant message ``i``: its ChatCompletion's,
+    where the line holds one (the whole line, a pair's response, or an element of the
+    messages list); none recorded for a plain message."""
+    if "messages" in line:  # most lines: a completion only where the list holds one
+        if type(element.get("choices")) is not list:
+            return usage.NOTHING
+        completion: Any = element
+    else:
+        response = line.get("response") if "request" in line else line
+        request = line.get("request")
+        earlier = len(request.get("messages", [])) if isinstance(request, Mapping) else 0
+        if not is_completion(response) or i < earlier:
+            return usage.NOTHING
+        completion = response
+    return usage.openai_call(completion.get("usage"), completion.get("model"))
 
 
 def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], dict[int, Mapping]]:

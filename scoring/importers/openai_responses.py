@@ -22,6 +22,7 @@ Reasoning and other item types are skipped.
 from collections.abc import Mapping
 from typing import Any
 
+from . import usage
 from .common import (
     arguments_fields,
     envelope_fields,
@@ -95,6 +96,10 @@ def convert(line: Mapping) -> dict:
         items = _output_items(last, where)
         run["final_text"] = _output_text(items)
         with_error(run, _response_error(last, items))
+    run["usage"] = usage.run_usage(
+        (usage.openai_call(r.get("usage"), r.get("model")) for _, r in responses),
+        requested=holder.get("model"),
+    )
     return with_transcript(run, transcript)
 
 

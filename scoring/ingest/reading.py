@@ -30,6 +30,7 @@ from django.db import IntegrityError, transaction
 
 from scoring.ingest.bulk import relax_durability
 from scoring.ingest.chunks import score_runs
+from scoring.ingest.prices import team_prices
 from scoring.ingest.store import (
     META_VALUES,
     TOOLS,
@@ -62,7 +63,8 @@ def read_whole(submission_id: int, generation: int) -> Iterator[int]:
     submission = _submission(submission_id)
     batch = _Batch(submission, generation, submission.version.matcher_suite())
     opened = lambda: open_upload(submission_id)  # noqa: E731
-    yield from _read(batch, opened, read_run_lines, {"numbered": False})
+    arguments = {"numbered": False, "prices": team_prices(submission.suite.team_id)}
+    yield from _read(batch, opened, read_run_lines, arguments)
 
 
 def read_range(submission_id: int, generation: int, span: ReadRange) -> Iterator[int]:
@@ -79,12 +81,13 @@ def read_range(submission_id: int, generation: int, span: ReadRange) -> Iterator
         scores_own_chunks=ranges.count() > 1,
     )
     opened = lambda: open_upload(submission_id, span.first_chunk, span.end_chunk)  # noqa: E731
-    yield from _read(batch, opened, read_lines_from, {"first_line": span.first_line})
+    arguments = {"first_line": span.first_line, "prices": team_prices(submission.suite.team_id)}
+    yield from _read(batch, opened, read_lines_from, arguments)
 
 
 def _submission(submission_id: int) -> Submission:
     return (
-        Submission.objects.select_related("version")
+        Submission.objects.select_related("version", "suite")
         .defer("version__document", "version__audit")
         .get(pk=submission_id)
     )

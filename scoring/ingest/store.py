@@ -26,6 +26,7 @@ from django.utils import timezone
 from cases.models import Case, SuiteVersion
 from cases.natural import natural_key
 from scoring.ingest.bulk import insert_rows, relax_durability
+from scoring.ingest.prices import USAGE_FIELDS, usage_values
 from scoring.ingest.uploads import GZIP_ERRORS, UploadRefused, open_upload
 from scoring.matcher import ERROR, FAIL, PASS, Problem, Report, failure_signature
 from scoring.matcher import PredicateResult as MatcherPredicate
@@ -57,7 +58,7 @@ from scoring.runfiles.runmeta import file_reward, meta_values
 
 RUN_FIELDS = (
     "submission_id", "seq", "line", "case_key", "case_order", "trial", "trial_given", "document",
-    "final_text", "tools", "meta_values", "reward",
+    "final_text", "tools", "meta_values", "reward", *USAGE_FIELDS,
 )  # fmt: skip
 
 
@@ -118,7 +119,7 @@ def run_row(
     meta = meta_values(run.meta)
     return (
         submission_id, seq, line, case_key, natural_key(case_key), trial, trial_given,
-        canonical, run.final_text, tools_text(run), meta, file_reward(meta),
+        canonical, run.final_text, tools_text(run), meta, file_reward(meta), *usage_values(run),
     )  # fmt: skip
 
 
@@ -330,7 +331,15 @@ def write_results(
             )
             signature = failure_signature(report) or ""
             results.append(
-                (run_id, submission_id, report.verdict, report.to_dict(), now, signature)
+                # The usage is the run's own columns: not stored again with each report.
+                (
+                    run_id,
+                    submission_id,
+                    report.verdict,
+                    report.to_dict(with_usage=False),
+                    now,
+                    signature,
+                )
             )
         chunks = ScoredChunk.objects.filter(submission=submission, generation=generation)
         # Bounded as well as listed: read as a range of the (submission, generation, index)

@@ -40,9 +40,11 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from cases.models import Suite
 from scoring.importers import otel, to_canonical
+from scoring.importers.costs import Prices, priced
 from scoring.ingest import conductor
 from scoring.ingest.bulk import update_rows
 from scoring.ingest.chunks import score_runs
+from scoring.ingest.prices import team_prices
 from scoring.ingest.store import (
     META_VALUES,
     REMADE_FIELDS,
@@ -218,12 +220,17 @@ def _assemble_batch(trace_pks: list[int]) -> int:
         submissions = {}
         no_version = []
         telemetry = _read_telemetry(traces)
+        prices: dict[int, Prices] = {}  # by suite: its team's
         for trace in traces:
             submission = _submission_for(trace, submissions)
             if submission is None:
                 no_version.append(trace)
                 continue
-            by_submission[submission.pk].append(_make(trace, *telemetry[trace.pk]))
+            if trace.suite_id not in prices:
+                team = Suite.objects.filter(pk=trace.suite_id).values_list("team_id", flat=True)
+                prices[trace.suite_id] = team_prices(team.first())
+            made_run = _make(trace, prices[trace.suite_id], *telemetry[trace.pk])
+            by_submission[submission.pk].append(made_run)
         made = 0
         # Locked last, and in one order: held for the writes alone.
         locked_submissions = Submission.objects.select_for_update().select_related("version")
@@ -325,7 +332,7 @@ def _live_submission(trace: Trace) -> Submission | None:
     return live.get()
 
 
-def _make(trace: Trace, case_key: str, case_value: str, telemetry: dict) -> _Made:
+def _make(trace: Trace, prices: Prices, case_key: str, case_value: str, telemetry: dict) -> _Made:
     """The run the trace's spans make, read as a run file's line of spans is
     (docs/live-traces.md#assembly); a case named by ``case_value`` is looked up when placed."""
     # A trace with no case gets one for the importer, which wants it; the run keeps none.
@@ -338,6 +345,7 @@ def _make(trace: Trace, case_key: str, case_value: str, telemetry: dict) -> _Mad
     }
     try:
         canonical = to_canonical(line, otel.NAME)
+        priced(canonical, prices)  # before scoring: a case may bound the cost
         run = load_run(canonical)
     except otel.NotARun:
         return _Made(trace, ignored=True)

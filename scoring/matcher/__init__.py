@@ -78,7 +78,7 @@ from .report import (
     failure_signature,
     pass_rate_text,
 )
-from .run import Call, Run, TrialNumbering, load_run
+from .run import USAGE_KEYS, Call, Run, TrialNumbering, load_run, public_usage
 from .schemas import SchemaUnusable
 from .scorer import score
 from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
@@ -98,6 +98,7 @@ __all__ = [
     "PASS",
     "SCHEMA_TYPES",
     "SUITE_SCHEMA",
+    "USAGE_KEYS",
     "ArgumentRow",
     "Call",
     "CallOutcome",
@@ -145,6 +146,7 @@ __all__ = [
     "pass_rate_text",
     "pattern_problem",
     "pretty_json",
+    "public_usage",
     "render_short",
     "render_value",
     "run_turns",

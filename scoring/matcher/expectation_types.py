@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .budgets import MaxCostUsd, MaxDurationSeconds, MaxModelCalls, MaxTokens
 from .end_state import EndStateMatches, StatePathEquals
 from .expectations import (
     CalledTool,
@@ -41,5 +42,9 @@ EXPECTATION_TYPES: dict[str, type[Expectation]] = {
         ToolErrorCount,
         EndStateMatches,
         StatePathEquals,
+        MaxModelCalls,
+        MaxTokens,
+        MaxDurationSeconds,
+        MaxCostUsd,
     )
 }

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from .run import public_usage
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 
@@ -27,6 +31,7 @@ SCHEMA = "schema"
 UNKNOWN_TOOL = "unknown_tool"
 TOOL_ERROR = "tool_error"
 END_STATE = "end_state"
+BUDGET = "budget"
 # Each cause kind in words, for pages and summaries.
 CAUSE_WORDS = {
     NO_CALL: "never called",
@@ -48,6 +53,7 @@ CAUSE_WORDS = {
     UNKNOWN_TOOL: "tool not in the catalog",
     TOOL_ERROR: "tool returned an error",
     END_STATE: "end state differs",
+    BUDGET: "over budget",
 }
 CAUSE_KINDS = tuple(CAUSE_WORDS)
 
@@ -129,6 +135,7 @@ class Report:
     predicates: list[PredicateResult]
     error: str | None = None
     notes: tuple[str, ...] = ()
+    usage: Mapping[str, Any] | None = None  # the run's (docs/formats.md#usage)
 
     @property
     def passed(self) -> bool:
@@ -138,8 +145,10 @@ class Report:
     def failures(self) -> tuple[PredicateResult, ...]:
         return tuple(p for p in self.predicates if not p.passed)
 
-    def to_dict(self) -> dict:
-        return {
+    def to_dict(self, *, with_usage: bool = True) -> dict:
+        """The report as docs/formats.md#reports writes it; without the run's usage for a
+        store that keeps it beside the report (Casebook's runs table)."""
+        data = {
             "case": self.case,
             "trial": self.trial,
             "verdict": self.verdict,
@@ -147,6 +156,9 @@ class Report:
             "error": self.error,
             "notes": list(self.notes),
         }
+        if with_usage:
+            data["usage"] = public_usage(self.usage)
+        return data
 
 
 def failure_signature(report: Report) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -76,6 +77,8 @@ class Run:
     notes: tuple[str, ...] = ()
     # What the recording left out, by kind (``NOT_CAPTURED_KINDS``): why, in words.
     not_captured: Mapping[str, str] = field(default_factory=dict)
+    # What the run cost, as recorded (docs/formats.md#usage): None when nothing was.
+    usage: Mapping[str, Any] | None = None
     calls: tuple[Call, ...] = field(init=False, repr=False, compare=False)
     by_name: dict[str, list[int]] = field(init=False, repr=False, compare=False)
     batch_of: list[int] = field(init=False, repr=False, compare=False)
@@ -156,11 +159,66 @@ def load_run(data: Any) -> Run:
     transcript = _transcript(data.get("transcript"), len(batches), problems)
     notes = _notes(data.get("notes"), problems)
     not_captured = _not_captured(data.get("not_captured"), problems)
+    usage = data.get("usage")
+    if usage is not None:
+        _check_usage(usage, problems)
 
     problems.raise_if_any()
     return Run(
-        case, tuple(batches), final_text, error, trial, meta, transcript, notes, not_captured
-    )
+        case, tuple(batches), final_text, error, trial, meta, transcript, notes, not_captured,
+        usage,
+    )  # fmt: skip
+
+
+# The figures of a run's ``usage`` (docs/formats.md#usage): counts, and amounts; with the
+# models, its keys as reports give it (``public_usage``).
+USAGE_COUNTS = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens",
+                "model_calls")  # fmt: skip
+USAGE_AMOUNTS = ("duration_ms", "cost_usd")
+USAGE_KEYS = (*USAGE_COUNTS, *USAGE_AMOUNTS, "models")
+
+
+def public_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A run's usage as reports give it: ``USAGE_KEYS`` alone, each null (``models``
+    empty) when not recorded."""
+    if usage is None:
+        return {**dict.fromkeys(USAGE_KEYS), "models": []}
+    out = {key: usage.get(key) for key in USAGE_KEYS}
+    if out["models"] is None:
+        out["models"] = []
+    return out
+
+
+def _check_usage(usage: Any, problems: Problems) -> None:
+    """The optional ``usage``: each figure a number ≥ 0 (a whole one for counts) or null,
+    ``models`` a list of names; other keys are the importers' own, and ignored."""
+    if type(usage) is not dict and not isinstance(usage, Mapping):
+        problems.add("usage", f"must be an object, not {json_type(usage)}")
+        return
+    # The fast path: what the importers write (counts whole numbers or null, amounts
+    # floats or null, models a list), one pass; anything else is looked at field by field.
+    counts = [usage.get(key) for key in USAGE_COUNTS]
+    amounts = [usage.get(key) for key in USAGE_AMOUNTS]
+    if (
+        all(c is None or (type(c) is int and c >= 0) for c in counts)
+        and all(a is None or (type(a) is float and a >= 0 and a != math.inf) for a in amounts)
+        and type(usage.get("models")) is list
+        and all(type(m) is str for m in usage["models"])
+    ):
+        return
+    for key in USAGE_COUNTS:
+        value = usage.get(key)
+        if value is not None and not (type(value) is int and value >= 0):
+            problems.add(f"usage.{key}", "must be a whole number ≥ 0, or null (not recorded)")
+    for key in USAGE_AMOUNTS:
+        value = usage.get(key)
+        if value is not None and not (is_number(value) and is_finite_number(value) and value >= 0):
+            problems.add(f"usage.{key}", "must be a number ≥ 0, or null (not recorded)")
+    models = usage.get("models")
+    if models is not None and not (
+        isinstance(models, list) and all(isinstance(m, str) for m in models)
+    ):
+        problems.add("usage.models", "must be a list of model names")
 
 
 def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Mapping, ...]:

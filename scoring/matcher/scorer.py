@@ -45,14 +45,15 @@ def score(
         view = RunView(run, case.match, deadline, case.catalog, case.environment, replayer)
         report = _score(case, run, view)
         if report.verdict == FAIL and run.not_captured:
-            return _judged_on_what_was_captured(case, run, view, report)
-        return report
+            report = _judged_on_what_was_captured(case, run, view, report)
     except OutOfTime:
         reason = (
             f"scoring took longer than {time_budget:g} s, the limit for one run; the run is "
             "too long, or the case's patterns too costly, to score"
         )
-        return Report(case.key, run.trial, ERROR, [], reason)
+        report = Report(case.key, run.trial, ERROR, [], reason)
+    report.usage = run.usage
+    return report
 
 
 def _score(case: Case, run: Run, view: RunView) -> Report:

@@ -17,7 +17,7 @@ from .expectations import Expectation
 from .fields import FieldReader
 from .jsonvalue import json_type, lone_surrogate_path, render
 from .options import DEFAULT, MatchOptions, read_match_options
-from .report import PredicateResult
+from .report import BUDGET, PredicateResult
 from .run import Call
 from .tool_checks import ArgumentsMatchSchema, OnlyCatalogTools
 from .tools import EMPTY_CATALOG, Catalog, Tool, load_tools
@@ -247,8 +247,11 @@ class _Inherited:
                 inherited.items.append((type(expectation), raw, path))
         return inherited
 
-    def expectations(self, match: MatchOptions, first: int = 0) -> tuple[Expectation, ...]:
-        """The suite's expectations under ``match``, indexed from ``first``."""
+    def expectations(
+        self, match: MatchOptions, first: int = 0, skip: set[type] | frozenset = frozenset()
+    ) -> tuple[Expectation, ...]:
+        """The suite's expectations under ``match``, indexed from ``first``, less those of
+        the types in ``skip``."""
         found = self._compiled.get(match)
         if found is None:
             quiet = Problems()  # read once already, at the suite's paths
@@ -257,7 +260,8 @@ class _Inherited:
                 for kind, raw, path in self.items
             )
             self._compiled[match] = found
-        return tuple(replace(item, index=first + n) for n, item in enumerate(found))
+        kept = [item for item in found if type(item) not in skip]
+        return tuple(replace(item, index=first + n) for n, item in enumerate(kept))
 
     def environment_problems(self, environment, path: str, problems: Problems) -> None:
         """A suite expectation that replays calls needs the case to have an environment."""
@@ -313,7 +317,9 @@ def _load_case(
 
     if len(problems.items) > before:
         return None
-    expectations += inherited.expectations(match, first=len(expectations))
+    # The suite's budgets are defaults: a case's own budget of a type replaces the suite's.
+    own_budgets = {type(e) for e in expectations if e.cause_kind == BUDGET}
+    expectations += inherited.expectations(match, first=len(expectations), skip=own_budgets)
     if inherited.catalog_checks:
         expectations += _catalog_checks(expectations)
     expectations = [item.for_case(expected_calls) for item in expectations]

@@ -4,9 +4,11 @@
   predicate rows, and what re-scoring keeps of earlier versions;
 - ``summaries``: what a submission's finished scoring is summarized into;
 - ``reviews``: reviews, review queues, double-blind decisions, known failures;
-- ``spans``: live traces and their spans.
+- ``spans``: live traces and their spans;
+- ``prices``: a team's own prices for models.
 """
 
+from .prices import ModelPrice, team_prices
 from .reviews import (
     BlindDecision,
     KnownFailure,
@@ -48,6 +50,7 @@ __all__ = [
     "KnownFailure",
     "KnownFailureSummary",
     "LabelLink",
+    "ModelPrice",
     "PredicateResult",
     "PrunedRuns",
     "QueueItem",
@@ -65,5 +68,6 @@ __all__ = [
     "TraceSpan",
     "UploadChunk",
     "Verdict",
+    "team_prices",
     "with_review_status",
 ]

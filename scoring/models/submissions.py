@@ -90,6 +90,9 @@ class Submission(models.Model):
     # When retention began removing its runs, results and reviews, and how many days the
     # suite kept them (docs/operations.md#retention): its counts and summaries stay.
     runs_pruned = models.DateTimeField(null=True, blank=True)
+    # Its runs' usage summarized (``scoring.results.usage``) once scoring is done, with the
+    # generation it is of; null until then.
+    usage = models.JSONField(null=True, blank=True)
     retention_days = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
@@ -255,6 +258,16 @@ class Run(models.Model):
     # τ-bench writes it): shown beside the verdict, and compared with it
     # (``scoring.results.rewards``). Null when the file gave none.
     reward = models.FloatField(null=True, blank=True)
+    # What the run cost (docs/formats.md#usage), copied from the document's ``usage`` so
+    # that a submission's totals, percentiles and histograms are queries; null: not recorded.
+    input_tokens = models.BigIntegerField(null=True, blank=True)
+    output_tokens = models.BigIntegerField(null=True, blank=True)
+    cached_input_tokens = models.BigIntegerField(null=True, blank=True)
+    reasoning_tokens = models.BigIntegerField(null=True, blank=True)
+    model_calls = models.BigIntegerField(null=True, blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    model_names = models.TextField(null=True, blank=True)  # noqa: DJ001  # as ``tools``
 
     class Meta:
         ordering = ["submission", "seq"]

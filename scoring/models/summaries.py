@@ -98,6 +98,10 @@ class CaseSummary(models.Model):
     first_passing = models.JSONField(null=True)
     first_not_passing = models.JSONField(null=True)
     first_scored = models.JSONField(null=True)
+    # The mean per run of its runs' cost and wall time, over those that recorded them
+    # (docs/formats.md#usage); null where none did.
+    cost_usd = models.FloatField(null=True)
+    duration_ms = models.FloatField(null=True)
 
     class Meta:
         indexes = [

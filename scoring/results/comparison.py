@@ -117,7 +117,7 @@ def summarize(submission: Submission) -> None:
     runs = (
         Run.objects.filter(submission=submission)
         .order_by("case_key", "trial")
-        .values_list("case_key", "trial", "pk", "result__verdict")
+        .values_list("case_key", "trial", "pk", "result__verdict", "cost_usd", "duration_ms")
         .iterator(chunk_size=SUMMARY_BATCH)
     )
     made = (
@@ -129,14 +129,18 @@ def summarize(submission: Submission) -> None:
 
 
 def _case_summary(submission: Submission, key: str, runs: list[tuple]) -> CaseSummary | None:
-    """The summary of one case's runs (``(key, trial, run id, verdict)`` by trial); none
-    when no run of it was scored (the case then has no runs to compare)."""
-    scored = [(trial, pk, verdict) for _, trial, pk, verdict in runs if verdict is not None]
+    """The summary of one case's runs (``(key, trial, run id, verdict, cost, duration)`` by
+    trial); none when no run of it was scored (the case then has no runs to compare)."""
+    scored = [(trial, pk, verdict) for _, trial, pk, verdict, *_ in runs if verdict is not None]
     if not scored:
         return None
 
     def first(wanted) -> list[int] | None:
-        return next(([pk, trial] for _, trial, pk, verdict in runs if wanted(verdict)), None)
+        return next(([pk, trial] for _, trial, pk, verdict, *_ in runs if wanted(verdict)), None)
+
+    def mean(at: int) -> float | None:
+        known = [run[at] for run in runs if run[at] is not None]
+        return sum(known) / len(known) if known else None
 
     return CaseSummary(
         submission=submission,
@@ -148,6 +152,8 @@ def _case_summary(submission: Submission, key: str, runs: list[tuple]) -> CaseSu
         first_passing=first(lambda verdict: verdict == Verdict.PASS),
         first_not_passing=first(lambda verdict: verdict != Verdict.PASS),
         first_scored=first(lambda verdict: verdict is not None),
+        cost_usd=mean(4),
+        duration_ms=mean(5),
     )
 
 
@@ -280,6 +286,8 @@ class Side:
     passed: int
     shown_run: int | None = None  # the run a row opens for this side
     shown_trial: int | None = None
+    cost_usd: float | None = None  # per run, over the runs that recorded it
+    duration_ms: float | None = None
 
     @property
     def rate(self) -> float:
@@ -346,7 +354,7 @@ def _side(summary: CaseSummary | None, wants_pass: bool) -> Side | None:
         return None
     preferred = summary.first_passing if wants_pass else summary.first_not_passing
     pk, trial = preferred or summary.first_scored
-    return Side(summary.runs, summary.passed, pk, trial)
+    return Side(summary.runs, summary.passed, pk, trial, summary.cost_usd, summary.duration_ms)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from scoring.matcher import Case as MatcherCase
 from scoring.matcher import render_value
 from scoring.models import Result, ReviewEvent, Submission, Verdict
 from scoring.results.filtersets import RunFilterSet
-from scoring.results.tables import Failing, case_tags, iter_run_row_batches
+from scoring.results.tables import USAGE_FIGURES, Failing, case_tags, iter_run_row_batches
 from scoring.runfiles import junit
 
 CSV_HEADER = (
@@ -37,6 +37,7 @@ CSV_HEADER = (
     "labels",
     "assignee",
     "comments",
+    *(figure.replace("_", " ") for figure in USAGE_FIGURES),
     "url",
 )
 META_AT = CSV_HEADER.index("failing predicates")
@@ -114,6 +115,7 @@ def runs_csv(submission: Submission, filters: RunFilterSet, base_url: str) -> It
                 "\n".join(label.name for label in row.labels),
                 row.assignee,
                 comments.get(row.run_id, ""),
+                *("" if value is None else value for value in row.usage),
                 run_url(row.run_id),
             )
             yield writer.writerow([inert(cell) for cell in cells])

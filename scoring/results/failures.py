@@ -30,7 +30,7 @@ from django.db.models import F, Min, Q, QuerySet
 
 from scoring.matcher import CAUSE_WORDS
 from scoring.models import FailureSummary, PredicateResult, Status, Submission, Verdict
-from scoring.results import comparison, known_failures
+from scoring.results import comparison, known_failures, usage
 from scoring.results.filtersets import RunFilterSet
 
 Level = FailureSummary.Level
@@ -284,6 +284,7 @@ def summarize_when_scored(submission_id: int) -> None:
             return
         known_failures.summarize(submission)  # the failing runs by signature, for the suite page
         comparison.summarize(submission)  # the runs case by case, for comparisons
+        usage.summarize(submission)  # what the runs cost, for its page and the API
         if _stored(submission).exists():
             return
         FailureSummary.objects.filter(submission=submission).delete()

@@ -218,6 +218,11 @@ def review_counts(submission: Submission) -> ReviewCounts:
 
 
 # The columns of a runs-table row, read without the run's document or report.
+# A run's usage figures the table and its CSV carry (docs/formats.md#usage).
+USAGE_FIGURES = (
+    "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens", "model_calls",
+    "duration_ms", "cost_usd",
+)  # fmt: skip
 ROW_FIELDS = (
     "run_id",
     "verdict",
@@ -228,6 +233,7 @@ ROW_FIELDS = (
     "run__reward",
     "run__review__status",
     "run__review__assignee__username",
+    *(f"run__{figure}" for figure in USAGE_FIGURES),
 )
 
 # The matcher's reason for a call whose arguments differ starts by saying where the nearest
@@ -287,6 +293,7 @@ class RunRow:
     columns: tuple[str, ...] = ()  # its meta values of the chosen columns ("" if none)
     labels: tuple[ReviewLabel, ...] = ()  # the team's review labels on it, by name
     reward: float | None = None  # the file's own score of the run, when it gave one
+    usage: tuple = ()  # its ``USAGE_FIGURES``, None where not recorded
 
     @property
     def reward_agrees(self) -> bool | None:
@@ -352,6 +359,7 @@ def run_rows(
                 columns=tuple(meta_text(meta, name) for name in columns),
                 labels=tuple(labels.get(row["run_id"], ())),
                 reward=row["run__reward"],
+                usage=tuple(row[f"run__{figure}"] for figure in USAGE_FIGURES),
             )
         )
     return rows

@@ -43,6 +43,9 @@ class TrendPoint:
     current: bool
     x: float = 0.0
     y: float = 0.0
+    # The mean cost of its runs (docs/api.md#usage), where its usage summary gives one.
+    cost: float | None = None
+    cost_y: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -84,6 +87,16 @@ class Trend:
     def line(self) -> str:
         """The polyline's ``points`` attribute."""
         return " ".join(f"{p.x:.1f},{p.y:.1f}" for p in self.points)
+
+    @property
+    def highest_cost(self) -> float | None:
+        costs = [p.cost for p in self.points if p.cost is not None]
+        return max(costs) if costs else None
+
+    @property
+    def cost_line(self) -> str:
+        """The cost line's ``points``: per run, scaled to the highest (the right axis)."""
+        return " ".join(f"{p.x:.1f},{p.cost_y:.1f}" for p in self.points if p.cost is not None)
 
     @property
     def gridlines(self) -> list[tuple[float, str]]:
@@ -160,7 +173,22 @@ def _results_of(submissions: list[Submission]) -> list[TrendPoint]:
 
 
 def _placed(points: list[TrendPoint]) -> list[TrendPoint]:
-    return [replace(p, x=_x(i, len(points)), y=_y(p.rate)) for i, p in enumerate(points)]
+    costs = [cost for p in points if (cost := _cost(p.submission)) is not None]
+    top = max(costs, default=0) or 1
+    placed = []
+    for i, p in enumerate(points):
+        cost = _cost(p.submission)
+        cost_y = _y(cost / top) if cost is not None else 0.0
+        placed.append(replace(p, x=_x(i, len(points)), y=_y(p.rate), cost=cost, cost_y=cost_y))
+    return placed
+
+
+def _cost(submission: Submission) -> float | None:
+    """The mean cost per run its stored usage summary gives (``scoring.results.usage``)."""
+    stored = submission.usage
+    mean = stored.get("mean") if isinstance(stored, dict) else None
+    cost = mean.get("cost_usd") if isinstance(mean, dict) else None
+    return cost if isinstance(cost, int | float) else None
 
 
 # Over the per-case rows of each submission: each case's state in consecutive submissions

@@ -37,6 +37,7 @@ from itertools import chain
 from typing import Any, BinaryIO
 
 from scoring.importers import detect_format, inspect_ai, object_at, to_canonical
+from scoring.importers.costs import CATALOGUE, Prices, priced
 from scoring.importers.otel import NotARun
 from scoring.importers.streaming import CHUNK, ByteStream, json_array, value_limit
 from scoring.matcher import (
@@ -235,15 +236,17 @@ def read_run_lines(
     max_depth: int = MAX_DEPTH,
     max_uncompressed_bytes: int | None = None,
     numbered: bool = True,
+    prices: Prices = CATALOGUE,
 ) -> Iterator[RunLine]:
     """The runs of a run file (``lines``: an iterable of byte lines, such as a binary file),
     in order; blank lines are skipped. A file that is one document of runs (an array, an
     Inspect AI log) gives a run per element or sample. The limits are those of
     ``json_lines`` (every kind of file is read no deeper than ``max_depth``), and for an
     ``.eval`` archive what its entries may expand to. Unless ``numbered``, a run's trial is
-    its own (None when it gives none), for the caller to number."""
+    its own (None when it gives none), for the caller to number. Each run is costed at
+    ``prices`` (docs/formats.md#cost)."""
     rest = iter(lines)  # a file is its own iterator: what ``bounded`` leaves is read on
-    records = RecordReader(format_name, case_field, numbered=numbered)
+    records = RecordReader(format_name, case_field, numbered=numbered, prices=prices)
     # Told before any line is read: an array or an archive may hold no newline for long.
     starts = _document_start(rest)
     if starts == _ARRAY:
@@ -293,12 +296,13 @@ def read_lines_from(
     max_line_bytes: int | None = None,
     max_depth: int = MAX_DEPTH,
     max_uncompressed_bytes: int | None = None,  # a stretch expands to no more than its blocks
+    prices: Prices = CATALOGUE,
 ) -> Iterator[RunLine]:
     """The runs of a stretch of a JSON-lines file read apart from the rest (a range of its
     blocks, docs/pipeline.md#ranges), whose first line is line ``first_line`` of the file:
     as ``read_run_lines`` reads them, each line alone, but their trials left unnumbered
     (their own, or None) for whoever puts the stretches together."""
-    records = RecordReader(format_name, case_field, numbered=False)
+    records = RecordReader(format_name, case_field, numbered=False, prices=prices)
     limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth, "start": first_line}
     yield from records.runs(json_lines(stream, **limits), LINE)
 
@@ -415,8 +419,16 @@ class RecordReader:
     """Turns the records of a run file (lines, elements, samples) into runs, numbering the
     trials of each case across the whole file."""
 
-    def __init__(self, format_name: str | None, case_field: str | None, *, numbered=True):
+    def __init__(
+        self,
+        format_name: str | None,
+        case_field: str | None,
+        *,
+        numbered: bool = True,
+        prices: Prices = CATALOGUE,
+    ):
         self.format_name = format_name
+        self.prices = prices
         self.case_field = case_field
         # Traces that are no run (docs/formats.md#collector-files): skipped, counted.
         self.not_runs = 0
@@ -425,6 +437,7 @@ class RecordReader:
         self.numbering = TrialNumbering() if numbered else None
 
     def _load(self, canonical: dict) -> Run:
+        priced(canonical, self.prices)  # before scoring: a case may bound the cost
         run = load_run(canonical)
         if self.numbering is not None:  # numbered in place: the run is new, none holds it
             run.trial = self.numbering.trial(run.case, run.trial)

@@ -1,6 +1,8 @@
 """Filters for showing recorded runs and their results."""
 
+import math
 from collections.abc import Mapping
+from datetime import timedelta
 from html import escape  # Django's adds a lazy-string wrapper per call: slow on a long run
 
 import nh3
@@ -9,6 +11,7 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 from scoring.matcher import InvalidInput, dump_json, parse_json, pass_rate_text, pretty_json
+from scoring.results import usage
 from scoring.runfiles.runmeta import reward_agrees
 
 register = template.Library()
@@ -179,3 +182,68 @@ def _one_line(value) -> str:
 
 class _Text(str):
     """Text ``_one_line`` writes as it is, told from a string value it writes as JSON."""
+
+
+@register.simple_tag
+def submission_usage(submission):
+    """The submission page's usage panel (``scoring.results.usage.page_summary``)."""
+    return usage.page_summary(submission)
+
+
+@register.simple_tag
+def run_usage(run):
+    """A run page's usage figures (``scoring.results.usage.run_figures``)."""
+    return usage.run_figures(run)
+
+
+@register.simple_tag
+def usage_comparison(comparison):
+    """A comparison's cost and time (``scoring.results.usage.comparison_figures``)."""
+    return usage.comparison_figures(comparison)
+
+
+@register.filter
+def figure(value, kind: str) -> str:
+    """A figure of a kind (``usd``, ``tokens``, ``ms``, ``rate``), or its change when
+    ``kind`` starts with ``+``: ``+$0.0012``, ``-1,200``, ``+3.1 pts``."""
+    signed = kind.startswith("+")
+    kind = kind.lstrip("+")
+    if value is None:
+        return "—"
+    sign = ("+" if value >= 0 else "-") if signed else ""
+    size = abs(value) if signed else value
+    if kind == "rate":
+        return f"{sign}{size * 100:.1f}{' pts' if signed else '%'}"
+    if kind in ("usd", "cost_usd"):
+        return sign + usd(size)
+    if kind in ("ms", "duration_ms"):
+        return sign + seconds(size)
+    return sign + tokens(round(size))
+
+
+@register.filter
+def tokens(value) -> str:
+    """A token count with thousands separated: ``12,345``; an em dash when not recorded."""
+    return "—" if value is None else f"{value:,}"
+
+
+@register.filter
+def usd(value) -> str:
+    """Dollars, as precise as small amounts need: ``$4.21``, ``$0.0041``."""
+    if value is None:
+        return "—"
+    if value >= 1 or value == 0:
+        return f"${value:,.2f}"
+    if value < 0.01:  # two significant digits, never in exponent form
+        return f"${value:.{min(12, 1 - math.floor(math.log10(value)))}f}"
+    return f"${value:.4f}".rstrip("0")
+
+
+@register.filter
+def seconds(milliseconds) -> str:
+    """Milliseconds as seconds: ``5.1 s``, ``820 ms``, ``4 min 12 s``."""
+    if milliseconds is None:
+        return "—"
+    if milliseconds < 1000:
+        return f"{milliseconds:.0f} ms"
+    return duration(timedelta(milliseconds=milliseconds))

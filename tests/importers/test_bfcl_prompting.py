@@ -161,6 +161,7 @@ def test_huge_or_deeply_nested_strings_are_refused_quickly(text):
 
 def test_a_result_string_becomes_calls_or_a_text_answer_with_a_note():
     decoded = bfcl_results.convert({"id": "t_0", "result": "[f(a=1)]"})
+    assert decoded.pop("usage")["model_calls"] == 1  # no counts recorded: the rest null
     assert decoded == {
         "case": "t_0",
         "batches": [[{"name": "f", "arguments": {"a": 1}}]],

@@ -268,7 +268,9 @@ def test_the_parts_of_samples_a_run_does_not_need_are_not_built():
     log = inspect_log(sample)
     ((read, model),) = inspect_ai.read_log(io.BytesIO(json.dumps(log).encode()))
     assert model == "openai/gpt-4o"
-    assert set(read) == {"id", "epoch", "messages", "output", "error", "limit"}
+    assert set(read) == {
+        "id", "epoch", "messages", "output", "error", "limit", "model_usage", "total_time"
+    }  # fmt: skip
     assert read["messages"] == sample["messages"]
 
 

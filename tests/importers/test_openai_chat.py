@@ -186,7 +186,11 @@ def test_a_request_and_its_chat_completion_are_the_requests_messages_then_the_re
         "response": completion(messages[-1]),
     }
     assert detect_format(line) == "openai_chat"
-    assert imported(line) == {**imported(example()), "case": "weather"}
+    run, plain = imported(line), imported(example())
+    # The request names its model, where the plain messages name none.
+    assert run.pop("usage")["models"] == ["gpt-4o"]
+    assert plain.pop("usage")["models"] == []
+    assert run == {**plain, "case": "weather"}
 
 
 def test_a_response_cut_off_at_the_token_limit_is_an_error_unless_the_line_gives_one():

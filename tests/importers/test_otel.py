@@ -368,7 +368,7 @@ def sdk_span(span: dict) -> dict:
     """An OTLP/JSON span as the Python SDK's ``span.to_json()`` writes it."""
     attributes, _ = otel.read_attributes(span["attributes"], "attributes")
     failed = span["status"].get("code") == 2
-    start = int(span["startTimeUnixNano"])
+    start, end = int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])
     return {
         "name": span["name"],
         "context": {"trace_id": "0x" + span["traceId"], "span_id": "0x" + span["spanId"]},
@@ -376,7 +376,8 @@ def sdk_span(span: dict) -> dict:
         "parent_id": "0x" + span["parentSpanId"] if span["parentSpanId"] else None,
         "start_time": f"{datetime.fromtimestamp(start // 10**9, UTC):%Y-%m-%dT%H:%M:%S}"
         f".{start % 10**9 // 1000:06d}Z",
-        "end_time": "2026-01-01T00:00:01.000000Z",
+        "end_time": f"{datetime.fromtimestamp(end // 10**9, UTC):%Y-%m-%dT%H:%M:%S}"
+        f".{end % 10**9 // 1000:06d}Z",
         "status": {"status_code": "ERROR", "description": span["status"]["message"]}
         if failed
         else {"status_code": "UNSET"},

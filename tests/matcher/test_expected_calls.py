@@ -452,7 +452,10 @@ EXAMPLE_REPORT = """
     "cause": {"kind": "dependency", "tool": "delete_file", "argument": null}},
    {"kind": "expectation", "index": 0, "label": "did not call format_disk", "passed": true}
  ],
- "error": null, "notes": []}
+ "error": null, "notes": [],
+ "usage": {"input_tokens": null, "output_tokens": null, "cached_input_tokens": null,
+           "reasoning_tokens": null, "model_calls": null, "duration_ms": null,
+           "cost_usd": null, "models": []}}
 """.replace(
     "DETAIL",
     "delete_file was called in batch 0, the same batch as file_exists (#0); "

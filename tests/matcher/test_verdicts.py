@@ -238,7 +238,7 @@ def test_a_run_line_with_a_lone_surrogate_escape_is_invalid_json(big_number):
 def test_report_to_dict_has_the_design_keys_in_shape():
     report = score_case(FULL_CASE, GOOD_BATCHES, final_text="done")
     data = report.to_dict()
-    assert set(data) == {"case", "trial", "verdict", "predicates", "error", "notes"}
+    assert set(data) == {"case", "trial", "verdict", "predicates", "error", "notes", "usage"}
     assert data["notes"] == []
     assert data["case"] == "c"
     assert data["verdict"] == "pass"

@@ -36,9 +36,11 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from functools import cached_property
 
+from .. import usage
 from ..common import cut_off, is_cut_off, truncation_error, turn
 from .capture import Instrumentation, calls_setting, content_setting, instrumentation_of
 from .spans import Span
+from .tokens import span_call
 from .turns import CAPTURED, ModelTurn, ToolRun
 
 # What a reader makes of a span: a model or agent turn, a tool run (None: it reads none).
@@ -110,6 +112,7 @@ class Trace:
             )
             if not kept.finish_reasons:
                 kept.finish_reasons, kept.finish_field = other.finish_reasons, other.finish_field
+            kept.also = other.span
             if kept is wrapper:
                 del inner[described.span.key], wrappers[key]
                 inner[key] = wrapper
@@ -289,6 +292,50 @@ class Trace:
         """What the readers assumed, each said once."""
         said = [note for part in [*self.turns, *self.runs] for note in part.notes]
         return list(dict.fromkeys(said))
+
+    # --- usage ---------------------------------------------------------------------------------
+
+    def usage(self) -> dict:
+        """The run's usage (docs/formats.md#usage): each model call once (see
+        ``model_calls``); where no model call was recorded, the totals an agent's span
+        holds for the run (``ModelTurn.run_totals``), and no count of calls. The wall time
+        runs from the first span's start to the last one's end."""
+        starts = [span.start for span in self.spans if span.start]
+        ends = [span.end for span in self.spans if span.end]
+        wall = usage.nanoseconds_to_ms(min(starts), max(ends)) if starts and ends else None
+        calls = self.model_calls()
+        if calls:
+            return usage.run_usage([span_call(t.span, t.also) for t in calls], duration_ms=wall)
+        totals = [span_call(t.span) for t in self.agents if t.run_totals]
+        found = usage.run_usage(totals or None, duration_ms=wall)
+        found["model_calls"] = None
+        return found
+
+    def model_calls(self) -> list[ModelTurn]:
+        """The innermost turns that are model calls, each call once: a wrapper's totals (the
+        Vercel AI SDK's root span) are not a call, and a call two instrumentations describe
+        as spans side by side (the anthropic SDK's own beside OpenLLMetry's) is one, read
+        from both: turns of different scopes whose times overlap."""
+        kept: list[ModelTurn] = []
+        for t in self.inner:
+            if not t.model_call:
+                continue
+            same = next(
+                (
+                    k
+                    for k in kept
+                    if k.span.scope != t.span.scope
+                    and k.also is None
+                    and t.span.start < (k.span.end or k.span.start)
+                    and k.span.start < (t.span.end or t.span.start)
+                ),
+                None,
+            )
+            if same is None:
+                kept.append(t)
+            else:
+                same.also = t.span
+        return kept
 
     # --- what was not recorded ----------------------------------------------------------------
 

@@ -55,6 +55,7 @@ class Span:
     failed: bool
     status_message: str
     events: list[Event] = field(default_factory=list)
+    end: int = 0  # nanoseconds since the epoch, as ``start``; 0 when not recorded
 
     @property
     def operation(self) -> str | None:
@@ -139,6 +140,7 @@ def _span(raw: Mapping, where: str, order: int, scope: str) -> Span:
         context = raw.get("context")
         span_id = context.get("span_id") if isinstance(context, Mapping) else None
         parent_id, start = raw.get("parent_id"), _iso_nanoseconds(raw.get("start_time"))
+        end = _iso_nanoseconds(raw.get("end_time"))
     else:
         attributes, index = read_attributes(raw.get("attributes"), attributes_where)
         paths = {
@@ -148,6 +150,7 @@ def _span(raw: Mapping, where: str, order: int, scope: str) -> Span:
         }
         span_id, parent_id = raw.get("spanId"), raw.get("parentSpanId")
         start = _nanoseconds(raw.get("startTimeUnixNano"))
+        end = _nanoseconds(raw.get("endTimeUnixNano"))
     status = raw.get("status")
     status = status if isinstance(status, Mapping) else {}
     code = status.get("code", status.get("status_code"))
@@ -166,6 +169,7 @@ def _span(raw: Mapping, where: str, order: int, scope: str) -> Span:
         failed=isinstance(code, str | int) and code in _STATUS_ERROR,
         status_message=message if isinstance(message, str) else "",
         events=_events(raw.get("events"), f"{where}.events"),
+        end=end,
     )
 
 

@@ -58,6 +58,13 @@ class ModelTurn:
     # them (the only record of the final text where no model call was recorded).
     agent: bool = False
     notes: list[str] = field(default_factory=list)  # what the reader assumed, for the run
+    # The same call's span from another instrumentation, read for what this one lacks.
+    also: Span | None = None
+    # False for a framework's step that holds a model's messages but is no call of it.
+    model_call: bool = True
+    # An agent's turn whose span holds the run's token totals where no model call is
+    # recorded (Agno under OpenLLMetry).
+    run_totals: bool = False
 
     @property
     def text(self) -> str | None:

@@ -3,7 +3,7 @@ agent (``<name>.agent``, its answer in ``traceloop.entity.output``) and its tool
 model calls. A tool's span holds the arguments themselves in ``traceloop.entity.input``
 (not OpenLLMetry's ``{"args", "kwargs"}``), and in ``traceloop.entity.output`` the repr of
 Agno's ``ToolExecution``, whose ``result=`` is the result (``status=`` other than
-``'success'`` a failed call).
+``'success'`` a failed call). The agent's span holds the run's token totals.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from scoring.matcher import InvalidInput
 
+from .. import openllmetry
 from ..spans import Span, must_be_text, parsed
 from ..turns import ModelTurn, ToolRun, call
 
@@ -20,7 +21,14 @@ INPUT, OUTPUT = "traceloop.entity.input", "traceloop.entity.output"
 
 
 def model_turn(span: Span) -> ModelTurn | None:
-    return None
+    """The agent's span, read as OpenLLMetry reads it, holding the run's token totals (no
+    model call is recorded to hold them)."""
+    if span.attributes.get("traceloop.span.kind") != "agent":
+        return None
+    turn = openllmetry.model_turn(span)
+    if turn is not None and turn.agent:
+        turn.run_totals = True
+    return turn
 
 
 def tool_run(span: Span) -> ToolRun | None:

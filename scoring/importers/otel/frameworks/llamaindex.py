@@ -12,6 +12,8 @@ step that calls a tool names it in ``tool.name`` and ``tool.arguments``, even wi
 off; with content on, its output holds the call's id (``tool_id``) and the ``ToolOutput``.
 The workflow's last step holds the answer (``{"result": {"response": {"blocks": ...}}}``).
 The tool's own span (``FunctionTool.task``) repeats the call without its id, and is not read.
+OpenInference writes LlamaIndex preparing each model call as an LLM span of its own, which
+is no model call (docs/formats.md#usage).
 """
 
 from __future__ import annotations
@@ -32,13 +34,24 @@ STEP_OUTPUT = "traceloop.entity.output"
 
 def model_turn(span: Span) -> ModelTurn | None:
     if span.scope != OPENLLMETRY:
-        return None
+        return _preparing(span)
     output = _step_output(span)
     result = output.get("result")
     response = result.get("response") if isinstance(result, Mapping) else None
     if not isinstance(response, Mapping):
         return None
     return openllmetry.agent_turn(span, answer=_text(response.get("blocks")))
+
+
+def _preparing(span: Span) -> ModelTurn | None:
+    """OpenInference's span of LlamaIndex preparing a model call (``_prepare_chat_with_tools``):
+    an LLM span with the call's messages, before the call's own; no model call itself."""
+    if not span.name.endswith("._prepare_chat_with_tools"):
+        return None
+    turn = openinference.model_turn(span)
+    if turn is not None:
+        turn.model_call = False
+    return turn
 
 
 def tool_run(span: Span) -> ToolRun | None:
