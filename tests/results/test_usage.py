@@ -172,3 +172,20 @@ def test_a_comparison_gives_the_deltas_and_the_cases_whose_cost_changed_most(sub
         pytest.approx(gpt_4o(100, 10)),
         pytest.approx(rows["Cost per run"]["candidate"]),
     ]
+
+
+def test_a_run_with_model_calls_but_no_tokens_says_what_was_not_recorded(
+    submit, costed, as_user, viewer
+):
+    """τ-bench's results keep the messages, not their tokens or times: the run page says
+    so, rather than dashes and an unexplained "cost unknown"."""
+    answer = {"role": "assistant", "content": "ok"}
+    made = submit(costed, [{"case": "a", "messages": [{"role": "user", "content": "q"}, answer]}])
+    run = Run.objects.get(submission=made)
+    assert (run.model_calls, run.input_tokens) == (1, None)
+    html = as_user(viewer).get(f"/submissions/{made.pk}/runs/{run.pk}/").content.decode()
+    assert "tokens not recorded" in html
+    assert "time not recorded" in html
+    assert "cost unknown: no tokens recorded" in html
+    summary = as_user(viewer).get(f"/submissions/{made.pk}/").content.decode()
+    assert "this file records neither tokens nor times" in summary
