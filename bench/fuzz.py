@@ -16,6 +16,7 @@ any.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import FlakyStrategyDefinition
 
 from tests.support.cost import measured
 from tests.support.fuzzing import TARGETS, findings
@@ -82,7 +84,10 @@ def _search(target, read: Counter, dearest: dict, found: dict) -> None:
         for problem in problems:
             found.setdefault(problem.site, (problem.detail, shown(example)))
 
-    search()
+    # Hypothesis's own check, when a mutation drew differently on its replay (rare under
+    # phases=[generate]): the batch ends there, the inputs read so far counted.
+    with contextlib.suppress(FlakyStrategyDefinition):
+        search()
 
 
 def _turns(targets, stop: float):
