@@ -28,6 +28,33 @@ def percent(rate: float | None) -> str:
     return "—" if rate is None else f"{100 * rate:.1f}%"
 
 
+def usage_text(submission: JSON) -> str | None:
+    """What the runs cost (docs/api.md#usage), in a line; None when no run recorded usage.
+    A figure no run recorded is left out, never given as 0."""
+    usage = submission.get("usage") or {}
+    if not usage.get("runs_with_usage"):
+        return None
+    totals, p95 = usage["totals"], usage["p95"]
+    said = []
+    if totals.get("cost_usd") is not None:
+        per_pass = usage.get("cost_per_passing_run")
+        each = f" (${per_pass:,.4f} per passing run)" if per_pass is not None else ""
+        said.append(f"cost ${totals['cost_usd']:,.4f}{each}")
+    elif usage.get("unpriced_models"):
+        said.append(f"cost unknown: no price for {', '.join(usage['unpriced_models'])}")
+    if totals.get("input_tokens") is not None or totals.get("output_tokens") is not None:
+        tokens_in, tokens_out = totals.get("input_tokens"), totals.get("output_tokens")
+        said.append(
+            f"tokens {'—' if tokens_in is None else f'{tokens_in:,}'} in, "
+            f"{'—' if tokens_out is None else f'{tokens_out:,}'} out"
+        )
+    if totals.get("model_calls") is not None:
+        said.append(f"{totals['model_calls']:,} model calls")
+    if p95.get("duration_ms") is not None:
+        said.append(f"95th percentile time {p95['duration_ms'] / 1000:,.1f} s")
+    return "; ".join(said) or None
+
+
 @dataclass(frozen=True)
 class Outcome:
     """A submission scored to the end, its comparison (``GET …/comparison/``), and the
@@ -76,8 +103,10 @@ class Outcome:
             f"Scored {submission['scored']:,} runs: {counts['pass']:,} pass, "
             f"{counts['fail']:,} fail, {counts['error']:,} error, "
             f"pass rate {percent(submission['pass_rate'])}",
-            f"Baseline: {self.baseline_text}",
         ]
+        if cost := usage_text(submission):
+            lines.append(f"Usage: {cost}")
+        lines.append(f"Baseline: {self.baseline_text}")
         if self.comparison["baseline"] is not None:
             changes = self.comparison["counts"]
             lines.append(f"  {changes['regressed']} regressed, {changes['fixed']} fixed")
@@ -106,6 +135,8 @@ def markdown_summary(outcome: Outcome, failure_groups: list[JSON]) -> str:
         f"| {submission['scored']:,} | {counts['pass']:,} | {counts['fail']:,} | "
         f"{counts['error']:,} | {percent(submission['pass_rate'])} |\n",
     ]
+    if cost := usage_text(submission):
+        parts.append(f"Usage: {escaped(cost)}.\n")
     comparison = outcome.comparison
     if comparison["baseline"] is None:
         parts.append(f"Baseline: {escaped(outcome.baseline_text)}.\n")

@@ -30,14 +30,23 @@ def document() -> dict:
     return {"schema": "casebook.suite/1", "name": "gated", "cases": cases}
 
 
-def runs(path, passing: dict[str, bool]):
+def runs(path, passing: dict[str, bool], usage: dict | None = None):
     path.write_text(
         "".join(
-            json.dumps({"case": key, "batches": [], "final_text": "ok" if ok else "nope"}) + "\n"
+            json.dumps(
+                {"case": key, "batches": [], "final_text": "ok" if ok else "nope"}
+                | ({"usage": usage} if usage else {})
+            )
+            + "\n"
             for key, ok in passing.items()
         )
     )
     return path
+
+
+# A run's own usage, as a canonical run may carry it (docs/formats.md#usage).
+USAGE = {"input_tokens": 1200, "output_tokens": 300, "model_calls": 2, "duration_ms": 1500.0,
+         "cost_usd": 0.01, "models": ["house-model"]}  # fmt: skip
 
 
 BEFORE = {"regresses": True, "gets-fixed": False, "still-passing": True}
@@ -80,6 +89,7 @@ def test_a_planted_regression_fails_the_gate_and_a_clean_run_passes_it(
     )
     assert first.returncode == 0, first.stderr
     assert "Baseline: no finished submission before it" in first.stdout
+    assert "Usage:" not in first.stdout  # its runs recorded none: no line of dashes or zeros
     baseline = Submission.objects.get(label="main")
 
     summary = tmp_path / "summary.md"
@@ -143,7 +153,7 @@ def test_failures_fail_the_default_gate_and_junit_lists_every_run(
 ):
     junit = tmp_path / "runs.xml"
     result = casebook(
-        runs(tmp_path / "a.jsonl", REGRESSED),
+        runs(tmp_path / "a.jsonl", REGRESSED, usage=USAGE),
         "--server",
         live_server.url,
         "--suite",
@@ -154,6 +164,10 @@ def test_failures_fail_the_default_gate_and_junit_lists_every_run(
     )
     assert result.returncode == 1, result.stderr
     assert "Scored 3 runs: 2 pass, 1 fail, 0 error, pass rate 66.7%" in result.stdout
+    assert (
+        "Usage: cost $0.0300 ($0.0150 per passing run); tokens 3,600 in, 900 out; "
+        "6 model calls; 95th percentile time 1.5 s"
+    ) in result.stdout
     tree = ET.parse(junit).getroot()
     assert tree.get("tests") == "3"
     assert tree.get("failures") == "1"
