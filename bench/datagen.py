@@ -156,6 +156,28 @@ def realistic_run(rng: random.Random, case: dict, trial: int) -> dict:
     }
 
 
+def with_usage(run: dict) -> dict:
+    """``run`` with the run-level usage an agent's recording gives (docs/formats.md#usage),
+    its figures made from the run's own shape (no draw from the generator: the runs stay
+    the runs made without it): a model call per batch and one for the answer, each reading
+    the conversation so far."""
+    calls = sum(len(batch) for batch in run["batches"])
+    turns = len(run["batches"]) + 1
+    input_tokens = sum(900 + 150 * turn for turn in range(turns)) + 40 * calls
+    output_tokens = 45 * calls + 30
+    run["usage"] = {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cached_input_tokens": 600 * (turns - 1),
+        "reasoning_tokens": None,
+        "model_calls": turns,
+        "duration_ms": 700.0 * turns + 120.0 * calls,
+        "cost_usd": round(input_tokens * 2.5e-6 + output_tokens * 1e-5, 6),
+        "models": ["bench-model"],
+    }
+    return run
+
+
 def _as_matcher(name: str, value):
     """The same expectation as ``value``, as an author using argument matchers writes it."""
     if name == "id":
@@ -198,10 +220,17 @@ def with_matchers(suite: dict, share: float = 1 / 3, seed: int = 42) -> dict:
     return {**suite, "name": f"{suite['name']}-matchers", "cases": cases}
 
 
-def realistic_stream(seed: int, n_runs: int, n_cases: int = 50, runs_seed: int | None = None):
+def realistic_stream(
+    seed: int,
+    n_runs: int,
+    n_cases: int = 50,
+    runs_seed: int | None = None,
+    usage: bool = False,
+):
     """(suite document, iterator of ``n_runs`` run documents over ``n_cases`` cases); the
     runs are made one at a time, so a large file can be written without holding it. With
-    ``runs_seed``, other runs of the same suite (another agent's, or the same one's again)."""
+    ``runs_seed``, other runs of the same suite (another agent's, or the same one's again);
+    with ``usage``, each carries its usage (``with_usage``)."""
     rng = random.Random(seed)
     suite = realistic_suite(rng, n_cases)
     if runs_seed is not None:
@@ -209,7 +238,8 @@ def realistic_stream(seed: int, n_runs: int, n_cases: int = 50, runs_seed: int |
 
     def runs():
         for i in range(n_runs):
-            yield realistic_run(rng, suite["cases"][i % n_cases], trial=i // n_cases)
+            run = realistic_run(rng, suite["cases"][i % n_cases], trial=i // n_cases)
+            yield with_usage(run) if usage else run
 
     return strip_private(suite), runs()
 

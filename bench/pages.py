@@ -8,7 +8,8 @@
 
 Seeds a database of its own, ``casebook_benchpages`` or ``$BENCH_PAGES_DATABASE`` (dropped
 and made again): a suite of 50 realistic cases and two submissions of 100,000 runs each
-made by ``bench.datagen`` (5-20 calls in 2-6 batches, about 60% passing; the first,
+made by ``bench.datagen`` (5-20 calls in 2-6 batches, about 60% passing, each with its
+usage: tokens, model calls, time and cost, as the pages' usage figures read them; the first,
 "baseline", other runs of the same suite), read and scored by the real ingest and scoring
 code in this process (Celery eager), then a share of each one's runs reviewed. With
 ``--runs`` above ``--template`` (100,000), the template is what is read and scored, and
@@ -128,7 +129,7 @@ def upload(suite, user, runs_seed: int | None, n_runs: int, label: str):
     from bench.datagen import realistic_stream
     from scoring.ingest.pipeline import create_submission
 
-    _, runs = realistic_stream(seed=6, n_runs=n_runs, runs_seed=runs_seed)
+    _, runs = realistic_stream(seed=6, n_runs=n_runs, runs_seed=runs_seed, usage=True)
     started = time.perf_counter()
     with tempfile.TemporaryFile() as runs_file:
         for run in runs:
@@ -252,6 +253,7 @@ def pages(submission) -> dict[str, tuple[str, dict, dict]]:
             {},
         ),
         "API submissions": (f"/api/suites/{suite}/submissions/", {}, {}),
+        "API submission (usage)": (api, {}, {}),
         "API results": (f"{api}results/", {"verdict": "fail"}, {}),
         "API failures": (f"{api}failures/", {}, {}),
     }
