@@ -74,7 +74,7 @@ class ArgumentRow:
 
 
 def compare_arguments(
-    pattern: ArgumentsPattern, arguments: Mapping | None
+    pattern: ArgumentsPattern, arguments: Mapping[str, Any] | None
 ) -> tuple[ArgumentRow, ...]:
     """Each required argument against what the call sent, then the arguments sent that
     ``exact_args`` forbids, then the others sent (not checked)."""
@@ -158,15 +158,15 @@ def _opened(pattern: ValuePattern, value: Any, path: str) -> list[ArgumentRow] |
         return rows
     if isinstance(value, list | tuple):
         if isinstance(pattern, ArrayPattern):
-            items = pattern.items
+            item_patterns = pattern.items
         elif isinstance(pattern, Equal) and isinstance(pattern.expected, list | tuple):
-            items = tuple(Equal(item) for item in pattern.expected)
+            item_patterns = tuple(Equal(item) for item in pattern.expected)
         else:
             return None
-        if len(items) != len(value):
+        if len(item_patterns) != len(value):
             return None  # the pattern says "expected 2 items, got 3"
         rows = []
-        for index, (inner, item) in enumerate(zip(items, value, strict=True)):
+        for index, (inner, item) in enumerate(zip(item_patterns, value, strict=True)):
             rows.extend(_compare(inner, item, field_path(path, index)))
         return rows
     return None

@@ -184,7 +184,7 @@ class AnyWhenNotRecorded:
 
     __slots__ = ("pattern",)
 
-    def __init__(self, pattern: ArgumentsPattern):
+    def __init__(self, pattern: ArgumentsPattern | AnyWhenNotRecorded):
         self.pattern = pattern
 
     def __getattr__(self, name: str) -> Any:

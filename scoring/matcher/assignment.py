@@ -98,7 +98,13 @@ def find_assignment(
     return _Search(slots, domains, batch_of, constrained, free).run()
 
 
-def _narrow(slots, candidates, batch_of, members, member_set) -> dict[int, list[int]] | None:
+def _narrow(
+    slots: Sequence[Slot],
+    candidates: Sequence[Sequence[int]],
+    batch_of: Sequence[int],
+    members: Sequence[int],
+    member_set: set[int],
+) -> dict[int, list[int]] | None:
     """Candidates cut to the batches each slot can reach given the chains it sits in."""
     domains: dict[int, list[int]] = {}
     earliest: dict[int, int] = {}
@@ -142,7 +148,9 @@ def _match(slots: Sequence[int], domains: dict[int, list[int]], used: set[int]) 
     return owner
 
 
-def _augment(i: int, domains, used: set[int], owner: dict[int, int], seen: set[int]) -> bool:
+def _augment(
+    i: int, domains: dict[int, list[int]], used: set[int], owner: dict[int, int], seen: set[int]
+) -> bool:
     for r in domains[i]:
         if r in used or r in seen:
             continue
@@ -154,13 +162,25 @@ def _augment(i: int, domains, used: set[int], owner: dict[int, int], seen: set[i
     return False
 
 
+# A search state the search found fruitless: at a leaf (depth, calls taken per kind), or
+# within (depth, last ordered batch, predecessor's batch, calls taken per kind).
+_State = tuple[int, tuple[int, ...]] | tuple[int, int, int | None, tuple[int, ...]]
+
+
 class _Search:
     """Depth-first search over the constrained slots, in order; free slots are matched at
     the leaves. Recorded calls of one kind (same batch, same slots served) are
     interchangeable, so the search takes the first unused call of each kind and a state is
     (depth, last ordered batch, predecessor's batch, calls taken per kind)."""
 
-    def __init__(self, slots, domains, batch_of, constrained, free):
+    def __init__(
+        self,
+        slots: Sequence[Slot],
+        domains: dict[int, list[int]],
+        batch_of: Sequence[int],
+        constrained: list[int],
+        free: list[int],
+    ) -> None:
         self.slots = slots
         self.domains = domains
         self.batch_of = batch_of
@@ -170,7 +190,7 @@ class _Search:
         for i in (*constrained, *free):
             for r in domains[i]:
                 served.setdefault(r, []).append(i)
-        kinds: dict[tuple, list[int]] = {}
+        kinds: dict[tuple[int, tuple[int, ...]], list[int]] = {}
         for r in sorted(served):
             kinds.setdefault((batch_of[r], tuple(served[r])), []).append(r)
         self.kinds = list(kinds.values())
@@ -180,7 +200,7 @@ class _Search:
         }
         self.taken = [0] * len(self.kinds)
         self.chosen: list[int] = []
-        self.dead: set[tuple] = set()
+        self.dead: set[_State] = set()
         self.result: dict[int, int] | None = None
 
     def run(self) -> dict[int, int] | None:
@@ -189,10 +209,10 @@ class _Search:
 
     def _extend(self, depth: int, last_ordered_batch: int) -> bool:
         if depth == len(self.constrained):
-            state = (depth, tuple(self.taken))
-            if state not in self.dead and self._finish():
+            leaf = (depth, tuple(self.taken))
+            if leaf not in self.dead and self._finish():
                 return True
-            self.dead.add(state)
+            self.dead.add(leaf)
             return False
         i = self.constrained[depth]
         slot = self.slots[i]

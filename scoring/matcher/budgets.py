@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .expectations import PASSED, Expectation, Outcome, RunView
-from .fields import FieldReader
+from .fields import FieldReader, Number
 from .options import MatchOptions
 from .report import BUDGET
 
@@ -32,7 +32,7 @@ def _undecided(what: str) -> Outcome:
     )
 
 
-def _number(value: float) -> str:
+def _number(value: Number) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -46,12 +46,13 @@ class _Budget(Expectation):
     figure: ClassVar[str]
     noun: ClassVar[str]
     whole: ClassVar[bool] = True
-    max: float = 0
+    max: Number = 0
 
     @classmethod
     def from_data(
         cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
     ) -> _Budget | None:
+        limit: Number | None
         if cls.whole:
             limit = fields.integer("max", minimum=0)
             if limit is None and fields.data.get("max") is None:

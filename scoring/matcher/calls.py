@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import cast
+
 from .assignment import credit
 from .expectations import RunView
 from .report import (
@@ -28,7 +31,7 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
     by_name = view.name_index()
     batch_of = view.run.batch_of
     assignment = _first_fit(expected, by_name, calls, batch_of, view)
-    candidates = None
+    candidates: list[list[int]] | None = None
     if assignment is None:  # first fit fell short: search with every matching call
         candidates = []
         for e in expected:
@@ -60,7 +63,9 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
                 )
             )
             continue
-        explainer = explainer or _Explainer(case, view, candidates, assignment)
+        # An uncredited call means first fit fell short, so the candidates were gathered.
+        gathered = cast(list[list[int]], candidates)
+        explainer = explainer or _Explainer(case, view, gathered, assignment)
         nearest, detail, cause = explainer.explain(e)
         results.append(
             PredicateResult(
@@ -78,7 +83,13 @@ def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:
     return results
 
 
-def _first_fit(expected, by_name, calls, batch_of, view) -> dict[int, int] | None:
+def _first_fit(
+    expected: Sequence[ExpectedCall],
+    by_name: Mapping[str, list[int]],
+    calls: Sequence[Call],
+    batch_of: Sequence[int],
+    view: RunView,
+) -> dict[int, int] | None:
     """Each expected call given the first free call that fits, or None if one gets none.
 
     Most runs pass, and for them first fit succeeds; checking order and freedom before
@@ -126,7 +137,13 @@ def _extra_calls(calls: tuple[Call, ...], credited: set[int]) -> PredicateResult
 class _Explainer:
     """Says why an expected call was not credited, and which recorded call to look at."""
 
-    def __init__(self, case: Case, view: RunView, candidates, assignment: dict[int, int]):
+    def __init__(
+        self,
+        case: Case,
+        view: RunView,
+        candidates: Sequence[Sequence[int]],
+        assignment: dict[int, int],
+    ):
         self.expected = case.expected_calls
         self.view = view
         self.calls = view.calls

@@ -19,17 +19,23 @@ import yaml
 from .errors import InvalidInput
 
 
-class KeyedObject(dict):
+class KeyedObject(dict[str, Any]):
     """A parsed JSON object that named some keys more than once (the last value stands)."""
 
     duplicate_keys: tuple[str, ...] = ()
 
 
-def _object_with_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+def _object_with_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = KeyedObject(pairs) if len({key for key, _ in pairs}) != len(pairs) else dict(pairs)
     if isinstance(obj, KeyedObject):
         seen: set[str] = set()
-        obj.duplicate_keys = tuple(key for key, _ in pairs if key in seen or seen.add(key))
+        duplicates: list[str] = []
+        for key, _ in pairs:
+            if key in seen:
+                duplicates.append(key)
+            else:
+                seen.add(key)
+        obj.duplicate_keys = tuple(duplicates)
     return obj
 
 
@@ -65,11 +71,12 @@ class _SuiteLoader(yaml.SafeLoader):
     """SafeLoader with YAML 1.2 booleans, no timestamps, duplicate keys marked, and no
     aliases."""
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         # ``*ref`` lets a few bytes expand to millions of values ("billion laughs"), and
         # suite files have no need of it.
         if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
+            # The PyYAML stubs leave peek_event untyped.
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
             raise yaml.composer.ComposerError(
                 None, None, "aliases (*name) are not supported in suite files", mark
             )
@@ -98,7 +105,7 @@ _SuiteLoader.add_implicit_resolver(
 )
 
 
-def _construct_mapping(loader: _SuiteLoader, node: yaml.MappingNode) -> dict:
+def _construct_mapping(loader: _SuiteLoader, node: yaml.MappingNode) -> dict[str, Any]:
     loader.flatten_mapping(node)
     pairs = []
     for key_node, value_node in node.value:

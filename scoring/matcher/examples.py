@@ -20,12 +20,20 @@ from __future__ import annotations
 import itertools
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 # Python's own parser of regular expressions (``sre_parse``, a deprecated alias since 3.11).
-from re import _constants as sre
-from re import _parser as sre_parse
+if TYPE_CHECKING:  # typeshed types the aliases, which are the same modules
+    import sre_constants as sre
+    import sre_parse
+else:
+    from re import _constants as sre
+    from re import _parser as sre_parse
+
+# Whether a character is in a class of the pattern.
+_CharTest = Callable[[str], bool]
 
 # Candidates tried per pattern, and choices kept per position (a word character and one
 # that is not, so that \b and \B can be met).
@@ -50,7 +58,7 @@ class NoExample(Exception):
         self.proven = proven
 
 
-def regex_example(source: str, fullmatch) -> str:
+def regex_example(source: str, fullmatch: Callable[[str], bool]) -> str:
     """A string that ``fullmatch`` (RE2's whole-text match of ``source``) accepts; raises
     ``NoExample``. Kept per pattern: suites repeat their patterns, and parsing one is most
     of the cost."""
@@ -61,14 +69,14 @@ def regex_example(source: str, fullmatch) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _example(source: str, fullmatch) -> str | NoExample:
+def _example(source: str, fullmatch: Callable[[str], bool]) -> str | NoExample:
     try:
         return _search(source, fullmatch)
     except NoExample as exc:
         return exc
 
 
-def _search(source: str, fullmatch) -> str:
+def _search(source: str, fullmatch: Callable[[str], bool]) -> str:
     candidates = _candidates(source)
     if candidates is None:
         raise NoExample(
@@ -90,7 +98,9 @@ def _candidates(source: str) -> list[str] | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # FutureWarning for "[[" and the like
             tree = sre_parse.parse(source, re.ASCII)
-        return list(itertools.islice(_sequence(list(tree)), MAX_CANDIDATES))
+        # A SubPattern iterates by __getitem__, which typeshed's stub leaves out of it.
+        nodes = list(tree)  # type: ignore[call-overload]
+        return list(itertools.islice(_sequence(nodes), MAX_CANDIDATES))
     except (re.error, _Unsupported, RecursionError, OverflowError):
         return None
 
@@ -99,13 +109,13 @@ class _Unsupported(Exception):
     pass
 
 
-def _sequence(items: list) -> Iterator[str]:
+def _sequence(items: list[Any]) -> Iterator[str]:
     options = [_choices(op, av) for op, av in items]
     for parts in itertools.product(*options):
         yield "".join(parts)
 
 
-def _choices(op, av) -> list[str]:
+def _choices(op: sre._NamedIntConstant, av: Any) -> list[str]:
     """The strings one node of the syntax tree may stand for, plainest first."""
     if op is sre.LITERAL:
         return [chr(av)]
@@ -134,14 +144,14 @@ def _choices(op, av) -> list[str]:
     raise _Unsupported(op)
 
 
-def _members(test) -> list[str]:
+def _members(test: _CharTest) -> list[str]:
     """Up to ``CHOICES`` characters that pass ``test``: from the pool, else the first found
     (none: a class no character is in, and no candidate goes through it)."""
     found = [c for c in POOL if test(c)][:CHOICES]
     return found or next(([chr(n)] for n in _SCANNED if test(chr(n))), [])
 
 
-_CATEGORIES = {
+_CATEGORIES: dict[sre._NamedIntConstant, _CharTest] = {
     sre.CATEGORY_DIGIT: lambda c: "0" <= c <= "9",
     sre.CATEGORY_NOT_DIGIT: lambda c: not ("0" <= c <= "9"),
     sre.CATEGORY_SPACE: lambda c: c in " \t\n\r\f\v",
@@ -151,16 +161,24 @@ _CATEGORIES = {
 }
 
 
-def _class_test(items: list):
+def _is_code(code: int) -> _CharTest:
+    return lambda c: ord(c) == code
+
+
+def _in_range(bounds: tuple[int, int]) -> _CharTest:
+    return lambda c: bounds[0] <= ord(c) <= bounds[1]
+
+
+def _class_test(items: list[Any]) -> _CharTest:
     negated = False
-    tests = []
+    tests: list[_CharTest] = []
     for op, av in items:
         if op is sre.NEGATE:
             negated = True
         elif op is sre.LITERAL:
-            tests.append(lambda c, v=av: ord(c) == v)
+            tests.append(_is_code(av))
         elif op is sre.RANGE:
-            tests.append(lambda c, r=av: r[0] <= ord(c) <= r[1])
+            tests.append(_in_range(av))
         elif op is sre.CATEGORY and av in _CATEGORIES:
             tests.append(_CATEGORIES[av])
         else:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from .arguments import AnyWhenNotRecorded, ArgumentsPattern
-from .fields import FieldReader
+from .fields import FieldReader, Number
 from .jsonvalue import render, shorten, to_decimal
 from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits, last_number
 from .options import MatchOptions
@@ -212,7 +212,9 @@ class Expectation:
         return None
 
     @classmethod
-    def from_data(cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         """The expectation, or None when its fields have problems (recorded on ``fields``).
 
         This default suits the types without fields; the others read theirs."""
@@ -255,9 +257,11 @@ class _AboutOneTool(Expectation):
     key: str  # the name as compared under the case's tool_names rule
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
-        tool = fields.string("tool", required=True, nonempty=True)
-        return tool and cls(index, "", tool, options.tool_key(tool))
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
+        tool = fields.string("tool", required=True, nonempty=True)  # never "": None instead
+        return None if tool is None else cls(index, "", tool, options.tool_key(tool))
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,11 +306,13 @@ class CalledToolWith(Expectation):
     reads: ClassVar[str] = "arguments"
     tool: str
     key: str
-    args: Mapping
-    pattern: ArgumentsPattern
+    args: Mapping[str, Any]
+    pattern: ArgumentsPattern | AnyWhenNotRecorded
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         tool = fields.string("tool", required=True, nonempty=True)
         args = fields.object("args", required=True)
         if tool is None or args is None:
@@ -371,7 +377,9 @@ class ToolCallCount(Expectation):
     succeeded_only: bool = False
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         tool = fields.string("tool", nonempty=True)
         low = fields.integer("min", minimum=0)
         high = fields.integer("max", minimum=0)
@@ -429,7 +437,9 @@ class NoCallsBeyondExpected(Expectation):
     succeeded_only: bool = False
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         succeeded_only = fields.boolean("succeeded_only")
         if not fields.data.get("tools"):
             fields.problems.add(fields.at("tools"), "required: a non-empty list of tool names")
@@ -486,7 +496,9 @@ class CalledToolsInOrder(Expectation):
     keys: tuple[str, ...]
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         if "tools" not in fields.data or fields.data["tools"] is None:
             fields.problems.add(fields.at("tools"), "required")
             return None
@@ -566,7 +578,9 @@ class FinalTextContains(Expectation):
     case_insensitive: bool
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         text = fields.string("text", required=True)
         ignore_case = fields.boolean("case_insensitive")
         return None if text is None else cls(index, "", text, ignore_case)
@@ -596,7 +610,9 @@ class FinalTextEquals(Expectation):
     text: str
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         text = fields.string("text", required=True)
         return None if text is None else cls(index, "", text)
 
@@ -622,7 +638,9 @@ class FinalTextMatches(Expectation):
     compile_error: str | None
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         regex = fields.string("regex", required=True)
         if regex is None:
             return None
@@ -662,7 +680,9 @@ class FinalNumberEquals(Expectation):
     bounds: Tolerance
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> Expectation | None:
         value = fields.number("value", required=True)
         tolerance = fields.number("tolerance", default=0)
         if value is None or tolerance is None:
@@ -671,7 +691,7 @@ class FinalNumberEquals(Expectation):
             fields.problems.add(fields.at("tolerance"), "must not be negative")
             return None
         bounds = _tolerance(value, tolerance, fields)
-        return bounds and cls(index, "", value, tolerance, bounds)
+        return None if bounds is None else cls(index, "", value, tolerance, bounds)
 
     def describe(self) -> str:
         return f"final number equals {self.bounds.describe()}"
@@ -691,7 +711,7 @@ class FinalNumberEquals(Expectation):
         )
 
 
-def _tolerance(value, tolerance, fields: FieldReader) -> Tolerance | None:
+def _tolerance(value: Number, tolerance: Number, fields: FieldReader) -> Tolerance | None:
     if bound_digits(to_decimal(value), to_decimal(tolerance)) > MAX_BOUND_DIGITS:
         fields.problems.add(
             fields.at("tolerance"), "value and tolerance are too far apart in magnitude"

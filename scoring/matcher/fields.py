@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Mapping
-from typing import Any
+from decimal import Decimal
+from typing import Any, TypeVar, overload
 
 from .errors import Problems, field_path
 from .jsonvalue import is_finite_number, is_number, json_type
+
+_D = TypeVar("_D")
+# A JSON number as the readers give it; booleans are not numbers.
+Number = int | float | Decimal
 
 
 class FieldReader:
@@ -19,7 +25,7 @@ class FieldReader:
 
     __slots__ = ("data", "path", "problems")
 
-    def __init__(self, data: Mapping, path: str, problems: Problems):
+    def __init__(self, data: Mapping[str, Any], path: str, problems: Problems):
         self.data = data
         self.path = path
         self.problems = problems
@@ -38,7 +44,15 @@ class FieldReader:
     def _wrong(self, key: str, expected: str) -> None:
         self.problems.add(self.at(key), f"must be {expected}, not {json_type(self.data[key])}")
 
-    def string(self, key: str, *, required: bool = False, nonempty: bool = False, default=None):
+    @overload
+    def string(self, key: str, *, required: bool = False, nonempty: bool = False) -> str | None: ...
+    @overload
+    def string(
+        self, key: str, *, required: bool = False, nonempty: bool = False, default: _D
+    ) -> str | _D: ...
+    def string(
+        self, key: str, *, required: bool = False, nonempty: bool = False, default: Any = None
+    ) -> Any:
         value = self._get(key, required)
         if value is None:
             return default
@@ -59,7 +73,7 @@ class FieldReader:
             return default
         return value
 
-    def integer(self, key: str, *, minimum: int | None = None):
+    def integer(self, key: str, *, minimum: int | None = None) -> int | None:
         value = self._get(key, False)
         if value is None:
             return None
@@ -69,13 +83,17 @@ class FieldReader:
         if not is_finite_number(value) or value != int(value):
             self.problems.add(self.at(key), "must be a whole number")
             return None
-        value = int(value)
-        if minimum is not None and value < minimum:
+        whole = int(value)
+        if minimum is not None and whole < minimum:
             self.problems.add(self.at(key), f"must be at least {minimum}")
             return None
-        return value
+        return whole
 
-    def number(self, key: str, *, required: bool = False, default=None):
+    @overload
+    def number(self, key: str, *, required: bool = False) -> Number | None: ...
+    @overload
+    def number(self, key: str, *, required: bool = False, default: _D) -> Number | _D: ...
+    def number(self, key: str, *, required: bool = False, default: Any = None) -> Any:
         value = self._get(key, required)
         if value is None:
             return default
@@ -95,9 +113,16 @@ class FieldReader:
             options = ", ".join(f'"{c}"' for c in choices)
             self.problems.add(self.at(key), f"must be one of {options}")
             return default
-        return value
+        chosen: str = value  # one of ``choices``
+        return chosen
 
-    def object(self, key: str, *, required: bool = False, default=None):
+    @overload
+    def object(self, key: str, *, required: bool = False) -> Mapping[str, Any] | None: ...
+    @overload
+    def object(
+        self, key: str, *, required: bool = False, default: _D
+    ) -> Mapping[str, Any] | _D: ...
+    def object(self, key: str, *, required: bool = False, default: Any = None) -> Any:
         value = self._get(key, required)
         if value is None:
             return default
@@ -106,7 +131,7 @@ class FieldReader:
             return default
         return value
 
-    def list(self, key: str, *, required: bool = False) -> list:
+    def list(self, key: str, *, required: bool = False) -> builtins.list[Any]:
         value = self._get(key, required)
         if value is None:
             return []
@@ -115,7 +140,9 @@ class FieldReader:
             return []
         return value
 
-    def objects(self, key: str, *, what: str = "an object") -> Iterator[tuple[int, str, Mapping]]:
+    def objects(
+        self, key: str, *, what: str = "an object"
+    ) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
         """The items of a list of objects, with their index and path; others are problems."""
         for index, item in enumerate(self.list(key)):
             where = field_path(self.at(key), index)
@@ -124,10 +151,10 @@ class FieldReader:
             else:
                 self.problems.add(where, f"must be {what}, not {json_type(item)}")
 
-    def strings(self, key: str, *, nonempty: bool = False) -> list[str]:
+    def strings(self, key: str, *, nonempty: bool = False) -> builtins.list[str]:
         """A list of strings (each non-empty when asked)."""
         items = self.list(key)
-        good = []
+        good: builtins.list[str] = []
         for index, item in enumerate(items):
             where = field_path(self.at(key), index)
             if not isinstance(item, str):

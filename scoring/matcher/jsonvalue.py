@@ -46,7 +46,7 @@ class _Missing:
 MISSING: Any = _Missing()
 # The arguments of a call whose recording left them out, as the scorer's second look at a
 # run sees them (docs/matcher.md#content-not-captured): no arguments, and not ``None``.
-NOT_RECORDED: Mapping = MappingProxyType({})
+NOT_RECORDED: Mapping[str, Any] = MappingProxyType({})
 
 
 def _reject_constant(name: str) -> Any:
@@ -381,7 +381,8 @@ def json_equal(a: Any, b: Any) -> bool:
                     return False
             return True
         if ta in _SCALAR_TYPES:
-            return a == b  # one scalar type: Python's == is exact here
+            equal: bool = a == b  # one scalar type: Python's == is exact here
+            return equal
     if ta in _NUMBER_TYPES and tb in _NUMBER_TYPES:
         return to_decimal(a) == to_decimal(b)
     if isinstance(a, list | tuple):
@@ -412,7 +413,8 @@ def python_equality_suffices(value: Any) -> bool:
     if t is str or value is None:
         return True
     if t is int:
-        return 1 < abs(value) < 2**53 or value == -1
+        number: int = value
+        return 1 < abs(number) < 2**53 or number == -1
     if isinstance(value, Mapping):
         return all(python_equality_suffices(item) for item in value.values())
     if isinstance(value, list):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import Problems
 from .fields import FieldReader
@@ -51,7 +52,11 @@ DEFAULT = MatchOptions()
 
 
 def read_match_options(
-    data: Mapping, key: str, reader: FieldReader, problems: Problems, inherited: MatchOptions
+    data: Mapping[str, Any],
+    key: str,
+    reader: FieldReader,
+    problems: Problems,
+    inherited: MatchOptions,
 ) -> MatchOptions:
     """The ``match`` field of a suite or case: an object overriding ``inherited`` key by key,
     or the preset ``"lenient"``."""

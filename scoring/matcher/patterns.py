@@ -9,8 +9,8 @@ reviewer can act on, and ``describe()`` renders the expectation for labels.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from .errors import field_path
 from .examples import NoExample
@@ -83,7 +83,8 @@ class Equal(ValuePattern):
 
     def matches(self, value: Any) -> bool:
         if self.plain:
-            return value == self.expected
+            equal: bool = value == self.expected
+            return equal
         return value is not MISSING and json_equal(self.expected, value)
 
     def difference(self, value: Any, path: str) -> Difference:
@@ -207,7 +208,8 @@ class OneOf(ValuePattern):
         if all(
             type(p) is Equal and p.plain and type(p.expected) in (str, int) for p in alternatives
         ):
-            self.plain_set = frozenset(p.expected for p in alternatives)
+            # Each alternative was just checked to be an Equal.
+            self.plain_set = frozenset(cast(Equal, p).expected for p in alternatives)
 
     def matches(self, value: Any) -> bool:
         if self.plain_set is not None:
@@ -337,7 +339,7 @@ def _is_integer(value: Any) -> bool:
 
 # JSON Schema's reading: ``integer`` is a number with no fractional part (5.0 included), and
 # a boolean is never a number.
-JSON_TYPE_TESTS = {
+JSON_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
     "string": lambda value: type(value) is str,
     "number": is_number,
     "integer": _is_integer,

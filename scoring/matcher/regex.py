@@ -75,20 +75,24 @@ class Pattern:
     def search(self, text: str) -> bool:
         """Whether the pattern matches anywhere in ``text``."""
         data = text.encode("utf-8", "surrogatepass")
-        return self._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0] != -1
+        start: int = self._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0]
+        return start != -1
 
     def search_bytes(self, data: bytes) -> bool:
         """Whether the pattern matches anywhere in UTF-8 ``data``."""
-        return self._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0] != -1
+        start: int = self._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0]
+        return start != -1
 
     def fullmatch_bytes(self, data: bytes) -> bool:
         """Whether the pattern matches the whole of ``data``."""
-        return self._regexp.Match(_ANCHOR_BOTH, data, 0, len(data))[0][0] != -1
+        start: int = self._regexp.Match(_ANCHOR_BOTH, data, 0, len(data))[0][0]
+        return start != -1
 
     def fullmatch(self, text: str) -> bool:
         """Whether the pattern matches the whole of ``text``."""
         data = text.encode("utf-8", "surrogatepass")
-        return self._regexp.Match(_ANCHOR_BOTH, data, 0, len(data))[0][0] != -1
+        start: int = self._regexp.Match(_ANCHOR_BOTH, data, 0, len(data))[0][0]
+        return start != -1
 
     def example(self) -> str:
         """A text the pattern matches as a whole; ``NoExample`` when none is found

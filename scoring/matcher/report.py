@@ -83,7 +83,7 @@ class Cause:
     tool: str | None = None
     argument: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "tool": self.tool, "argument": self.argument}
 
 
@@ -107,8 +107,8 @@ class PredicateResult:
     error: str | None = None
     cause: Cause | None = None  # set on every failed predicate
 
-    def to_dict(self) -> dict:
-        data: dict = {"kind": self.kind}
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind}
         if self.index is not None:
             data["index"] = self.index
         data["label"] = self.label
@@ -145,10 +145,10 @@ class Report:
     def failures(self) -> tuple[PredicateResult, ...]:
         return tuple(p for p in self.predicates if not p.passed)
 
-    def to_dict(self, *, with_usage: bool = True) -> dict:
+    def to_dict(self, *, with_usage: bool = True) -> dict[str, Any]:
         """The report as docs/formats.md#reports writes it; without the run's usage for a
         store that keeps it beside the report (Casebook's runs table)."""
-        data = {
+        data: dict[str, Any] = {
             "case": self.case,
             "trial": self.trial,
             "verdict": self.verdict,

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -30,7 +30,7 @@ class Call(msgspec.Struct, gc=False):
     """
 
     name: str
-    arguments: Mapping | None
+    arguments: Mapping[str, Any] | None
     batch: int
     position: int
     id: str | int | None = None
@@ -72,8 +72,8 @@ class Run:
     final_text: str | None = None
     error: str | None = None
     trial: int | None = None
-    meta: Mapping = field(default_factory=dict)
-    transcript: tuple[Mapping, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    transcript: tuple[Mapping[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
     # What the recording left out, by kind (``NOT_CAPTURED_KINDS``): why, in words.
     not_captured: Mapping[str, str] = field(default_factory=dict)
@@ -87,7 +87,8 @@ class Run:
         self.calls = tuple(chain.from_iterable(self.batches))
         # One loop for both (a call's batch, its name's positions): most of building a run.
         self.batch_of = batch_of = []
-        self.by_name = by_name = {}
+        by_name: dict[str, list[int]] = {}
+        self.by_name = by_name
         n = 0
         for b, batch in enumerate(self.batches):
             for call in batch:
@@ -152,9 +153,9 @@ def load_run(data: Any) -> Run:
                     f"batches[{b}]", f"must be a list of calls, not {json_type(raw_batch)}"
                 )
                 continue
-            batches.append(
-                tuple(_check_call(raw, b, p, problems) for p, raw in enumerate(raw_batch))
-            )
+            checked = tuple(_check_call(raw, b, p, problems) for p, raw in enumerate(raw_batch))
+            # A None stands for a bad call, recorded as a problem: the run is rejected below.
+            batches.append(cast("tuple[Call, ...]", checked))
 
     transcript = _transcript(data.get("transcript"), len(batches), problems)
     notes = _notes(data.get("notes"), problems)
@@ -164,9 +165,10 @@ def load_run(data: Any) -> Run:
         _check_usage(usage, problems)
 
     problems.raise_if_any()
+    # A case that is not a non-empty string was recorded as a problem just above.
     return Run(
-        case, tuple(batches), final_text, error, trial, meta, transcript, notes, not_captured,
-        usage,
+        cast(str, case), tuple(batches), final_text, error, trial, meta, transcript, notes,
+        not_captured, usage,
     )  # fmt: skip
 
 
@@ -221,7 +223,7 @@ def _check_usage(usage: Any, problems: Problems) -> None:
         problems.add("usage.models", "must be a list of model names")
 
 
-def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Mapping, ...]:
+def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Mapping[str, Any], ...]:
     """The turns of an optional ``transcript`` (``{"role", "text", "batch"}`` objects),
     recording a problem for each bad field."""
     if raw is None:
@@ -238,7 +240,7 @@ def _transcript(raw: Any, batch_count: int, problems: Problems) -> tuple[Mapping
 _ROLE_SET = frozenset(TRANSCRIPT_ROLES)
 
 
-def _well_formed_turns(turns: list, batch_count: int) -> bool:
+def _well_formed_turns(turns: list[Any], batch_count: int) -> bool:
     """Whether every turn is a dict with a known role, text a string or null, and batch
     null or a batch's index: the fast path, one turn at a time with no call per turn (a
     third cheaper than gathering each field across the turns with map and set). Anything
@@ -311,7 +313,7 @@ def _not_captured(raw: Any, problems: Problems) -> Mapping[str, str]:
     return raw
 
 
-def _good_batches(raw_batches: list) -> list[tuple[Call, ...]] | None:
+def _good_batches(raw_batches: list[Any]) -> list[tuple[Call, ...]] | None:
     """The batches of calls, when every batch is a list and every call a well-formed call
     object (the fast path, one function call per run rather than per batch or call), else
     None: ``_check_call`` then says what is wrong."""
@@ -377,8 +379,9 @@ def _check_call(raw: Any, batch: int, position: int, problems: Problems) -> Call
         problems.add(
             f"{where}.arguments_captured", _expected("true or false", raw, "arguments_captured")
         )
+    # A name that is not a string was recorded as a problem: the run is rejected.
     return Call(
-        name,
+        cast(str, name),
         arguments,
         batch,
         position,
@@ -390,7 +393,7 @@ def _check_call(raw: Any, batch: int, position: int, problems: Problems) -> Call
     )
 
 
-def _expected(what: str, data: Mapping, key: str) -> str:
+def _expected(what: str, data: Mapping[str, Any], key: str) -> str:
     if key not in data:
         return f"required: {what}"
     return f"must be {what}, not {json_type(data[key])}"

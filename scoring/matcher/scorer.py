@@ -99,7 +99,7 @@ def _judged_on_what_was_captured(case: Case, run: Run, view: RunView, report: Re
     )
     judged = _score(case.without(contents), recorded, recorded_view)
     still_failing = {(p.kind, p.index) for p in judged.predicates if not p.passed}
-    reads = {e.index: e.reads for e in case.expectations}
+    reads: dict[int | None, str | None] = {e.index: e.reads for e in case.expectations}
     predicates = []
     for p in report.predicates:
         if p.passed or (p.kind, p.index) in still_failing:
@@ -141,7 +141,7 @@ def _not_captured_for(run: Run, read: str | None, contents: list[str]) -> str:
 
 # What a predicate reading each content needs recorded: a call's arguments need the call;
 # an expected call needs its arguments and its batch.
-_DEPENDS_ON = {
+_DEPENDS_ON: dict[str | None, tuple[str, ...]] = {
     "calls": ("calls",),
     "arguments": ("calls", "arguments"),
     "final_text": ("final_text",),

@@ -9,7 +9,9 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from .expectations import PASSED, Expectation, Outcome, RunView, ToolCallCount
+from .fields import FieldReader
 from .jsonvalue import NOT_RECORDED, render, shorten
+from .options import MatchOptions
 from .report import SCHEMA, TOOL_ERROR, UNKNOWN_TOOL, Cause
 from .run import Call
 from .schemas import SchemaUnusable, TooSlow, validating
@@ -47,7 +49,9 @@ class ArgumentsMatchSchema(Expectation):
     skip_unrecorded: bool = False
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> ArgumentsMatchSchema:
         tool = fields.string("tool", nonempty=True)
         return cls(index, "", tool, tool and options.tool_key(tool))
 
@@ -180,7 +184,9 @@ class NoToolErrors(Expectation):
     key: str | None = None
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> NoToolErrors:
         tool = fields.string("tool", nonempty=True)
         return cls(index, "", tool, tool and options.tool_key(tool))
 

@@ -32,14 +32,14 @@ class Tool:
 
     name: str
     description: str = ""
-    parameters: Mapping = field(default_factory=dict, repr=False, compare=False)
+    parameters: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     title: str = ""
-    output_schema: Mapping | None = field(default=None, repr=False, compare=False)
-    annotations: Mapping = field(default_factory=dict, repr=False, compare=False)
+    output_schema: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    annotations: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     schema_path: str = field(default="", repr=False, compare=False)
 
     @property
-    def properties(self) -> Mapping:
+    def properties(self) -> Mapping[str, Any]:
         properties = self.parameters.get("properties")
         return properties if isinstance(properties, Mapping) else {}
 
@@ -82,7 +82,9 @@ class Catalog:
 EMPTY_CATALOG = Catalog()
 
 
-def catalog_entries(raw: Any, path: str = "") -> tuple[list[tuple[str, Mapping]], list[Problem]]:
+def catalog_entries(
+    raw: Any, path: str = ""
+) -> tuple[list[tuple[str, Mapping[str, Any]]], list[Problem]]:
     """The tool objects of a suite file's ``tools`` value in any form it may take (a list of
     tools, an MCP ``tools/list`` page, the JSON-RPC answer holding it, or a list of pages),
     each with its path under ``path``, and the problems of that form."""
@@ -90,7 +92,9 @@ def catalog_entries(raw: Any, path: str = "") -> tuple[list[tuple[str, Mapping]]
     return list(_tool_objects(raw, path, problems)), problems.items
 
 
-def load_tools(data: Mapping, reader: FieldReader, problems: Problems) -> tuple[Tool, ...]:
+def load_tools(
+    data: Mapping[str, Any], reader: FieldReader, problems: Problems
+) -> tuple[Tool, ...]:
     """The document's ``tools``, each problem of its shape recorded by path."""
     tools = []
     seen: dict[str, str] = {}
@@ -124,7 +128,9 @@ def load_tools(data: Mapping, reader: FieldReader, problems: Problems) -> tuple[
     return tuple(tools)
 
 
-def _tool_objects(raw: Any, path: str, problems: Problems) -> Iterator[tuple[str, Mapping]]:
+def _tool_objects(
+    raw: Any, path: str, problems: Problems
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Each tool object of the catalog with its path: ``raw`` is a list of tools, an MCP
     ``tools/list`` page (its result, or the JSON-RPC response holding it), or a list of
     pages, merged in order."""
@@ -148,7 +154,9 @@ def _tool_objects(raw: Any, path: str, problems: Problems) -> Iterator[tuple[str
             yield where, item
 
 
-def _page_tools(page: Mapping, path: str, problems: Problems) -> Iterator[tuple[str, Mapping]]:
+def _page_tools(
+    page: Mapping[str, Any], path: str, problems: Problems
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
     if "result" in page or "error" in page:  # a JSON-RPC response
         error = page.get("error")
         if error is not None:
@@ -158,10 +166,11 @@ def _page_tools(page: Mapping, path: str, problems: Problems) -> Iterator[tuple[
                 f"a JSON-RPC error answer, not a tools/list result: {render_short(message, 200)}",
             )
             return
-        page, path = page.get("result"), field_path(path, "result")
-        if not isinstance(page, Mapping):
-            problems.add(path, f"must be a tools/list result object, not {json_type(page)}")
+        result, path = page.get("result"), field_path(path, "result")
+        if not isinstance(result, Mapping):
+            problems.add(path, f"must be a tools/list result object, not {json_type(result)}")
             return
+        page = result
     tools = page.get("tools")
     where = field_path(path, "tools")
     if not isinstance(tools, list):
@@ -175,7 +184,9 @@ def _page_tools(page: Mapping, path: str, problems: Problems) -> Iterator[tuple[
             problems.add(field_path(where, index), f"must be a tool object, not {json_type(item)}")
 
 
-def _check_schema(schema: Mapping, path: str, problems: Problems, *, top: bool = False) -> None:
+def _check_schema(
+    schema: Mapping[str, Any], path: str, problems: Problems, *, top: bool = False
+) -> None:
     """The parts of a JSON Schema authoring reads: ``type``, ``properties``, ``required``,
     ``items`` and ``enum``; other keywords are kept unread."""
     reader = FieldReader(schema, path, problems)

@@ -51,7 +51,7 @@ class _Catalog:
         self.names = [tool.name for tool in tools]
 
     def case_warnings(self, case: FieldReader) -> list[Problem]:
-        found = []
+        found: list[Problem] = []
         for _, path, call in case.objects("expected_calls"):
             tool = self.tool(call.get("name"), field_path(path, "name"), found)
             args = call.get("required_args")
@@ -62,7 +62,7 @@ class _Catalog:
             found += self.expectation_warnings(item, path)
         return found
 
-    def expectation_warnings(self, item: Mapping, path: str) -> list[Problem]:
+    def expectation_warnings(self, item: Mapping[str, Any], path: str) -> list[Problem]:
         found: list[Problem] = []
         names = item.get("tools")
         if item.get("type") == "called_tools_in_order" and isinstance(names, list):
@@ -91,7 +91,7 @@ class _Catalog:
         return tool
 
     def argument_warnings(
-        self, tool: Tool, args: Mapping, path: str, *, every_required: bool = False
+        self, tool: Tool, args: Mapping[str, Any], path: str, *, every_required: bool = False
     ) -> list[Problem]:
         properties = {self.match.arg_key(name): name for name in tool.properties}
         found = []
@@ -123,7 +123,7 @@ def _suggestion(name: str, known: list[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
-def _schema_types(schema: Mapping) -> tuple[str, ...]:
+def _schema_types(schema: Mapping[str, Any]) -> tuple[str, ...]:
     kind = schema.get("type")
     if isinstance(kind, str):
         return (kind,)
@@ -177,7 +177,9 @@ def _value_warnings(value: Any, schema: Any, path: str, *, literal: bool = False
     return found
 
 
-def _matcher_warnings(value: Mapping, schema: Mapping, path: str) -> Iterator[Problem]:
+def _matcher_warnings(
+    value: Mapping[str, Any], schema: Mapping[str, Any], path: str
+) -> Iterator[Problem]:
     allowed = _schema_types(schema)
     for key, argument in value.items():
         where = field_path(path, key)
