@@ -97,7 +97,7 @@ def test_filtering_keeps_the_table_in_view(page, live_server, user, password, su
 
     # The reward as a column, from the column choices; the address keeps it.
     page.get_by_text("Columns").click()
-    page.get_by_label("reward").check()
+    page.get_by_label("reward", exact=True).check()
     page.wait_for_url(re.compile(r"columns=reward"))
     expect(page.locator("#runs th.meta-column")).to_have_text("reward")
     expect(page.locator("#runs td.meta-column").first).to_have_text("0.0")

@@ -53,7 +53,7 @@ def test_a_failed_upload_becomes_a_suite_in_one_step_and_is_scored(
     page.wait_for_url(re.compile(r"/submissions/\d+/$"))
     page.locator(".status.done").wait_for(timeout=60_000)
     submission = Submission.objects.get()
-    assert (submission.status, submission.passed, submission.failed) == (Status.DONE, 72, 128)
+    assert (submission.status, submission.passed, submission.failed) == (Status.DONE, 82, 118)
     assert "scored against version 2" in page.locator(".pagehead").inner_text()
     assert page.evaluate(WIDTH) <= width
     assert violations == []

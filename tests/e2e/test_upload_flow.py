@@ -147,7 +147,7 @@ def test_a_file_dropped_on_the_drop_zone_is_the_one_uploaded(
     assert counts(page)["Runs"] == "8"
     assert counts(page)["Invalid lines"] == "1"
     invalid = page.locator("section.card", has_text="Invalid lines")
-    assert "invalid JSON" in invalid.locator("tbody tr").first.inner_text()
+    assert "not JSON" in invalid.locator("tbody tr").first.inner_text()
     assert Submission.objects.get().filename == "dropped.jsonl"
 
 
