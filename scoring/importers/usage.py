@@ -209,9 +209,13 @@ def _milliseconds(value: float | None) -> float | None:
     return round(value, 3)  # microseconds: what span times give, and no float noise
 
 
+# OTLP times are fixed64 (protobuf); OTLP/JSON writes them as text, of any length.
+_TIME_LIMIT = 2**64
+
+
 def nanoseconds_to_ms(start: int, end: int) -> float | None:
     """The milliseconds from ``start`` to ``end`` (nanoseconds since the epoch), None when
-    either is unknown (0) or the end comes first."""
-    if not start or not end or end < start:
+    either is unknown (0), the end comes first, or a time is past what OTLP can hold."""
+    if not start or not end or end < start or end >= _TIME_LIMIT:
         return None
     return (end - start) / 1_000_000

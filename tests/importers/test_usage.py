@@ -132,6 +132,16 @@ def test_span_times_give_the_wall_time_and_each_conventions_tokens_are_read():
     assert found["by_model"]["claude-sonnet-4-5"]["input_tokens"] == 7
 
 
+def test_span_times_past_what_otlp_holds_leave_the_time_unrecorded():
+    """OTLP/JSON writes times as text of any length; one past fixed64 overflowed the float
+    of the wall time (the fuzz found it), losing the line."""
+    line = {
+        "case": "weather",
+        "spans": [otlp_span("a", "", "agent", 10**18, 10**400, {})],
+    }
+    assert to_canonical(line)["usage"]["duration_ms"] is None
+
+
 def test_anthropic_cache_reads_and_writes_are_input_tokens():
     line = {
         "case": "c",
