@@ -60,8 +60,12 @@ def update_rows(
     table = quote(model._meta.db_table)
     pk = quote(model._meta.pk.column)
     columns = [model._meta.get_field(name.removesuffix("_id")) for name in fields]
+    # A VALUES column of NULLs alone is text to PostgreSQL: each is cast to its column's type.
+    typed = "::{}" if connection.vendor == "postgresql" else ""
     assignments = ", ".join(
-        f"{quote(column.column)} = changed.column{i}" for i, column in enumerate(columns, start=2)
+        f"{quote(column.column)} = changed.column{i}"
+        + typed.format(column.cast_db_type(connection))
+        for i, column in enumerate(columns, start=2)
     )
     prepare = [(i, fn) for i, column in enumerate(columns, start=1) if (fn := _preparer(column))]
     placeholders = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
