@@ -163,6 +163,7 @@ def run_usage(
     calls: Iterable[Call] | None,
     *,
     duration_ms: float | None = None,
+    tool_duration_ms: float | None = None,
     model_calls: int | None = None,
     requested: Any = None,
 ) -> dict[str, Any]:
@@ -172,12 +173,14 @@ def run_usage(
     order of first use (the model the request named, ``requested``, where no response
     names one). A format that records usage by model rather than by call gives a call per
     model and the number of calls apart (``model_calls``). ``duration_ms`` is the run's
-    wall time where the recording gives it. Where more than one model was used, their
+    wall time where the recording gives it, ``tool_duration_ms`` its time in tools
+    (``tool_time``). Where more than one model was used, their
     tokens apart too (``by_model``), to price each; the cost is left for
     ``scoring.importers.costs``."""
     usage: dict[str, Any] = dict.fromkeys(USAGE_KEYS)
     usage["models"] = []
     usage["duration_ms"] = _milliseconds(duration_ms)
+    usage["tool_duration_ms"] = _milliseconds(tool_duration_ms)
     if calls is None:
         return usage
     made = list(calls)
@@ -201,6 +204,15 @@ def run_usage(
     if len(by_model) > 1:
         usage[BY_MODEL] = by_model
     return usage
+
+
+def tool_time(batches: Iterable[Iterable[Mapping[str, Any]]]) -> float | None:
+    """A run's time in tools: the sum of its calls' ``duration_ms`` where recorded; None
+    when no call recorded one."""
+    took = [
+        c["duration_ms"] for batch in batches for c in batch if c.get("duration_ms") is not None
+    ]
+    return sum(took) if took else None
 
 
 def _milliseconds(value: float | None) -> float | None:

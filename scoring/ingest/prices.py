@@ -13,7 +13,7 @@ __all__ = ["USAGE_FIELDS", "team_prices", "usage_values"]
 # ``Run``'s columns of the usage, in the order ``usage_values`` gives them.
 USAGE_FIELDS = (
     "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens", "model_calls",
-    "duration_ms", "cost_usd", "model_names",
+    "duration_ms", "tool_duration_ms", "cost_usd", "model_names",
 )  # fmt: skip
 _NOTHING = (None,) * len(USAGE_FIELDS)
 

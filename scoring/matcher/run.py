@@ -38,6 +38,8 @@ class Call(msgspec.Struct, gc=False):
     is_error: bool = False
     arguments_raw: str | None = None
     arguments_captured: bool = True
+    # The tool's own time, where the recording gives it (docs/formats.md#usage).
+    duration_ms: float | None = None
 
     @property
     def at(self) -> tuple[int, int]:
@@ -176,7 +178,9 @@ def load_run(data: Any) -> Run:
 # models, its keys as reports give it (``public_usage``).
 USAGE_COUNTS = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens",
                 "model_calls")  # fmt: skip
-USAGE_AMOUNTS = ("duration_ms", "cost_usd")
+USAGE_AMOUNTS = ("duration_ms", "tool_duration_ms", "cost_usd")
+# What an assistant turn of the transcript may say of its model call (docs/formats.md#usage).
+TURN_COUNTS = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens")
 USAGE_KEYS = (*USAGE_COUNTS, *USAGE_AMOUNTS, "models")
 
 
@@ -258,6 +262,8 @@ def _well_formed_turns(turns: list[Any], batch_count: int) -> bool:
             and (batch is None or (type(batch) is int and 0 <= batch < batch_count))
         ):
             return False
+        if ("usage" in turn or "duration_ms" in turn) and _turn_figures(turn, ""):
+            return False
     return True
 
 
@@ -277,6 +283,33 @@ def _check_turn(turn: Any, where: str, batch_count: int, problems: Problems) -> 
         problems.add(
             f"{where}.batch", f"must be null or the index of one of the {batch_count} batches"
         )
+    for field_path, problem in _turn_figures(turn, where):
+        problems.add(field_path, problem)
+
+
+def _turn_figures(turn: Mapping[str, Any], where: str) -> list[tuple[str, str]]:
+    """What is wrong with a turn's optional figures of its model call: ``usage`` (token
+    counts, each a whole number ≥ 0 or null) and ``duration_ms`` (a number ≥ 0 or null), as
+    ``(field path, problem)``."""
+    found = []
+    usage, duration = turn.get("usage"), turn.get("duration_ms")
+    if usage is not None and not isinstance(usage, Mapping):
+        found.append((f"{where}.usage", f"must be an object, not {json_type(usage)}"))
+    elif usage is not None:
+        for key in TURN_COUNTS:
+            value = usage.get(key)
+            if value is not None and not (type(value) is int and value >= 0):
+                found.append(
+                    (f"{where}.usage.{key}", "must be a whole number ≥ 0, or null (not recorded)")
+                )
+    if duration is not None and not _is_amount(duration):
+        found.append((f"{where}.duration_ms", "must be a number ≥ 0, or null (not recorded)"))
+    return found
+
+
+def _is_amount(value: Any) -> bool:
+    """A time or amount as recorded: a finite number ≥ 0."""
+    return is_number(value) and is_finite_number(value) and value >= 0
 
 
 def _notes(raw: Any, problems: Problems) -> tuple[str, ...]:
@@ -331,8 +364,10 @@ def _good_batches(raw_batches: list[Any]) -> list[tuple[Call, ...]] | None:
             call_id = raw.get("id")
             is_error = raw.get("is_error")
             captured = raw.get("arguments_captured")
+            duration = raw.get("duration_ms")
             if not (
                 type(name) is str
+                and (duration is None or _is_amount(duration))
                 and (arguments is None or arguments is MISSING or type(arguments) is dict)
                 and (arguments_raw is None or type(arguments_raw) is str)
                 and (call_id is None or type(call_id) is str or type(call_id) is int)
@@ -344,7 +379,7 @@ def _good_batches(raw_batches: list[Any]) -> list[tuple[Call, ...]] | None:
                 arguments = {}
             calls.append(Call(
                 name, arguments, batch, position, call_id, raw.get("result"), is_error is True,
-                arguments_raw, captured is not False,
+                arguments_raw, captured is not False, duration,
             ))  # fmt: skip
         batches.append(tuple(calls))
     return batches
@@ -379,6 +414,9 @@ def _check_call(raw: Any, batch: int, position: int, problems: Problems) -> Call
         problems.add(
             f"{where}.arguments_captured", _expected("true or false", raw, "arguments_captured")
         )
+    duration = raw.get("duration_ms")
+    if duration is not None and not _is_amount(duration):
+        problems.add(f"{where}.duration_ms", "must be a number ≥ 0, or null (not recorded)")
     # A name that is not a string was recorded as a problem: the run is rejected.
     return Call(
         cast(str, name),
@@ -390,6 +428,7 @@ def _check_call(raw: Any, batch: int, position: int, problems: Problems) -> Call
         bool(is_error),
         arguments_raw,
         captured is not False,
+        duration,
     )
 
 

@@ -266,6 +266,7 @@ class Run(models.Model):
     reasoning_tokens = models.BigIntegerField(null=True, blank=True)
     model_calls = models.BigIntegerField(null=True, blank=True)
     duration_ms = models.FloatField(null=True, blank=True)
+    tool_duration_ms = models.FloatField(null=True, blank=True)  # the time in its tools
     cost_usd = models.FloatField(null=True, blank=True)
     model_names = models.TextField(null=True, blank=True)  # noqa: DJ001  # as ``tools``
 

@@ -221,7 +221,7 @@ def review_counts(submission: Submission) -> ReviewCounts:
 # A run's usage figures the table and its CSV carry (docs/formats.md#usage).
 USAGE_FIGURES = (
     "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens", "model_calls",
-    "duration_ms", "cost_usd",
+    "duration_ms", "tool_duration_ms", "cost_usd",
 )  # fmt: skip
 ROW_FIELDS = (
     "run_id",

@@ -12,7 +12,8 @@ credited to nothing are marked: as failures when the case forbids extra calls, q
 it allows them.
 
 A run with a transcript (docs/formats.md#transcripts) is also shown as its conversation: the
-turns in order, each batch of calls (with its rows) at the assistant turn that emitted it.
+turns in order, each batch of calls (with its rows) at the assistant turn that emitted it,
+and each assistant turn's tokens and time where recorded (docs/formats.md#usage).
 
 Everything comes from the report (docs/formats.md#reports) of the suite version the run was
 scored against: the timeline shows what the matcher decided, it does not decide again. The
@@ -124,6 +125,10 @@ class Turn:
     # A user turn of a run of several (docs/matcher.md#turns): its number, from 1; the
     # page starts each turn there, with its message (or says it was not recorded).
     number: int | None = None
+    # An assistant turn's model call, where recorded (docs/formats.md#usage): its tokens
+    # (``input_tokens``, ``output_tokens``, ...) and its time.
+    usage: Mapping | None = None
+    duration_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -248,17 +253,24 @@ def _conversation(run: MatcherRun, batches: list[TimelineBatch]) -> tuple[Turn, 
             turns.append(Turn(role, text, number=users))
         elif role == "assistant" and b is not None and b >= placed:
             turns.extend(Turn("assistant", None, batch) for batch in batches[placed:b])
-            turns.append(Turn(role, text, batches[b]))
+            turns.append(Turn(role, text, batches[b], **_call_figures(raw)))
             placed = b + 1
         elif role == "tool" and b is not None:
             if any(call.result is None for call in run.batches[b]):
                 turns.append(Turn(role, text, result_of=b))
         elif text:  # a turn with nothing to read (an empty message) is left out
-            turns.append(Turn(role, text))
+            turns.append(Turn(role, text, **_call_figures(raw)))
     turns.extend(Turn("assistant", None, batch) for batch in batches[placed:])
     if turns and turns[-1].number is not None and not turns[-1].text:
         turns.pop()  # a last turn with no message and nothing after it: nothing to read
     return tuple(turns)
+
+
+def _call_figures(raw: Mapping) -> dict[str, Any]:
+    """An assistant turn's figures of its model call, as the transcript gives them."""
+    if raw["role"] != "assistant":
+        return {}
+    return {"usage": raw.get("usage"), "duration_ms": raw.get("duration_ms")}
 
 
 def timeline_of(run: Run, report: Mapping | None) -> Timeline | None:

@@ -20,7 +20,13 @@ from scoring.matcher import USAGE_KEYS
 from scoring.models import Result, Run, Status, Submission, Verdict, team_prices
 
 FIGURES = tuple(key for key in USAGE_KEYS if key != "models")
-PERCENTILE_FIGURES = ("duration_ms", "input_tokens", "output_tokens", "cost_usd")
+PERCENTILE_FIGURES = (
+    "duration_ms",
+    "tool_duration_ms",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+)
 BINS = 12
 
 
@@ -123,7 +129,7 @@ def percentile(runs: QuerySet, figure: str, p: int, n: int) -> float | None:
     known = runs.filter(**{f"{figure}__isnull": False})
     rank = max(math.ceil(p / 100 * n), 1)
     value = known.order_by(figure).values_list(figure, flat=True)[rank - 1]
-    return float(value) if figure in ("duration_ms", "cost_usd") else value
+    return float(value) if figure in ("duration_ms", "tool_duration_ms", "cost_usd") else value
 
 
 def histogram(runs: QuerySet, expression: Any) -> list[dict[str, Any]]:

@@ -196,6 +196,20 @@ def run_usage(run):
     return usage.run_figures(run)
 
 
+@register.filter
+def turn_figures(turn) -> str:
+    """What an assistant turn's model call took, as far as recorded: ``1,234 in · 56 out ·
+    1.2 s``; empty when nothing was (docs/review.md#run-page)."""
+    said = []
+    tokens_of = turn.usage or {}
+    for key, word in (("input_tokens", "in"), ("output_tokens", "out")):
+        if tokens_of.get(key) is not None:
+            said.append(f"{tokens(tokens_of[key])} {word}")
+    if turn.duration_ms is not None:
+        said.append(seconds(turn.duration_ms))
+    return " · ".join(said)
+
+
 @register.simple_tag
 def usage_comparison(comparison):
     """A comparison's cost and time (``scoring.results.usage.comparison_figures``)."""
@@ -241,9 +255,12 @@ def usd(value) -> str:
 
 @register.filter
 def seconds(milliseconds) -> str:
-    """Milliseconds as seconds: ``5.1 s``, ``820 ms``, ``4 min 12 s``."""
+    """Milliseconds as seconds: ``5.1 s``, ``820 ms``, ``4 min 12 s``; a tool's few
+    milliseconds to a tenth: ``0.4 ms``."""
     if milliseconds is None:
         return "—"
+    if milliseconds < 10:
+        return f"{milliseconds:.1f} ms"
     if milliseconds < 1000:
         return f"{milliseconds:.0f} ms"
     return duration(timedelta(milliseconds=milliseconds))

@@ -64,6 +64,7 @@ def test_tool_spans_beside_the_chat_spans_are_batched_by_the_chat_span_before_th
                 "name": "get_weather",
                 "arguments": {"city": "Paris"},
                 "result": '{"temp_c": 18}',
+                "duration_ms": 40.0,  # its tool span's time
             },
             {
                 "id": "call_b2",
@@ -71,9 +72,11 @@ def test_tool_spans_beside_the_chat_spans_are_batched_by_the_chat_span_before_th
                 "arguments": {"city": "Tokyo"},
                 "result": "timeout",
                 "is_error": True,
+                "duration_ms": 389.0,
             },
         ]
     ]
+    assert run["usage"]["tool_duration_ms"] == 40.0 + 389.0
     assert run["final_text"] == ANSWER
     assert run["error"] is None
     assert "meta" not in run
@@ -153,7 +156,8 @@ def test_arguments_not_captured_are_absent_and_the_notes_say_how_to_capture_them
     }
     assert run["notes"] == list(run["not_captured"].values())
     assert all(
-        set(call) == {"id", "name", "arguments", "arguments_captured"} for call in run["batches"][0]
+        set(call) == {"id", "name", "arguments", "arguments_captured", "duration_ms"}
+        for call in run["batches"][0]
     )
     assert [call["arguments_captured"] for call in run["batches"][0]] == [False, False]
 
@@ -430,23 +434,31 @@ def test_a_call_with_no_tool_span_stays_beside_calls_whose_tools_ran():
     run = imported(line)
     assert run["batches"] == [
         [
-            {"id": "call_0", "name": "get_weather", "arguments": {"city": "Paris"}, "result": "18"},
+            {
+                "id": "call_0",
+                "name": "get_weather",
+                "arguments": {"city": "Paris"},
+                "result": "18",
+                "duration_ms": 20.0,
+            },
             {
                 "id": "call_1",
                 "name": "get_weather",
                 "arguments": {"city": "Tokyo"},
                 "result": "timeout",
                 "is_error": True,
+                "duration_ms": 20.0,
             },
-            {
+            {  # no tool span: no time
                 "id": "call_2",
                 "name": "get_weather",
                 "arguments": None,
                 "arguments_raw": '{"city": "Os',
             },
-            {"id": "call_9", "name": "lookup", "arguments": {"q": "x"}},
+            {"id": "call_9", "name": "lookup", "arguments": {"q": "x"}, "duration_ms": 20.0},
         ]
     ]
+    assert run["usage"]["tool_duration_ms"] == 60.0
     assert "notes" not in run
 
 
@@ -462,7 +474,14 @@ def test_a_tool_span_gives_the_arguments_its_message_lacked():
     }
     run = imported(line)
     assert run["batches"] == [
-        [{"id": "call_0", "name": "get_weather", "arguments": {"city": "Paris"}}]
+        [
+            {
+                "id": "call_0",
+                "name": "get_weather",
+                "arguments": {"city": "Paris"},
+                "duration_ms": 20.0,
+            }
+        ]
     ]
     assert "notes" not in run
 
@@ -518,10 +537,68 @@ def test_the_transcript_is_the_last_chat_spans_messages():
     assert imported(line)["transcript"] == [
         {"role": "system", "text": "Be brief."},
         {"role": "user", "text": "Paris?"},
-        {"role": "assistant", "text": None, "batch": 0},
+        {"role": "assistant", "text": None, "batch": 0, "duration_ms": 100.0},
         {"role": "tool", "text": '{"t":18}', "batch": 0},
-        {"role": "assistant", "text": "18°C."},
+        {"role": "assistant", "text": "18°C.", "duration_ms": 100.0},
     ]
+
+
+def test_each_assistant_turn_carries_its_model_calls_tokens_and_time():
+    first = messages(
+        {"type": "tool_call", "id": "call_0", "name": "get_weather", "arguments": {}},
+        finish_reason="tool_call",
+    )
+    conversation = json.dumps(
+        [
+            {"role": "user", "parts": [{"type": "text", "content": "Paris?"}]},
+            {"role": "assistant", "parts": [json.loads(first)[0]["parts"][0]]},
+            {
+                "role": "tool",
+                "parts": [{"type": "tool_call_response", "id": "call_0", "response": "18"}],
+            },
+        ]
+    )
+    line = {
+        "case": "weather",
+        **otlp_export(
+            agent(),
+            chat(
+                "c1",
+                100,
+                350,
+                gen_ai__output__messages=first,
+                gen_ai__usage__input_tokens=1234,
+                gen_ai__usage__output_tokens=56,
+            ),
+            tool("t1", AGENT, 360, "get_weather", "{}", "call_0"),
+            chat(
+                "c2",
+                400,
+                500,
+                gen_ai__input__messages=conversation,
+                gen_ai__output__messages=messages({"type": "text", "content": "18°C."}),
+                gen_ai__usage__input_tokens=1300,
+                gen_ai__usage__cache_read__input_tokens=1200,
+            ),
+        ),
+    }
+    run = imported(line)
+    said = [
+        (t.get("usage"), t.get("duration_ms"))
+        for t in run["transcript"]
+        if t["role"] == "assistant"
+    ]
+    tokens = {"output_tokens": None, "cached_input_tokens": None, "reasoning_tokens": None}
+    assert said == [
+        ({**tokens, "input_tokens": 1234, "output_tokens": 56}, 250.0),
+        ({**tokens, "input_tokens": 1300, "cached_input_tokens": 1200}, 100.0),
+    ]
+    assert [t for t in run["transcript"] if t["role"] != "assistant"] == [
+        {"role": "user", "text": "Paris?"},
+        {"role": "tool", "text": "18", "batch": 0},
+    ]
+    assert run["batches"][0][0]["duration_ms"] == 20.0
+    assert (run["usage"]["input_tokens"], run["usage"]["tool_duration_ms"]) == (2534, 20.0)
 
 
 def test_a_trace_of_no_span_casebook_reads_says_so_and_blames_no_one():

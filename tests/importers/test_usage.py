@@ -71,6 +71,45 @@ def test_each_capture_counts_what_the_model_server_reported_once_a_call(variant)
             assert found["cost_usd"] > 0  # every model the producers ran has a price
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_model_call_gives_its_tokens_and_time_to_one_assistant_turn(variant):
+    """An assistant turn carries its model call's tokens and span time, each call once (the
+    turns' tokens add up to the run's where every call has its turn in the transcript); a
+    call carries its tool span's time, and the run's time in tools is their sum."""
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in collector_lines(variant))
+    for line in read_run_lines(io.BytesIO(body)):
+        run, found = line.run, line.canonical["usage"]
+        answers = [t for t in run.transcript if t["role"] == "assistant"]
+        counted = [t["usage"] for t in answers if "usage" in t]
+        assert all(
+            (tokens["input_tokens"], tokens["output_tokens"]) == (SERVED_INPUT, SERVED_OUTPUT)
+            for tokens in counted
+        )
+        if answers and len(answers) == found["model_calls"] and variant not in NO_TOKENS:
+            assert sum(tokens["input_tokens"] for tokens in counted) == found["input_tokens"]
+        assert all(t["duration_ms"] > 0 for t in answers if "duration_ms" in t)
+        timed = [c.duration_ms for c in run.calls if c.duration_ms is not None]
+        assert all(took > 0 for took in timed)
+        assert found["tool_duration_ms"] == (round(sum(timed), 3) if timed else None)
+
+
+# Runs of the captures whose every model call has its assistant turn, and whose tools
+# recorded their time (of 166 runs; those without content have no transcript).
+WHOLE_TURNS, TIMED_TOOLS = 60, 100
+
+
+def test_most_captures_with_content_give_every_model_call_its_turn_and_tools_their_time():
+    whole = timed = 0
+    for variant in VARIANTS:
+        body = b"".join(json.dumps(line).encode() + b"\n" for line in collector_lines(variant))
+        for line in read_run_lines(io.BytesIO(body)):
+            given = [t for t in line.run.transcript if "usage" in t]
+            whole += bool(given) and len(given) == line.canonical["usage"]["model_calls"]
+            timed += line.canonical["usage"]["tool_duration_ms"] is not None
+    assert whole >= WHOLE_TURNS
+    assert timed >= TIMED_TOOLS
+
+
 def test_a_call_two_instrumentations_record_side_by_side_is_counted_once():
     """The anthropic SDK's own span and OpenLLMetry's describe each call, as siblings."""
     for _, found in usages_of("openllmetry-anthropic"):
@@ -284,3 +323,28 @@ def test_a_figure_that_is_not_a_count_is_not_recorded():
     )
     assert usage.count(True) is None
     assert usage.count("12") == 12
+
+
+def test_a_canonical_turns_and_calls_figures_are_checked_by_their_field_paths():
+    good = {
+        "case": "weather",
+        "batches": [[{"name": "get_weather", "duration_ms": 12.5}]],
+        "transcript": [
+            {"role": "assistant", "text": None, "batch": 0, "duration_ms": 800,
+             "usage": {"input_tokens": 1234, "output_tokens": 56, "cached_input_tokens": None}},
+        ],
+    }  # fmt: skip
+    bad = json.loads(json.dumps(good))
+    bad["batches"][0][0]["duration_ms"] = -1
+    bad["transcript"][0]["usage"]["output_tokens"] = 5.5
+    bad["transcript"][0]["duration_ms"] = "fast"
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in (good, bad))
+    first, second = read_run_lines(io.BytesIO(body))
+    assert first.problems == ()
+    assert first.run.calls[0].duration_ms == 12.5
+    assert first.run.transcript[0]["usage"]["input_tokens"] == 1234
+    assert sorted(str(p).split(":")[0] for p in second.problems) == [
+        "line 2, batches[0][0].duration_ms",
+        "line 2, transcript[0].duration_ms",
+        "line 2, transcript[0].usage.output_tokens",
+    ]

@@ -455,7 +455,7 @@ EXAMPLE_REPORT = """
  "error": null, "notes": [],
  "usage": {"input_tokens": null, "output_tokens": null, "cached_input_tokens": null,
            "reasoning_tokens": null, "model_calls": null, "duration_ms": null,
-           "cost_usd": null, "models": []}}
+           "tool_duration_ms": null, "cost_usd": null, "models": []}}
 """.replace(
     "DETAIL",
     "delete_file was called in batch 0, the same batch as file_exists (#0); "

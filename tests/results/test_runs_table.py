@@ -483,7 +483,7 @@ def csv_rows(response) -> list[dict]:
 
 
 USAGE_COLUMNS = ("input tokens", "output tokens", "cached input tokens", "reasoning tokens",
-                 "model calls", "duration ms", "cost usd")  # fmt: skip
+                 "model calls", "duration ms", "tool duration ms", "cost usd")  # fmt: skip
 
 
 def test_csv_lists_the_filtered_runs_with_the_table_columns(as_user, viewer, editor, scored):

@@ -86,8 +86,8 @@ def test_the_api_gives_each_reports_usage_and_the_submissions_summary(scored, vi
     assert by_case["a"]["models"] == ["gpt-4o-2024-08-06"]
     assert by_case["c"] == {
         "input_tokens": None, "output_tokens": None, "cached_input_tokens": None,
-        "reasoning_tokens": None, "model_calls": None, "duration_ms": None, "cost_usd": None,
-        "models": [],
+        "reasoning_tokens": None, "model_calls": None, "duration_ms": None,
+        "tool_duration_ms": None, "cost_usd": None, "models": [],
     }  # fmt: skip
     usage = client.get(f"/api/submissions/{scored.pk}/").json()["usage"]
     assert usage["runs_with_usage"] == 2
@@ -129,6 +129,31 @@ def test_a_canonical_runs_own_usage_and_cost_are_kept(submit, costed):
     made = submit(costed, [{"case": "a", "batches": [], "final_text": "ok", "usage": given}])
     run = Run.objects.get(submission=made)
     assert (run.cost_usd, run.duration_ms, run.input_tokens) == (0.5, 1200.0, 5)
+
+
+def test_the_time_in_tools_is_stored_summed_and_in_each_export(submit, costed, viewer, as_user):
+    """docs/formats.md#usage: a run's ``tool_duration_ms``, the sum of its calls' times; a
+    run that recorded none has none (not 0)."""
+    timed = {"case": "a", "final_text": "ok", "batches": [[
+        {"name": "t", "duration_ms": 12.5}, {"name": "t", "duration_ms": 30.0}, {"name": "t"},
+    ]], "usage": {"duration_ms": 900.0, "tool_duration_ms": 42.5}}  # fmt: skip
+    other = {**timed, "case": "b", "usage": {"duration_ms": 50.0, "tool_duration_ms": 7.5}}
+    made = submit(costed, [timed, other, {"case": "c", "batches": [], "final_text": "ok"}])
+    stored = dict(Run.objects.filter(submission=made).values_list("case_key", "tool_duration_ms"))
+    assert stored == {"a": 42.5, "b": 7.5, "c": None}
+    client = APIClient()
+    client.force_login(viewer)
+    usage = client.get(f"/api/submissions/{made.pk}/").json()["usage"]
+    assert (usage["totals"]["tool_duration_ms"], usage["p95"]["tool_duration_ms"]) == (50.0, 42.5)
+    reports = client.get(f"/api/submissions/{made.pk}/results/").json()["results"]
+    assert {r["case"]: r["usage"]["tool_duration_ms"] for r in reports}["a"] == 42.5
+    response = as_user(viewer).get(f"/submissions/{made.pk}/runs.csv")
+    rows = csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode()))
+    assert {row["case"]: row["tool duration ms"] for row in rows} == {
+        "a": "42.5",
+        "b": "7.5",
+        "c": "",
+    }
 
 
 def test_a_canonical_runs_usage_that_is_not_figures_is_refused_by_field(submit, costed):

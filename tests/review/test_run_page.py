@@ -19,9 +19,11 @@ from scoring.models import Result, Review, ReviewEvent, ReviewStatus, Submission
 from scoring.results.filtersets import RunFilterSet
 from scoring.results.timeline import MISSED, build_timeline
 from scoring.review import queues
+from scoring.runfiles.reader import read_run_lines
 from scoring.templatetags.runview import TREE_DEPTH
 from tests.support import tau_bench
 from tests.support.environments import VEHICLE_CASE
+from tests.support.otlp_fixtures import collector_lines
 from tests.support.pages import HX, escaped, text
 
 # The states of an argument row, as the page names them (its CSS classes).
@@ -325,6 +327,49 @@ def test_run_page_shows_the_runs_notes_at_the_top_escaped_and_keeps_its_transcri
     assert "<b>here</b>" not in html
     plain = page(as_user(viewer), submission, submission.runs.get(line=2))
     assert "run-notes" not in plain
+
+
+def test_the_timeline_says_what_each_model_turn_and_tool_call_took_where_recorded(
+    as_user, viewer, suite, submit
+):
+    """docs/review.md#run-page: an assistant turn's tokens and time, a call's time, and the
+    run's time in tools beside its wall time; nothing where nothing was recorded."""
+    timed = {**PARIS, "duration_ms": 1.25}
+    untimed = {**TOKYO}
+    recorded = {
+        **WEATHER_PASS,
+        "batches": [[timed, untimed]],
+        "transcript": [
+            {"role": "user", "text": "Weather?"},
+            {"role": "assistant", "text": None, "batch": 0, "duration_ms": 1234.0,
+             "usage": {"input_tokens": 1234, "output_tokens": 56}},
+            {"role": "assistant", "text": "Tokyo", "usage": {"input_tokens": None}},
+        ],
+        "usage": {"duration_ms": 5100.0, "tool_duration_ms": 1.25},
+    }  # fmt: skip
+    submission = submit(suite, [recorded, GREETING_PASS])
+    html = page(as_user(viewer), submission, submission.runs.get(line=1))
+    said = re.findall(r'<div class="turn-figures small muted">([^<]*)</div>', html)
+    assert said == ["1,234 in · 56 out · 1.2 s"]  # the second turn recorded no figure
+    took = re.findall(r'<span class="tl-took muted small"[^>]*>([^<]*)</span>', html)
+    assert took == ["1.2 ms"]  # Paris's call; Tokyo's recorded no time
+    assert '5.1 s <span class="tool-time">(1.2 ms in tools)</span>' in html
+    plain = page(as_user(viewer), submission, submission.runs.get(line=2))
+    assert "turn-figures" not in plain
+    assert "in tools" not in plain
+
+
+def test_the_timeline_of_a_real_trace_gives_each_model_turn_its_figures(
+    as_user, viewer, suite, submit
+):
+    lines = collector_lines("openai-v2-latest")
+    runs = [line.canonical for line in read_run_lines(io.BytesIO(jsonl(lines)))]
+    traced = {**runs[0], "case": "weather-two-cities"}
+    submission = submit(suite, [traced])
+    html = page(as_user(viewer), submission, submission.runs.get())
+    said = re.findall(r'<div class="turn-figures small muted">([^<]*)</div>', html)
+    assert [re.sub(r"· [0-9.]+ m?s$", "· TIME", s) for s in said] == ["50 in · 20 out · TIME"] * 2
+    assert len(re.findall(r'<span class="tl-took muted small"', html)) == 2
 
 
 def test_run_page_links_to_the_other_trials_keeping_the_filter(as_user, viewer, suite, submit):

@@ -103,7 +103,7 @@ def convert(line: Mapping) -> dict:
         run["not_captured"] = not_captured
         for why in not_captured.values():
             with_note(run, why)
-    run["usage"] = trace.usage()
+    run["usage"] = trace.usage(batches)
     transcript = trace.transcript(batches)
     return with_transcript(run, transcript) if transcript else run
 

@@ -22,6 +22,12 @@
 - The final text is the text of the last innermost turn that has output messages, else of
   the last wrapper, else of the last agent turn that has them. The transcript is that
   turn's input and output messages.
+- Times and tokens (docs/formats.md#usage): a tool run's span gives its call's
+  ``duration_ms``; each model call (counted once, as the run's totals count it) gives its
+  tokens and span time to the assistant message it answered with: the k-th assistant
+  message to the k-th model call when the transcript has one a call, else the first
+  message that asked for a call to the model call that asked for it, and the last turn's
+  answer to it.
 - What the instrumentation did not record is said in ``not_captured`` and the notes, with
   what records it for the library that sent the spans (``capture.py``): arguments left
   out, the final text left out, model turns that asked for tool calls no span names (or
@@ -40,8 +46,8 @@ from .. import usage
 from ..common import cut_off, is_cut_off, truncation_error, turn
 from .capture import Instrumentation, calls_setting, content_setting, instrumentation_of
 from .spans import Span
-from .tokens import span_call
-from .turns import CAPTURED, ModelTurn, ToolRun
+from .tokens import span_call, span_ms
+from .turns import CAPTURED, Message, ModelTurn, ToolRun
 
 # What a reader makes of a span: a model or agent turn, a tool run (None: it reads none).
 Reader = tuple[Callable[[Span], ModelTurn | None], Callable[[Span], ToolRun | None] | None]
@@ -75,6 +81,9 @@ class Trace:
         self.agents = [t for t in turns if t.agent]
         self.inner, self.wrappers = self._innermost([t for t in turns if not t.agent])
         self.control = [run for run in runs if run.control]
+        for run in runs:
+            if (took := span_ms(run.span)) is not None:
+                run.call["duration_ms"] = took
         self.runs = self._merged_runs([run for run in runs if not run.control])
         self._drop_shared_ids()
 
@@ -253,14 +262,42 @@ class Trace:
         if last is None:
             return []
         batch_of = {c["id"]: b for b, batch in enumerate(batches) for c in batch if c["id"]}
-        turns = []
+        turns, answers = [], []
         for message in [*last.input, *last.output]:
             for call_id, result in message.answers:
                 turns.append(turn("tool", result, _batch_of(call_id, batch_of)))
             if message.text is not None or message.call_ids or not message.answers:
                 batch = _batch_of(message.call_ids[0], batch_of) if message.call_ids else None
-                turns.append(turn(message.role, message.text, batch))
+                made = turn(message.role, message.text, batch)
+                turns.append(made)
+                if made is not None and made["role"] == "assistant":
+                    answers.append((made, message, message in last.output))
+        self._give_figures(answers, last)
         return turns
+
+    def _give_figures(self, answers: list[tuple[dict, Message, bool]], last: ModelTurn) -> None:
+        """Give each assistant turn of the transcript its model call's tokens and time
+        (see the module's docstring): ``answers`` are the turns, their messages, and
+        whether the message is the last turn's own answer."""
+        calls = self.model_calls()
+        if len(answers) == len(calls):
+            for (made, _, _), model_call in zip(answers, calls, strict=True):
+                made.update(_figures(model_call))
+            return
+        by_call_id = {
+            made["id"]: model_call
+            for model_call in calls
+            for made in model_call.calls
+            if made["id"] is not None
+        }
+        given: set[int] = set()  # a call's figures go to one message: its first
+        for made, message, answer in answers:
+            model_call = next((by_call_id[i] for i in message.call_ids if i in by_call_id), None)
+            if model_call is None and answer and last in calls:
+                model_call = last
+            if model_call is not None and id(model_call) not in given:
+                given.add(id(model_call))
+                made.update(_figures(model_call))
 
     def cut_off(self, final: ModelTurn | None) -> str | None:
         """The run error when the final message was cut off at the token limit: its last
@@ -295,19 +332,25 @@ class Trace:
 
     # --- usage ---------------------------------------------------------------------------------
 
-    def usage(self) -> dict:
+    def usage(self, batches: list[list[dict]]) -> dict:
         """The run's usage (docs/formats.md#usage): each model call once (see
         ``model_calls``); where no model call was recorded, the totals an agent's span
         holds for the run (``ModelTurn.run_totals``), and no count of calls. The wall time
-        runs from the first span's start to the last one's end."""
+        runs from the first span's start to the last one's end; the time in tools is the
+        calls' of ``batches``."""
         starts = [span.start for span in self.spans if span.start]
         ends = [span.end for span in self.spans if span.end]
-        wall = usage.nanoseconds_to_ms(min(starts), max(ends)) if starts and ends else None
+        times = {
+            "duration_ms": usage.nanoseconds_to_ms(min(starts), max(ends))
+            if starts and ends
+            else None,
+            "tool_duration_ms": usage.tool_time(batches),
+        }
         calls = self.model_calls()
         if calls:
-            return usage.run_usage([span_call(t.span, t.also) for t in calls], duration_ms=wall)
+            return usage.run_usage([span_call(t.span, t.also) for t in calls], **times)
         totals = [span_call(t.span) for t in self.agents if t.run_totals]
-        found = usage.run_usage(totals or None, duration_ms=wall)
+        found = usage.run_usage(totals or None, **times)
         found["model_calls"] = None
         return found
 
@@ -407,6 +450,8 @@ def complete(made: dict, from_run: dict) -> None:
         made["result"] = from_run["result"]
     if from_run.get("is_error"):
         made["is_error"] = True
+    if made.get("duration_ms") is None and from_run.get("duration_ms") is not None:
+        made["duration_ms"] = from_run["duration_ms"]
 
 
 def _unclaimed(calls, run: ToolRun, claimed: set[int], *, same_arguments=False) -> dict | None:
@@ -422,6 +467,18 @@ def _unclaimed(calls, run: ToolRun, claimed: set[int], *, same_arguments=False) 
             return made
         first = first or made
     return None if same_arguments else first
+
+
+def _figures(model_call: ModelTurn) -> dict:
+    """What a transcript's assistant turn says of its model call: its tokens, where any was
+    recorded, and its span's time, where recorded."""
+    made = span_call(model_call.span, model_call.also)
+    figures: dict = {}
+    if any(made[key] is not None for key in usage.TOKEN_KEYS):
+        figures["usage"] = {key: made[key] for key in usage.TOKEN_KEYS}
+    if made["duration_ms"] is not None:
+        figures["duration_ms"] = made["duration_ms"]
+    return figures
 
 
 def _batch_of(call_id, batch_of: dict) -> int | None:
