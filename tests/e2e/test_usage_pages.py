@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -78,3 +79,30 @@ def test_the_run_page_header_gives_tokens_calls_time_and_cost(page, live_server,
     expect(page.get_by_label("What the run cost")).to_contain_text(
         "cost unknown: no price for house-model-7"
     )
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_the_timeline_says_what_each_model_turn_and_tool_call_took(page, live_server, user,
+                                                                   password, submission,
+                                                                   width):  # fmt: skip
+    """docs/review.md#run-page: a real trace's turns ("50 in · 20 out · 55 ms") and calls
+    (their tools' times), and the time in tools beside the wall time."""
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, live_server, user.username, password)
+    traced = Run.objects.filter(submission=submission, model_names="\ngpt-4o-2024-08-06\n")
+    run = traced.order_by("seq").last()  # the Vercel AI SDK's trace
+    page.goto(f"{live_server.url}{run.get_absolute_url()}")
+    turns = page.locator(".turn-figures")
+    expect(turns).to_have_count(2)
+    for k in range(2):
+        expect(turns.nth(k)).to_have_text(re.compile(r"^50 in · 20 out · [0-9.]+ m?s$"))
+    took = page.locator(".tl-call.recorded .tl-took")
+    expect(took).to_have_count(2)
+    expect(took.first).to_have_text(re.compile(r"^[0-9.]+ m?s$"))
+    expect(page.get_by_label("What the run cost")).to_contain_text(" in tools)")
+    box = took.first.bounding_box()
+    assert box is not None
+    assert box["x"] + box["width"] <= width  # not pushed off the page
+    assert errors == []
