@@ -7,6 +7,8 @@
   and accepted, as the assignee of a run or a review queue (``reviewers``).
 - A team's review labels are seen by its members and managed by its editors and admins
   (those who review its runs).
+- A team's own model prices (what its runs are costed at) are seen by its members and
+  changed by its admins (``team_prices_for``).
 - In a double-blind review queue, an item the two reviewers disagree on is resolved by
   someone who may review the suite's runs and is neither of them, or by the queue's maker.
 - Cases drafted from a suite's runs are saved into the suite by its editors, or as a new
@@ -102,6 +104,22 @@ LABELS_MANAGED_BY = Role.EDITOR  # and the roles above it
 
 def can_manage_labels(user, team: Team | int) -> bool:
     return has_role(user, team, LABELS_MANAGED_BY)
+
+
+PRICES_CHANGED_BY = Role.ADMIN
+
+
+def can_change_prices(user, team: Team | int) -> bool:
+    return has_role(user, team, PRICES_CHANGED_BY)
+
+
+def team_prices_for(user, slug: str, *, change: bool = False) -> Team:
+    """The team whose model prices the user reads (any member) or, with ``change``,
+    changes (its admins): 404 for an outsider, 403 for a member who may not change them."""
+    team = team_for(user, slug)
+    if change and not can_change_prices(user, team):
+        raise PermissionDenied("Only the team's admins change its model prices.")
+    return team
 
 
 def can_resolve(user, suite: Suite, *, reviewer_ids, maker_id: int | None) -> bool:

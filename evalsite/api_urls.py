@@ -21,6 +21,9 @@ router.register(r"teams/(?P<team_slug>[-\w]+)/members", views.MemberViewSet, bas
 router.register(
     r"teams/(?P<team_slug>[-\w]+)/labels", views.ReviewLabelViewSet, basename="team-label"
 )
+router.register(
+    r"teams/(?P<team_slug>[-\w]+)/prices", scoring_views.ModelPriceViewSet, basename="team-price"
+)
 router.register("suites", views.SuiteViewSet, basename="suite")
 router.register(r"suites/(?P<suite_pk>[0-9]+)/cases", views.CaseViewSet, basename="case")
 router.register(r"suites/(?P<suite_pk>[0-9]+)/versions", views.VersionViewSet, basename="version")

@@ -1,5 +1,6 @@
 """Forms of scoring's pages: uploads, re-scoring, reviews, review queues, comparisons,
-promoting a recorded call, cases from runs, BFCL and τ-bench imports."""
+promoting a recorded call, cases from runs, BFCL and τ-bench imports, a team's model
+prices."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 
 from django import forms
 from django.core import signing
+from django.core.validators import MinValueValidator
 from django.db.models import Max
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
@@ -24,7 +26,7 @@ from scoring.matcher import (
     pass_rate_text,
     pretty_json,
 )
-from scoring.models import ReviewQueue, ReviewStatus, Status, Submission
+from scoring.models import ModelPrice, ReviewQueue, ReviewStatus, Status, Submission
 from scoring.review import blind
 from scoring.review.blind import DECISION_STATUSES
 from scoring.review.decisions import UNCHANGED
@@ -536,3 +538,34 @@ class ComparisonForm(forms.Form):
         """Whether an id is of no submission of this suite: not comparable, and not to be
         told apart from a submission that does not exist."""
         return any(self.has_error(name, "invalid_choice") for name in ("baseline", "candidate"))
+
+
+class ModelPriceForm(forms.ModelForm):
+    """A team's own price for a model (docs/formats.md#cost): US dollars per million tokens,
+    each a number ≥ 0; one price a model name in a team."""
+
+    class Meta:
+        model = ModelPrice
+        fields = ["model", "input_per_mtok", "cached_input_per_mtok", "output_per_mtok"]
+        labels = {
+            "model": "Model",
+            "input_per_mtok": "Input, $ per million tokens",
+            "cached_input_per_mtok": "Cached input, $ per million tokens",
+            "output_per_mtok": "Output, $ per million tokens",
+        }
+
+    def __init__(self, *args, team: Team, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.instance.team = team
+        for name in ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok"):
+            self.fields[name].validators.append(MinValueValidator(0))
+            self.fields[name].widget.attrs.update(min="0", step="any")
+
+    def clean_model(self) -> str:
+        model = self.cleaned_data["model"].strip()
+        if not model:
+            raise forms.ValidationError("Name the model as its runs record it.")
+        taken = ModelPrice.objects.filter(team=self.instance.team, model=model)
+        if taken.exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError(f"The team already has a price for {model}.")
+        return model

@@ -6,6 +6,7 @@ from .views import (
     compare,
     library,
     my_work,
+    prices,
     review_queues,
     run,
     submission,
@@ -16,6 +17,13 @@ from .views import (
 urlpatterns = [
     path("", library.library, name="home"),
     path("my-work/", my_work.my_work, name="my_work"),
+    path("teams/<slug:slug>/prices/", prices.team_prices, name="team_prices"),
+    path("teams/<slug:slug>/prices/<int:price_id>/", prices.price_edit, name="team_price_edit"),
+    path(
+        "teams/<slug:slug>/prices/<int:price_id>/delete/",
+        prices.price_delete,
+        name="team_price_delete",
+    ),
     path("suites/import-bfcl/", bfcl_import.suite_import_bfcl, name="suite_import_bfcl"),
     path(
         "suites/import-bfcl/confirm/",

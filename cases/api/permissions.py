@@ -104,6 +104,20 @@ class TeamLabelsAccess(IsAuthenticated):
         return True
 
 
+class TeamPricesAccess(IsAuthenticated):
+    """For ``/teams/{team_slug}/prices/``: members read a team's model prices, its admins
+    change them (``rules.team_prices_for``). The team is left as ``view.team``."""
+
+    def has_permission(self, request, view):
+        if not super().has_permission(request, view):
+            return False
+        with _as_api_errors():
+            view.team = rules.team_prices_for(
+                request.user, view.kwargs["team_slug"], change=_writes(request)
+            )
+        return True
+
+
 def team_to_author_in(user, slug: str) -> Team:
     """The team, if the user may add suites to it: 404 unless a member, 403 unless an editor
     or admin (the role ``can_edit_suite`` asks of a suite's team)."""

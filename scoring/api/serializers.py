@@ -9,9 +9,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from cases.natural import natural_sorted
+from scoring.forms import ModelPriceForm
 from scoring.importers import FORMAT_NAMES
 from scoring.matcher import CAUSE_KINDS
-from scoring.models import InvalidLine, Result, ReviewQueue, ReviewStatus, Submission
+from scoring.models import InvalidLine, ModelPrice, Result, ReviewQueue, ReviewStatus, Submission
 from scoring.results import known_failures, usage
 from scoring.results.comparison import CHANGES, LATEST, Change, Comparison, scope_of
 from scoring.runfiles.casefield import MAX_LENGTH as CASE_FIELD_LENGTH
@@ -504,3 +505,26 @@ def comparison_answer(request, candidate: Submission, baseline: Submission | Non
             f"{page}?baseline={baseline.pk}&candidate={candidate.pk}"
         ),
     }
+
+
+class ModelPriceSerializer(serializers.ModelSerializer):
+    """A team's own price for a model (docs/formats.md#cost), in US dollars per million
+    tokens; checked by the prices page's own form (``ModelPriceForm``)."""
+
+    class Meta:
+        model = ModelPrice
+        fields = ["id", "model", "input_per_mtok", "cached_input_per_mtok", "output_per_mtok"]
+
+    def validate(self, attrs):
+        fields = ModelPriceSerializer.Meta.fields[1:]
+        given = {name: getattr(self.instance, name) for name in fields} if self.instance else {}
+        data = {k: "" if v is None else v for k, v in {**given, **attrs}.items()}
+        form = ModelPriceForm(data, team=self.context["team"], instance=self.instance)
+        if not form.is_valid():
+            raise serializers.ValidationError(
+                {field: list(errors) for field, errors in form.errors.items()}
+            )
+        return form.cleaned_data
+
+    def create(self, validated_data):
+        return ModelPrice.objects.create(team=self.context["team"], **validated_data)

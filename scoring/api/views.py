@@ -9,7 +9,12 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -17,7 +22,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from cases import permissions as rules
-from cases.api.permissions import InSuiteAccess
+from cases.api.permissions import InSuiteAccess, TeamPricesAccess
 from cases.api.views import NOT_ALLOWED, NOT_FOUND, PROBLEMS, CasebookViewMixin
 from cases.models import SuiteVersion
 from scoring.api.pagination import CountedPagination
@@ -29,6 +34,7 @@ from scoring.api.serializers import (
     ComparisonQuerySerializer,
     ComparisonSerializer,
     FailureGroupSerializer,
+    ModelPriceSerializer,
     QueueSerializer,
     ReportSerializer,
     RescoreSerializer,
@@ -40,7 +46,7 @@ from scoring.api.serializers import (
 )
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused, UploadTooLarge
-from scoring.models import ReviewQueue, Status, Submission
+from scoring.models import ModelPrice, ReviewQueue, Status, Submission
 from scoring.results import case_drafts, rewards, usage
 from scoring.results.comparison import baseline_named
 from scoring.results.failures import API_GROUPS, Failures
@@ -381,3 +387,45 @@ class QueueViewSet(CasebookViewMixin, mixins.RetrieveModelMixin, viewsets.Generi
             progress = queues.progress(queue)
             queue.total, queue.done, queue.agreement = progress.total, progress.done, None
         return Response(self.get_serializer(queue).data)
+
+
+PRICE_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="the price")
+
+
+@extend_schema_view(
+    list=extend_schema(summary="The team's own model prices (its members)"),
+    create=extend_schema(
+        summary="Add a model price (the team's admins)",
+        responses={201: ModelPriceSerializer, 400: PROBLEMS, 403: NOT_ALLOWED, 404: NOT_FOUND},
+    ),
+    retrieve=extend_schema(summary="One model price", parameters=[PRICE_ID]),
+    partial_update=extend_schema(summary="Change a model price", parameters=[PRICE_ID]),
+    destroy=extend_schema(
+        summary="Delete a model price: the catalogue's applies again", parameters=[PRICE_ID]
+    ),
+)
+class ModelPriceViewSet(
+    CasebookViewMixin,
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """``/teams/{team_slug}/prices/``: what the team's runs are costed at, before the
+    catalogue's prices (docs/formats.md#cost)."""
+
+    serializer_class = ModelPriceSerializer
+    permission_classes = [TeamPricesAccess]
+    lookup_value_regex = "[0-9]+"
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+    pagination_class = None
+
+    def get_queryset(self):
+        if self.schema_only():
+            return ModelPrice.objects.none()
+        return ModelPrice.objects.filter(team=self.team).order_by("model")
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "team": getattr(self, "team", None)}

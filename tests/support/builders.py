@@ -9,6 +9,7 @@ from django.test import TestCase
 from cases import services, tokens
 from cases.models import Membership, ReviewLabel, Role, Team, User
 from scoring.ingest.pipeline import create_submission
+from scoring.models import ModelPrice
 from scoring.review.queues import build_queue
 
 ROLES = ("anonymous", "outsider", "viewer", "editor", "admin")
@@ -52,6 +53,9 @@ class World:
         self.run = self.submission.runs.get()
         self.queue = build_queue(self.submission, "all runs", admin)
         self.label = ReviewLabel.objects.create(team=self.team, name="wrong tool", key="w")
+        self.price = ModelPrice.objects.create(
+            team=self.team, model="house-llama", input_per_mtok=0.2, output_per_mtok=0.4
+        )
         reviewers = [self.users["editor"], admin]
         self.blind_queue = build_queue(
             self.submission, "blind", admin, reviewers=reviewers, double_blind=True
@@ -69,6 +73,7 @@ class World:
             "run": self.run.pk,
             "queue": self.queue.pk,
             "label": self.label.pk,
+            "price": self.price.pk,
             "blind_queue": self.blind_queue.pk,
             "blind_item": self.blind_queue.items.get().pk,
             "suite_token": self.suite_token.pk,
