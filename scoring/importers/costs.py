@@ -12,11 +12,14 @@ recorded; otherwise it is None, and ``unpriced`` names the models without a pric
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
+
+from scoring.matcher import InvalidInput, parse_json
 
 from .usage import BY_MODEL
 
@@ -55,6 +58,45 @@ class Prices:
 
 
 CATALOGUE = Prices()
+
+# A prices file's field of each rate (docs/command-line.md#score): ``input`` and
+# ``output`` required, ``cached_input`` optional.
+_RATES = ("input", "cached_input", "output")
+
+
+def prices_file(path: str) -> Prices:
+    """The prices of a JSON file, ``{"model": {"input", "cached_input", "output"}}`` in US
+    dollars per million tokens, before the catalogue's; ``ValueError`` naming the file and
+    the field at fault."""
+    try:
+        with open(path, "rb") as stream:
+            document = parse_json(stream.read())
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the prices file: {exc.strerror}") from None
+    except InvalidInput as exc:
+        raise ValueError(f"{path}: not JSON: {exc.problems[0].message}") from None
+    if not isinstance(document, Mapping):
+        raise ValueError(f"{path}: must be an object of model names to their prices")
+    return Prices({model: _price_of(path, model, given) for model, given in document.items()})
+
+
+def _price_of(path: str, model: str, given: Any) -> Price:
+    if not isinstance(given, Mapping):
+        raise ValueError(f"{path}: {model}: must be an object of input, cached_input, output")
+    unknown = sorted(set(given) - set(_RATES))
+    if unknown:
+        raise ValueError(f"{path}: {model}.{unknown[0]}: not a price (input, cached_input, output)")
+
+    def rate(name: str) -> float:
+        value: Any = given.get(name)
+        if type(value) not in (int, float, Decimal) or not math.isfinite(value) or value < 0:
+            raise ValueError(
+                f"{path}: {model}.{name}: must be US dollars per million tokens, a number ≥ 0"
+            )
+        return float(value)
+
+    cached = None if given.get("cached_input") is None else rate("cached_input")
+    return Price(rate("input"), rate("output"), cached)
 
 
 @lru_cache(maxsize=4096)

@@ -1,5 +1,6 @@
 """``score SUITE_FILE RUN_FILE [--json] [--junit FILE] [--format NAME] [--case-field PATH]
-[--jobs N]``: ``manage.py score`` and ``casebook score`` alike (docs/command-line.md#score).
+[--jobs N] [--prices FILE]``: ``manage.py score`` and ``casebook score`` alike
+(docs/command-line.md#score).
 
 Scores offline, with no database, broker or server, streaming: a run line is parsed, scored
 and written before the file is read much further (on ``--jobs`` processes, a few batches of
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from scoring.environments import EnvironmentLimits
 from scoring.importers import FORMAT_NAMES
+from scoring.importers.costs import CATALOGUE, Prices, prices_file
 from scoring.matcher import (
     PASS,
     InvalidInput,
@@ -162,6 +164,12 @@ def add_arguments(parser: argparse.ArgumentParser, settings: Any) -> None:
         help="where each run names its case, when not in `case`: a dotted path with [n]"
         " indexes (task_id, metadata.case)",
     )
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="cost runs at these prices first, then the catalogue's: JSON, model name to"
+        ' {"input", "cached_input", "output"} US dollars per million tokens',
+    )
 
 
 def run(options: Mapping[str, Any], settings: Any, out: TextIO, err: TextIO) -> int:
@@ -181,6 +189,7 @@ class _Scoring:
         self.max_depth = options["max_depth"]
         self.time_budget = options["time_budget"]
         self.jobs = options["jobs"]
+        self.prices_path = options.get("prices")
 
     def say(self, message: str) -> None:
         self.err.write(message + "\n")
@@ -194,6 +203,7 @@ class _Scoring:
         if options["fail_on"] == "regressions" and not options["baseline"]:
             return self.fail("--fail-on regressions needs --baseline FILE")
         try:
+            self.prices = self.read_prices(self.prices_path)
             comparison = self.read_baseline(options["baseline"])
             with collecting_cycles_less():
                 status = self.score_files(
@@ -213,6 +223,16 @@ class _Scoring:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the flush at exit
             status = EXIT_FAIL
         return status
+
+    def read_prices(self, path: str | None) -> Prices:
+        """The prices runs are costed at: the file's first, then the catalogue's."""
+        if path is None:
+            return CATALOGUE
+        try:
+            return prices_file(path)
+        except ValueError as exc:
+            self.say(str(exc))
+        raise _Said
 
     def read_baseline(self, path: str | None) -> Comparison | None:
         """The comparison with the baseline file, None without one."""
@@ -279,6 +299,7 @@ class _Scoring:
             self.time_budget,
             EnvironmentLimits.from_settings(self.settings),
             as_json=as_json and comparison is None and junit_writer is None,
+            prices=self.prices,
         )
         with runs:
             for scored in self.scored(runs, run_file == "-", suite, worker):
@@ -346,6 +367,7 @@ class _Scoring:
             case_field=worker.case_field,
             max_line_bytes=self.max_line_bytes,
             max_depth=self.max_depth,
+            prices=worker.prices,
         )
         return score_records(lines, suite, self.time_budget, worker.environment_limits)
 

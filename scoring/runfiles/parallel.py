@@ -21,6 +21,7 @@ from multiprocessing import Pool
 from typing import Any
 
 from scoring.environments import EnvironmentLimits, replayer_for
+from scoring.importers.costs import CATALOGUE, Prices
 from scoring.matcher import (
     InvalidInput,
     Problem,
@@ -134,6 +135,8 @@ class WorkerSettings:
     # no baseline or JUnit: a ``Report`` costs the main process more to unpickle than
     # the text costs it to write, and the main process is the one that cannot be parallel.
     as_json: bool = False
+    # What runs are costed at (docs/formats.md#cost): ``--prices``, then the catalogue.
+    prices: Prices = CATALOGUE
 
 
 # What a worker sends back for a record it read a run from, before the trial is numbered:
@@ -185,7 +188,9 @@ def _start_worker(settings: WorkerSettings) -> None:
 def _score_batch(start: int, lines: list) -> list[Scored | _Read]:
     suite: Suite = _worker["suite"]
     settings: WorkerSettings = _worker["settings"]
-    reader = RecordReader(settings.format_name, settings.case_field, numbered=False)
+    reader = RecordReader(
+        settings.format_name, settings.case_field, numbered=False, prices=settings.prices
+    )
     values = json_lines(
         lines, max_line_bytes=settings.max_line_bytes, max_depth=settings.max_depth, start=start
     )

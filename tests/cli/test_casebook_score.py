@@ -89,3 +89,21 @@ def test_a_limit_that_is_no_number_is_refused_by_name(suite_file, tmp_path):
     result = casebook("score", suite_file, runs, env={"CASEBOOK_MAX_JSON_DEPTH": "deep"})
     assert result.returncode == 2
     assert result.stderr == "casebook: CASEBOOK_MAX_JSON_DEPTH: not a number: 'deep'\n"
+
+
+def test_a_prices_file_costs_runs_alike(suite_file, tmp_path):
+    """docs/command-line.md#arguments-and-options: ``--prices FILE`` before the catalogue."""
+    completion = {
+        "object": "chat.completion",
+        "model": "my-llama",
+        "choices": [{"message": {"role": "assistant", "content": "ok"}}],
+        "usage": {"prompt_tokens": 1_000_000, "completion_tokens": 1_000_000},
+    }
+    case = SUITE["cases"][0]["key"]
+    runs = write_lines(tmp_path / "runs.jsonl", {"case": case, "messages": [completion]})
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"my-llama": {"input": 0.25, "output": 0.75}}))
+    ours = casebook("score", suite_file, runs, "--json", "--prices", prices)
+    theirs = run_score(suite_file, runs, "--json", "--prices", prices)
+    assert ours.stdout == theirs.stdout
+    assert json.loads(ours.stdout)[0]["usage"]["cost_usd"] == 1.0
