@@ -15,7 +15,7 @@ from scoring.forms import ModelPriceForm
 from scoring.models import ModelPrice
 
 
-def _page(request, team, *, form=None, edited=None, status=200):
+def _page(request, team, *, form=None, edited=None):
     prices = list(ModelPrice.objects.filter(team=team).order_by("model"))
     may_change = can_change_prices(request.user, team)
     context = {
@@ -25,7 +25,7 @@ def _page(request, team, *, form=None, edited=None, status=200):
         "form": form or (ModelPriceForm(team=team) if may_change else None),
         "edited": edited,
     }
-    return render(request, "scoring/team_prices.html", context, status=status)
+    return render(request, "scoring/team_prices.html", context)
 
 
 @login_required
@@ -36,7 +36,7 @@ def team_prices(request, slug):
         return _page(request, team)
     form = ModelPriceForm(request.POST, team=team)
     if not form.is_valid():
-        return _page(request, team, form=form, status=422)
+        return _page(request, team, form=form)
     saved = form.save()
     messages.success(request, f"Runs of {saved.model} read from now are costed at its price.")
     return redirect(reverse("team_prices", args=[team.slug]))
@@ -50,7 +50,7 @@ def price_edit(request, slug, price_id):
     price = get_object_or_404(ModelPrice, pk=price_id, team=team)
     form = ModelPriceForm(request.POST, instance=price, team=team)
     if not form.is_valid():
-        return _page(request, team, form=form, edited=price.pk, status=422)
+        return _page(request, team, form=form, edited=price.pk)
     form.save()
     messages.success(request, f"The price of {price.model} is changed.")
     return redirect(reverse("team_prices", args=[team.slug]))

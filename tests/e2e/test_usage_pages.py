@@ -106,3 +106,34 @@ def test_the_timeline_says_what_each_model_turn_and_tool_call_took(page, live_se
     assert box is not None
     assert box["x"] + box["width"] <= width  # not pushed off the page
     assert errors == []
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_a_team_admin_sets_a_model_price_and_a_bad_one_is_named(page, live_server, user,
+                                                                password, width):  # fmt: skip
+    """docs/formats.md#cost: the team's Model prices page, from the team's page."""
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.set_viewport_size({"width": width, "height": 900})
+    team = Team.objects.create(name="Agents", slug="agents")
+    Membership.objects.create(team=team, user=user, role=Role.ADMIN)
+    sign_in(page, live_server, user.username, password)
+    page.goto(f"{live_server.url}{team.get_absolute_url()}")
+    page.get_by_role("link", name="the team's model prices").click()
+    adding = page.get_by_role("region", name="Add a price")
+    adding.get_by_label("Model").fill("<b>house-llama</b>")
+    adding.get_by_label("Input, $ per million tokens", exact=True).fill("0.2")
+    adding.get_by_label("Output, $ per million tokens").fill("0.6")
+    adding.get_by_label("Cached input, $ per million tokens (empty: as input)").fill("-1")
+    page.evaluate("document.querySelectorAll('form').forEach(f => f.noValidate = true)")
+    adding.get_by_role("button", name="Add price").click()
+    refused = page.get_by_role("region", name="Add a price")
+    expect(refused.get_by_role("alert")).to_contain_text("greater than or equal to 0")
+    cached = refused.get_by_label("Cached input, $ per million tokens (empty: as input)")
+    expect(cached).to_have_attribute("aria-invalid", "true")
+    cached.fill("")
+    refused.get_by_role("button", name="Add price").click()
+    listed = page.get_by_role("region", name="The team's prices")
+    expect(listed.get_by_role("rowheader")).to_have_text("<b>house-llama</b>")  # as text
+    expect(listed).to_contain_text("as input")
+    assert errors == []

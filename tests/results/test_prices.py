@@ -64,7 +64,7 @@ def test_a_bad_price_is_refused_naming_its_field(as_user, admin, team, sent, fie
     ModelPrice.objects.create(team=team, model="taken", input_per_mtok=1, output_per_mtok=1)
     good = {"model": "new-model", "input_per_mtok": "1", "output_per_mtok": "2"}
     response = as_user(admin).post(prices_url(team), {**good, **sent})
-    assert response.status_code == 422
+    assert response.status_code == 200  # the page again, the field named
     html = text(response)
     assert escaped(said) in html
     assert f'name="{field}"' in html.split(escaped(said))[0].rsplit("<label", 1)[-1]
@@ -92,7 +92,7 @@ def test_an_admin_changes_and_deletes_a_price(as_user, admin, team):
     price.refresh_from_db()
     assert (price.input_per_mtok, price.cached_input_per_mtok, price.output_per_mtok) == (3, 0.3, 4)
     refused = client.post(f"{prices_url(team)}{price.pk}/", {**changed, "output_per_mtok": "-2"})
-    assert refused.status_code == 422
+    assert refused.status_code == 200
     assert 'aria-invalid="true" aria-describedby="price-' in text(refused)
     assert client.post(f"{prices_url(team)}{price.pk}/delete/").status_code == 302
     assert not ModelPrice.objects.filter(team=team).exists()
