@@ -259,6 +259,7 @@ def seconds(milliseconds) -> str:
     milliseconds to a tenth: ``0.4 ms``."""
     if milliseconds is None:
         return "—"
+    milliseconds = float(milliseconds)  # a run's document may hold an exact decimal
     if milliseconds < 10:
         return f"{milliseconds:.1f} ms"
     if milliseconds < 1000:

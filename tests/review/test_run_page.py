@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from decimal import Decimal
 from urllib.parse import urlencode
 
 import pytest
@@ -20,7 +21,7 @@ from scoring.results.filtersets import RunFilterSet
 from scoring.results.timeline import MISSED, build_timeline
 from scoring.review import queues
 from scoring.runfiles.reader import read_run_lines
-from scoring.templatetags.runview import TREE_DEPTH
+from scoring.templatetags.runview import TREE_DEPTH, seconds
 from tests.support import tau_bench
 from tests.support.environments import VEHICLE_CASE
 from tests.support.otlp_fixtures import collector_lines
@@ -357,6 +358,16 @@ def test_the_timeline_says_what_each_model_turn_and_tool_call_took_where_recorde
     plain = page(as_user(viewer), submission, submission.runs.get(line=2))
     assert "turn-figures" not in plain
     assert "in tools" not in plain
+
+
+def test_times_read_as_milliseconds_to_a_tenth_then_seconds_whatever_their_number_type():
+    assert [seconds(v) for v in (0.04, 1.25, 820, 5120.5)] == [
+        "0.0 ms",
+        "1.2 ms",
+        "820 ms",
+        "5.1 s",
+    ]
+    assert seconds(Decimal("1234.56789012345678901")) == "1.2 s"  # a document's exact decimal
 
 
 def test_the_timeline_of_a_real_trace_gives_each_model_turn_its_figures(

@@ -25,7 +25,7 @@
 - Times and tokens (docs/formats.md#usage): a tool run's span gives its call's
   ``duration_ms``; each model call (counted once, as the run's totals count it) gives its
   tokens and span time to the assistant message it answered with: the k-th assistant
-  message to the k-th model call when the transcript has one a call, else the first
+  message to the k-th model call when the transcript has one for each call, else the first
   message that asked for a call to the model call that asked for it, and the last turn's
   answer to it.
 - What the instrumentation did not record is said in ``not_captured`` and the notes, with
@@ -81,10 +81,11 @@ class Trace:
         self.agents = [t for t in turns if t.agent]
         self.inner, self.wrappers = self._innermost([t for t in turns if not t.agent])
         self.control = [run for run in runs if run.control]
-        for run in runs:
+        called = [run for run in runs if not run.control]
+        for run in called:
             if (took := span_ms(run.span)) is not None:
                 run.call["duration_ms"] = took
-        self.runs = self._merged_runs([run for run in runs if not run.control])
+        self.runs = self._merged_runs(called)
         self._drop_shared_ids()
 
     @property
