@@ -74,8 +74,8 @@ def world(user, make_user, settings) -> dict:
     """τ-bench's airline suite keyed as its results file names tasks, its catalog inferred
     from the runs (version 2); two submissions of the same runs, the first re-scored against
     version 2 and some of its failures marked fixed, so the second has regressions; a review
-    queue and a double-blind one of the second's runs; a team label (every_page.py opens
-    each page with it)."""
+    queue and a double-blind one of the second's runs; a team label and a model price
+    (every_page.py opens each page with it)."""
     import io
     import json
 
@@ -87,7 +87,7 @@ def world(user, make_user, settings) -> dict:
     from cases.models import ReviewLabel
     from cases.tool_catalog import infer_tools
     from scoring.ingest.pipeline import create_submission, rescore
-    from scoring.models import Run, Verdict
+    from scoring.models import ModelPrice, Run, Verdict
     from scoring.results.filtersets import RunFilterSet
     from scoring.review import decisions
     from scoring.review.queues import build_queue
@@ -100,6 +100,9 @@ def world(user, make_user, settings) -> dict:
     team = services.create_team("Airline", user)
     services.set_member_role(team, bob, "editor")
     ReviewLabel.objects.create(team=team, name="wrong tool", key="w", colour="red")
+    ModelPrice.objects.create(
+        team=team, model="house-llama", input_per_mtok=0.2, output_per_mtok=0.6
+    )
     suite = services.create_suite(team, tau_bench.suite_document(prefix=""), user)
     content = json.dumps([r for r in tau_bench.RECORDS if r["task_id"] < TASKS]).encode()
     # Outside any transaction: the tasks run (eagerly) as each upload commits.

@@ -16,6 +16,7 @@ PAGES = {
     "account": lambda w: {},
     "teams": lambda w: {},
     "team": lambda w: {"slug": w["team"].slug},
+    "team_prices": lambda w: {"slug": w["team"].slug},
     "suite_new": lambda w: {},
     "suite_import": lambda w: {},
     "suite_import_bfcl": lambda w: {},

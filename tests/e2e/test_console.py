@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 NOT_PAGES = {
     # answers to forms and buttons (POST), each leading back to a page above
     "team_member_add", "team_member", "team_label_add", "team_label_edit", "team_label_delete",
+    "team_price_edit", "team_price_delete",
     "suite_copy", "suite_replace_confirm", "suite_version_tag", "case_delete", "case_try",
     "editor_validate", "case_audit", "suite_import_confirm", "suite_import_bfcl_confirm",
     "suite_tools_confirm", "submission_rescore", "submission_retry", "submission_delete",
