@@ -8,19 +8,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .arguments import AnyWhenNotRecorded, ArgumentsPattern
-from .assignment import Slot
-from .end_state import CaseEnvironment
-from .errors import InvalidInput, Problems, field_path
-from .expectation_types import EXPECTATION_TYPES
-from .expectations import Expectation
-from .fields import FieldReader
-from .jsonvalue import json_type, lone_surrogate_path, render
-from .options import DEFAULT, MatchOptions, read_match_options
-from .report import BUDGET, PredicateResult
-from .run import Call
-from .tool_checks import ArgumentsMatchSchema, OnlyCatalogTools
-from .tools import EMPTY_CATALOG, Catalog, Tool, load_tools
+from ..arguments.arguments import AnyWhenNotRecorded, ArgumentsPattern
+from ..arguments.tools import EMPTY_CATALOG, Catalog, Tool, load_tools
+from ..assignment import Slot
+from ..errors import InvalidInput, Problems, field_path
+from ..expectations.end_state import CaseEnvironment
+from ..expectations.expectation_types import EXPECTATION_TYPES
+from ..expectations.expectations import Expectation
+from ..expectations.tool_checks import ArgumentsMatchSchema, OnlyCatalogTools
+from ..fields import FieldReader
+from ..jsonvalue import json_type, lone_surrogate_path, render
+from ..options import DEFAULT, MatchOptions, read_match_options
+from ..report import BUDGET, PredicateResult
+from ..run import Call
 
 SCHEMA = "casebook.suite/1"
 EXTRA_CALLS = ("allow", "forbid")

@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from .errors import Problems, field_path
+from ..arguments.matchers import EQUAL, PatternCompiler
+from ..arguments.patterns import ValuePattern
+from ..errors import Problems, field_path
+from ..fields import FieldReader
+from ..jsonvalue import MISSING, json_equal, json_type, render, render_short
+from ..report import END_STATE, Cause
+from ..run import Call, Run
 from .expectations import PASSED, Expectation, Outcome, RunView
-from .fields import FieldReader
-from .jsonvalue import MISSING, json_equal, json_type, render, render_short
-from .matchers import EQUAL, PatternCompiler
-from .patterns import ValuePattern
-from .report import END_STATE, Cause
-from .run import Call, Run
 
 # Differences a failure names before it says how many more there are.
 DIFFERENCES_NAMED = 5

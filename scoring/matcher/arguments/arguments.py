@@ -7,19 +7,19 @@ from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
 
-from .errors import Problems, field_path
-from .examples import NoExample
-from .jsonvalue import MISSING, NOT_RECORDED
-from .matchers import CONTAINS, EQUAL, PatternCompiler
-from .options import MatchOptions
-from .patterns import MISSING_ARGUMENT, UNEXPECTED, Difference, Equal, ValuePattern
-from .report import (
+from ..errors import Problems, field_path
+from ..examples import NoExample
+from ..jsonvalue import MISSING, NOT_RECORDED
+from ..options import MatchOptions
+from ..report import (
     ARGUMENT_MISSING,
     ARGUMENT_UNEXPECTED,
     ARGUMENT_VALUE,
     ARGUMENTS_UNPARSED,
     Cause,
 )
+from .matchers import CONTAINS, EQUAL, PatternCompiler
+from .patterns import MISSING_ARGUMENT, UNEXPECTED, Difference, Equal, ValuePattern
 
 _CAUSE_OF_DIFFERENCE = {MISSING_ARGUMENT: ARGUMENT_MISSING, UNEXPECTED: ARGUMENT_UNEXPECTED}
 

@@ -45,9 +45,9 @@ from jsonschema import ValidationError, validators
 from jsonschema.exceptions import SchemaError, best_match
 from referencing.exceptions import Unresolvable
 
-from .errors import field_path
-from .jsonvalue import is_finite_number, shorten
-from .regex import Pattern, PatternError, compile_pattern
+from ..errors import field_path
+from ..jsonvalue import is_finite_number, shorten
+from ..regex import Pattern, PatternError, compile_pattern
 
 MAX_SCHEMA_NODES = 20_000
 MAX_SCHEMA_DEPTH = 64
