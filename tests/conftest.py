@@ -3,6 +3,8 @@
 Django's modules are imported inside the fixtures and no fixture is used by every test, so
 the matcher's tests run without Django and pytest-django (``pytest -p no:django``)."""
 
+import os
+
 import pytest
 
 # Fixtures that start real services: a test using one is a pipeline test (make test-fast
@@ -10,10 +12,30 @@ import pytest
 REAL_SERVICES = {"pipeline", "broker", "use_broker"}
 
 
-def pytest_collection_modifyitems(items):
+# What makes a test touch the database (docs/development.md#tests): with
+# CASEBOOK_TESTS=database, as CI's second pass on PostgreSQL sets, only such tests run; the
+# others gave the same answer on SQLite's pass.
+DATABASE_FIXTURES = {"db", "transactional_db", "live_server"}
+DATABASE_MARKERS = ("django_db", "pipeline", "stack", "upgrade", "e2e")
+
+
+def pytest_collection_modifyitems(config, items):
     for item in items:
         if REAL_SERVICES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.pipeline)
+    if os.environ.get("CASEBOOK_TESTS") == "database":
+        kept, left = [], []
+        for item in items:
+            (kept if _touches_the_database(item) else left).append(item)
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+def _touches_the_database(item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return bool(DATABASE_FIXTURES & fixtures) or any(
+        item.get_closest_marker(name) for name in DATABASE_MARKERS
+    )
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from rest_framework.exceptions import NotAuthenticated
 from rest_framework.views import APIView
 
 from cases.authentication import OtlpTokenAuthentication
-from scoring.live import otlp_codec, tasks, traces
+from scoring.live import otlp_codec, pipeline
 
 # The gRPC code that goes with each HTTP status, for the Status message of an error.
 _GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8}
@@ -99,8 +99,7 @@ class TraceExportView(APIView):
             return _error(413, str(exc), as_json)
         except otlp_codec.BadExport as exc:
             return _error(400, str(exc), as_json)
-        outcome = traces.accept(request.user, export, request.auth, self.signal)
-        tasks.assemble_when_due(outcome.pending)
+        outcome = pipeline.receive(request.user, export, request.auth, self.signal)
         if outcome.refusal is not None:
             return _error(outcome.refusal, outcome.message, as_json)
         body, content_type = otlp_codec.response(

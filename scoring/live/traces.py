@@ -84,8 +84,8 @@ class Outcome:
     accepted: int = 0
     routed: int = 0  # items sent to a suite the sender may send runs to
     rejected: Counter = field(default_factory=Counter)  # (kind, reason) → items
-    # The traces the export added to, pending: to be assembled once due (its caller has
-    # ``scoring.live.tasks.assemble_when_due`` do it).
+    # The traces the export added to, pending: to be assembled once due
+    # (``scoring.live.pipeline.receive`` has ``tasks.assemble_when_due`` do it).
     pending: list[int] = field(default_factory=list)
 
     @property

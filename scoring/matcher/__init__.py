@@ -10,6 +10,24 @@ docs/matcher.md.
 
 Invalid suites and runs raise ``InvalidInput``, whose ``problems`` name every bad field.
 
+Its modules are grouped by responsibility, in layers: each imports only the layers below it
+(an import-linter contract in pyproject.toml, docs/architecture.md#the-matcher-inside).
+
+- ``verdicts``: ``score``, a run judged against a case into its report;
+- ``suites``: loading suites, each case built of expectations and argument patterns;
+- ``expectations``: the expectation types, each judging a run;
+- ``arguments``: arguments and matchers, what a call's arguments may be, with the tool
+  catalog and its schemas;
+- the modules at this package's top, which every layer uses: the error (``errors``), JSON
+  and suite documents (``jsonvalue``, ``documents``), fields and match options (``fields``,
+  ``options``), numbers, text and RE2 patterns (``numbers``, ``text``, ``regex``,
+  ``examples``), a recorded run (``run``), the report's parts (``report``) and the search
+  that credits expected calls (``assignment``). They stay at the top rather than in a
+  package of their own: they are the bottom layer, small and imported everywhere. A
+  recorded run is what every expectation reads and the report's causes what each writes,
+  so loading runs and the report sit below the expectations; the assignment is a search
+  over integers, whose slots each case prepares.
+
 Everything the rest of Casebook uses is exported here, and only here (a test checks that
 nothing outside imports a submodule):
 
@@ -32,9 +50,15 @@ nothing outside imports a submodule):
   from the reference (``TurnComparison``, ``StateDifference``).
 """
 
-from .argdiff import ArgumentRow, compare_arguments
+from .arguments.argdiff import ArgumentRow, compare_arguments
+from .arguments.matchers import argument_problems, is_matcher
+from .arguments.schemas import SchemaUnusable
+from .arguments.tools import SCHEMA_TYPES, Tool, catalog_entries
+from .arguments.words import describe_arguments
 from .documents import parse_suite_document
-from .end_state import (
+from .errors import InvalidInput, Problem, field_path
+from .examples import NoExample
+from .expectations.end_state import (
     CallOutcome,
     CaseEnvironment,
     Replayer,
@@ -45,9 +69,7 @@ from .end_state import (
     end_state_comparisons,
     run_turns,
 )
-from .errors import InvalidInput, Problem, field_path
-from .examples import NoExample
-from .expectation_types import EXPECTATION_TYPES
+from .expectations.expectation_types import EXPECTATION_TYPES
 from .jsonvalue import (
     dump_json,
     duplicate_key,
@@ -62,7 +84,6 @@ from .jsonvalue import (
     render_short,
 )
 from .jsonvalue import render as render_value
-from .matchers import argument_problems, is_matcher
 from .options import MatchOptions
 from .regex import limit_patterns, pattern_problem
 from .report import (
@@ -79,13 +100,10 @@ from .report import (
     pass_rate_text,
 )
 from .run import USAGE_KEYS, Call, Run, TrialNumbering, load_run, public_usage
-from .schemas import SchemaUnusable
-from .scorer import score
-from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
-from .suite import SCHEMA as SUITE_SCHEMA
-from .tools import SCHEMA_TYPES, Tool, catalog_entries
-from .warnings import suite_warnings
-from .words import describe_arguments
+from .suites.suite import EXTRA_CALLS_LABEL, Case, ExpectedCall, Suite, load_suite
+from .suites.suite import SCHEMA as SUITE_SCHEMA
+from .suites.warnings import suite_warnings
+from .verdicts.scorer import score
 
 __all__ = [
     "CAUSE_KINDS",

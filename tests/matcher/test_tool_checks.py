@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from cases.tool_catalog import tools_from_any
 from scoring.importers import to_canonical
 from scoring.matcher import ERROR, FAIL, PASS, InvalidInput, load_run, load_suite, score
-from scoring.matcher.schemas import ToolSchema, TooSlow, _unique_items, validating
+from scoring.matcher.arguments.schemas import ToolSchema, TooSlow, _unique_items, validating
 from tests.support import tau_bench
 
 WEATHER = {

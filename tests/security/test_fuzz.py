@@ -37,3 +37,20 @@ def test_every_input_is_read_or_refused_as_documented_within_the_limits(target):
         assert not findings(target, example)
 
     read()
+
+
+def test_an_error_a_reader_catches_and_logs_is_a_finding_too(monkeypatch):
+    """A reader keeps reading past a bug in one record (logged, that record's problem
+    alone): the fuzz counts the bug all the same, by where it was raised."""
+    run_files = next(target for target in TARGETS if target.name == "run files")
+    line = b'{"case": "c", "batches": []}\n'
+    assert not findings(run_files, line)
+
+    def broken(value, name):
+        raise TypeError("an importer's bug")
+
+    monkeypatch.setattr("scoring.runfiles.reader.to_canonical", broken)
+    (finding,) = findings(run_files, line)
+    raised_at = broken.__code__.co_firstlineno + 1
+    assert finding.site == f"run files: TypeError at test_fuzz.py:{raised_at}, caught and logged"
+    assert "reading line 1 of a run file" in finding.detail

@@ -17,6 +17,7 @@ import copy
 import gzip
 import io
 import json
+import logging
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -214,18 +215,49 @@ class Finding:
 
 
 def findings(target: Target, example: Any) -> list[Finding]:
-    """What is wrong with reading ``example``: a crash (by site) or a cost past the limits."""
+    """What is wrong with reading ``example``: a crash (by site), one a reader caught and
+    logged as a bug (the record's problem alone, but a bug all the same), or a cost past the
+    limits."""
     found = []
-    with measured() as cost:
+    with measured() as cost, logged_errors() as logged:
         try:
             target.read(example)
         except target.refusals:
             pass
         except Exception as exc:  # what the fuzz looks for
             found.append(Finding(f"{target.name}: {crash_site(exc)}", f"{exc!s:.200}"))
+    for record in logged:
+        exc = record.exc_info[1] if record.exc_info else None
+        site = crash_site(exc) if exc is not None else "an error"
+        found.append(
+            Finding(f"{target.name}: {site}, caught and logged", f"{record.getMessage():.200}")
+        )
     if not cost.within_limits:
         found.append(Finding(f"{target.name}: past the limits", str(cost)))
     return found
+
+
+class _Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def logged_errors() -> Iterator[list[logging.LogRecord]]:
+    """The errors Casebook's own modules log meanwhile (a reader's ``logger.exception``)."""
+    handler = _Kept()
+    loggers = [logging.getLogger(name) for name in ("scoring", "cases")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield handler.records
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
 
 
 def _read_line(line: Any) -> None:

@@ -15,13 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from .arguments import AnyWhenNotRecorded, ArgumentsPattern
-from .fields import FieldReader, Number
-from .jsonvalue import render, shorten, to_decimal
-from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits, last_number
-from .options import MatchOptions
-from .regex import Pattern, PatternError, compile_pattern
-from .report import (
+from ..arguments.arguments import AnyWhenNotRecorded, ArgumentsPattern
+from ..arguments.tools import EMPTY_CATALOG, Catalog
+from ..fields import FieldReader, Number
+from ..jsonvalue import render, shorten, to_decimal
+from ..numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits, last_number
+from ..options import MatchOptions
+from ..regex import Pattern, PatternError, compile_pattern
+from ..report import (
     COUNT,
     FINAL_NUMBER,
     FINAL_TEXT,
@@ -32,9 +33,8 @@ from .report import (
     Cause,
     PredicateResult,
 )
-from .run import Call, Run
-from .text import WHITE_SPACE
-from .tools import EMPTY_CATALOG, Catalog
+from ..run import Call, Run
+from ..text import WHITE_SPACE
 
 # Tools a failure of ``no_calls_beyond_expected`` names before counting the rest.
 DIFFERENCES_NAMED = 5

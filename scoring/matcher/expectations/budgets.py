@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..fields import FieldReader, Number
+from ..options import MatchOptions
+from ..report import BUDGET
 from .expectations import PASSED, Expectation, Outcome, RunView
-from .fields import FieldReader, Number
-from .options import MatchOptions
-from .report import BUDGET
 
 NOT_RECORDED = "not recorded"
 

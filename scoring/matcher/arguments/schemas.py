@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cache, lru_cache
 from itertools import islice
-from typing import Any
+from typing import Any, Literal, NoReturn, TypeAlias
 from urllib.parse import unquote
 
 import jsonschema_rs
@@ -45,9 +45,9 @@ from jsonschema import ValidationError, validators
 from jsonschema.exceptions import SchemaError, best_match
 from referencing.exceptions import Unresolvable
 
-from .errors import field_path
-from .jsonvalue import is_finite_number, shorten
-from .regex import Pattern, PatternError, compile_pattern
+from ..errors import field_path
+from ..jsonvalue import is_finite_number, shorten
+from ..regex import Pattern, PatternError, compile_pattern
 
 MAX_SCHEMA_NODES = 20_000
 MAX_SCHEMA_DEPTH = 64
@@ -57,6 +57,11 @@ FAST_WORK_LIMIT = 5_000_000
 ERRORS_READ = 20
 
 _DEADLINE: ContextVar[float] = ContextVar("schema_deadline", default=math.inf)
+
+# jsonschema ships no types: a validator class of one of its dialects, and a keyword's
+# check, which is given the validator, the keyword's value, the instance and the schema.
+Dialect: TypeAlias = Any
+Keyword: TypeAlias = Callable[[Any, Any, Any, Mapping[str, Any]], Iterator[ValidationError] | None]
 
 
 class TooSlow(Exception):
@@ -84,8 +89,10 @@ class ToolSchema:
 
     __slots__ = ("_expanded", "_fast", "_fast_partial", "_schema", "_validator", "problem")
 
-    def __init__(self, schema: Mapping):
-        self._validator = self._fast = self._fast_partial = None
+    def __init__(self, schema: Mapping[str, Any]):
+        self._validator: Any = None  # an instance of _validator_class
+        self._fast: jsonschema_rs.Validator | None = None
+        self._fast_partial: jsonschema_rs.Validator | Literal[False] | None = None
         self._schema = schema
         self._expanded = 0
         self.problem = _schema_problem(schema)
@@ -94,7 +101,7 @@ class ToolSchema:
             self._expanded = _expanded_size(schema)
             self._fast = _fast_validator(schema) if self._expanded else None
 
-    def _surely_valid(self, arguments: Mapping, partial: bool = False) -> bool:
+    def _surely_valid(self, arguments: Mapping[str, Any], partial: bool = False) -> bool:
         """Whether the fast validator, asked only where its work is bounded, finds
         ``arguments`` valid; ``partial``: by the schema without its top-level ``required``,
         made on first use (exactly what a partial check leaves out)."""
@@ -105,13 +112,15 @@ class ToolSchema:
             if self._fast_partial is None:
                 lax = {k: v for k, v in self._schema.items() if k != "required"}
                 self._fast_partial = _fast_validator(lax) or False
-            fast = self._fast_partial
-            if fast is False:
+            if not self._fast_partial:
                 return False
+            fast = self._fast_partial
         budget = FAST_WORK_LIMIT // self._expanded
         return _within_size(arguments, budget) and fast.is_valid(arguments)
 
-    def failure(self, arguments: Mapping, *, partial: bool = False) -> SchemaFailure | None:
+    def failure(
+        self, arguments: Mapping[str, Any], *, partial: bool = False
+    ) -> SchemaFailure | None:
         """Why ``arguments`` are not valid against the schema, or None when they are.
         ``partial``: they are some of a call's arguments, so a required one they lack is
         no failure (an audit checks an expected call's arguments so, docs/audit.md).
@@ -122,7 +131,7 @@ class ToolSchema:
         if self._surely_valid(arguments, partial):
             return None
         try:
-            errors = islice(self._validator.iter_errors(arguments), ERRORS_READ)
+            errors: Iterator[Any] = islice(self._validator.iter_errors(arguments), ERRORS_READ)
             if partial:
                 errors = (e for e in errors if e.validator != "required" or e.absolute_path)
             error = best_match(errors)
@@ -136,7 +145,7 @@ class ToolSchema:
         return SchemaFailure(path, _argument(error, arguments), shorten(error.message, 200))
 
 
-def _argument(error: ValidationError, arguments: Mapping) -> str | None:
+def _argument(error: ValidationError, arguments: Mapping[str, Any]) -> str | None:
     """The argument an error is about: the first step of its path, or for an error about
     the arguments object itself, the argument missing or not allowed."""
     if error.absolute_path:
@@ -173,11 +182,11 @@ def _unusable(exc: BaseException) -> str:
     return f"jsonschema could not apply it: {shorten(str(exc), 120)}"
 
 
-def _dialect(schema: Mapping) -> type:
+def _dialect(schema: Mapping[str, Any]) -> Dialect:
     return validators.validator_for(schema, default=validators.Draft202012Validator)
 
 
-def _schema_problem(schema: Mapping) -> str | None:
+def _schema_problem(schema: Mapping[str, Any]) -> str | None:
     size = _size_problem(schema)
     if size is not None:
         return size
@@ -204,10 +213,13 @@ def _schema_problem(schema: Mapping) -> str | None:
     return None
 
 
-def _fast_validator(schema: Mapping):
+def _fast_validator(schema: Mapping[str, Any]) -> jsonschema_rs.Validator | None:
     """jsonschema_rs's validator for ``schema``, or None where it cannot build one (it
-    reads some schemas differently: jsonschema alone then decides). Nothing is fetched:
-    formats are not checked, as in jsonschema; patterns use Rust's linear-time engine."""
+    reads some schemas differently, and only a dict: jsonschema alone then decides).
+    Nothing is fetched: formats are not checked, as in jsonschema; patterns use Rust's
+    linear-time engine."""
+    if not isinstance(schema, dict):
+        return None
     try:
         return jsonschema_rs.validator_for(
             schema,
@@ -219,11 +231,11 @@ def _fast_validator(schema: Mapping):
         return None
 
 
-def _no_retrieval(uri: str):
+def _no_retrieval(uri: str) -> NoReturn:
     raise ValueError(f"{uri} is not fetched")
 
 
-def _expanded_size(schema: Mapping) -> int:
+def _expanded_size(schema: Mapping[str, Any]) -> int:
     """How many values ``schema`` holds with each ``$ref`` replaced by what it points to,
     or 0 when that cannot be bounded: a ``$ref`` that is not a JSON pointer within the
     schema, that loops, a ``$dynamicRef`` or ``$recursiveRef``, or a total past
@@ -338,7 +350,7 @@ def _patterns(schema: Any, depth: int) -> Iterator[str]:
             yield from _patterns(value, depth + 1)
 
 
-def _mixes_unevaluated_and_patterns(schema: Mapping) -> bool:
+def _mixes_unevaluated_and_patterns(schema: Mapping[str, Any]) -> bool:
     found = {"unevaluatedProperties": False, "patternProperties": False}
     stack: list[Any] = [schema]
     while stack:
@@ -357,10 +369,12 @@ def _re2(pattern: str) -> Pattern:
     return compile_pattern(pattern)
 
 
-def _bounded(keyword):
+def _bounded(keyword: Keyword) -> Keyword:
     """``keyword``, checking the deadline each time it is applied."""
 
-    def check(validator, value, instance, schema):
+    def check(
+        validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]
+    ) -> Iterator[ValidationError] | None:
         if time.monotonic() > _DEADLINE.get():
             raise TooSlow
         return keyword(validator, value, instance, schema)
@@ -368,12 +382,16 @@ def _bounded(keyword):
     return check
 
 
-def _pattern(validator, pattern, instance, schema):
+def _pattern(
+    validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
     if validator.is_type(instance, "string") and not _re2(pattern).search(instance):
         yield ValidationError(f"{shorten(instance, 60)!r} does not match {pattern!r}")
 
 
-def _pattern_properties(validator, patterns, instance, schema):
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in patterns.items():
@@ -382,7 +400,9 @@ def _pattern_properties(validator, patterns, instance, schema):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-def _additional_properties(validator, additional, instance, schema):
+def _additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
     properties = schema.get("properties", {})
@@ -408,7 +428,9 @@ def _additional_properties(validator, additional, instance, schema):
 _ITEMS_PER_CHECK = 256
 
 
-def _unique_items(validator, unique, instance, schema):
+def _unique_items(
+    validator: Any, unique: bool, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
     """``uniqueItems``, each item reduced to a hashable form of its JSON meaning (as
     jsonschema's ``equal`` has it: ``1`` and ``1.0`` alike, ``true`` and ``1`` not, objects
     whatever their keys' order), so that an array costs time linear in its size."""
@@ -441,7 +463,7 @@ def _meaning(value: Any) -> Any:
     return ("number", value)  # 1, 1.0 and Decimal("1.0") hash and compare alike
 
 
-def _is_integer(checker, instance) -> bool:
+def _is_integer(checker: Any, instance: Any) -> bool:
     """Integers as JSON means them: ``5``, ``5.0`` and an exact ``Decimal('5E+3')``."""
     if isinstance(instance, bool):
         return False
@@ -455,7 +477,7 @@ def _is_integer(checker, instance) -> bool:
 
 
 @cache
-def _validator_class(dialect: type) -> type:
+def _validator_class(dialect: Dialect) -> Dialect:
     keywords = {name: _bounded(check) for name, check in dialect.VALIDATORS.items()}
     for name, check in (
         ("pattern", _pattern),

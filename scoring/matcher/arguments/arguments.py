@@ -7,19 +7,19 @@ from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
 
-from .errors import Problems, field_path
-from .examples import NoExample
-from .jsonvalue import MISSING, NOT_RECORDED
-from .matchers import CONTAINS, EQUAL, PatternCompiler
-from .options import MatchOptions
-from .patterns import MISSING_ARGUMENT, UNEXPECTED, Difference, Equal, ValuePattern
-from .report import (
+from ..errors import Problems, field_path
+from ..examples import NoExample
+from ..jsonvalue import MISSING, NOT_RECORDED
+from ..options import MatchOptions
+from ..report import (
     ARGUMENT_MISSING,
     ARGUMENT_UNEXPECTED,
     ARGUMENT_VALUE,
     ARGUMENTS_UNPARSED,
     Cause,
 )
+from .matchers import CONTAINS, EQUAL, PatternCompiler
+from .patterns import MISSING_ARGUMENT, UNEXPECTED, Difference, Equal, ValuePattern
 
 _CAUSE_OF_DIFFERENCE = {MISSING_ARGUMENT: ARGUMENT_MISSING, UNEXPECTED: ARGUMENT_UNEXPECTED}
 
@@ -46,7 +46,7 @@ class ArgumentsPattern:
 
     def __init__(
         self,
-        required: Mapping,
+        required: Mapping[str, Any],
         options: MatchOptions,
         *,
         contains: bool,
@@ -81,7 +81,7 @@ class ArgumentsPattern:
             if not (type(pattern) is Equal and pattern.plain)
         )
 
-    def sent(self, arguments: Mapping, name: str, key: str) -> list[tuple[str, Any]]:
+    def sent(self, arguments: Mapping[str, Any], name: str, key: str) -> list[tuple[str, Any]]:
         """The recorded (name, value) pairs that stand for the expected argument ``name``:
         one at most, but under ignore_case a call may carry several spellings ("city" and
         "City")."""
@@ -89,10 +89,10 @@ class ArgumentsPattern:
             return [(name, arguments[name])] if name in arguments else []
         return [(arg, value) for arg, value in arguments.items() if arg.casefold() == key]
 
-    def _values(self, arguments: Mapping, name: str, key: str) -> list:
+    def _values(self, arguments: Mapping[str, Any], name: str, key: str) -> list[Any]:
         return [value for _, value in self.sent(arguments, name, key)]
 
-    def unexpected(self, arguments: Mapping) -> list[str]:
+    def unexpected(self, arguments: Mapping[str, Any]) -> list[str]:
         """The recorded argument names ``exact_args`` forbids (none unless exact)."""
         if not self.exact:
             return []
@@ -100,7 +100,7 @@ class ArgumentsPattern:
             return [name for name in arguments if name.casefold() not in self.keys]
         return [name for name in arguments if name not in self.keys]
 
-    def matches(self, arguments: Mapping | None) -> bool:
+    def matches(self, arguments: Mapping[str, Any] | None) -> bool:
         if arguments is None:
             return not self.items
         if self.ignore_case:
@@ -120,7 +120,7 @@ class ArgumentsPattern:
                     return False
         return not (self.exact and self.unexpected(arguments))
 
-    def _failing(self, arguments: Mapping) -> list[tuple[str, ValuePattern, Any]]:
+    def _failing(self, arguments: Mapping[str, Any]) -> list[tuple[str, ValuePattern, Any]]:
         failing = []
         for name, key, pattern in self.items:
             values = self._values(arguments, name, key) or [MISSING]
@@ -128,17 +128,17 @@ class ArgumentsPattern:
                 failing.append((name, pattern, values[0]))
         return failing
 
-    def mismatches(self, arguments: Mapping | None) -> int:
+    def mismatches(self, arguments: Mapping[str, Any] | None) -> int:
         """How many arguments fail (unparsed arguments count as all failing): a distance."""
         if arguments is None:
             return len(self.items)
         return len(self._failing(arguments)) + len(self.unexpected(arguments))
 
-    def differences(self, arguments: Mapping | None) -> list[str]:
+    def differences(self, arguments: Mapping[str, Any] | None) -> list[str]:
         """One sentence per failing argument; empty when ``arguments`` match."""
         if arguments is None:
             return [] if not self.items else ["the arguments could not be parsed as a JSON object"]
-        found = [
+        found: list[str] = [
             pattern.difference(value, name) for name, pattern, value in self._failing(arguments)
         ]
         found.extend(
@@ -147,7 +147,9 @@ class ArgumentsPattern:
         )
         return found
 
-    def cause(self, tool: str, arguments: Mapping | None, differences: list[str]) -> Cause:
+    def cause(
+        self, tool: str, arguments: Mapping[str, Any] | None, differences: list[str]
+    ) -> Cause:
         """The cause of a call of ``tool`` failing this pattern: its first difference's
         kind and path (``differences`` as ``differences(arguments)`` gave them)."""
         if arguments is None:
@@ -160,11 +162,11 @@ class ArgumentsPattern:
     def describe(self) -> str:
         return ", ".join(f"{name}={pattern.describe()}" for name, _, pattern in self.items)
 
-    def example(self) -> tuple[dict, list[NoExample]]:
+    def example(self) -> tuple[dict[str, Any], list[NoExample]]:
         """The plainest arguments this pattern accepts (docs/audit.md#the-reference-run),
         and why each argument left out of them has no example (each ``NoExample`` naming
         its argument)."""
-        found: dict = {}
+        found: dict[str, Any] = {}
         missing: list[NoExample] = []
         for name, _, pattern in self.items:
             try:
@@ -190,5 +192,5 @@ class AnyWhenNotRecorded:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.pattern, name)
 
-    def matches(self, arguments: Mapping | None) -> bool:
+    def matches(self, arguments: Mapping[str, Any] | None) -> bool:
         return arguments is NOT_RECORDED or self.pattern.matches(arguments)

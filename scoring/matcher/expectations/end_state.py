@@ -14,20 +14,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from .errors import Problems, field_path
+from ..arguments.matchers import EQUAL, PatternCompiler
+from ..arguments.patterns import ValuePattern
+from ..errors import Problems, field_path
+from ..fields import FieldReader
+from ..jsonvalue import MISSING, json_equal, json_type, render, render_short
+from ..options import MatchOptions
+from ..report import END_STATE, Cause
+from ..run import Call, Run
 from .expectations import PASSED, Expectation, Outcome, RunView
-from .fields import FieldReader
-from .jsonvalue import MISSING, json_equal, json_type, render, render_short
-from .matchers import EQUAL, PatternCompiler
-from .patterns import ValuePattern
-from .report import END_STATE, Cause
-from .run import Call, Run
 
 # Differences a failure names before it says how many more there are.
 DIFFERENCES_NAMED = 5
 
 # A call as replayed: its tool name and arguments (None when they could not be parsed).
-ReplayCall = tuple[str, Mapping | None]
+ReplayCall = tuple[str, Mapping[str, Any] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,17 +126,20 @@ def end_state_comparisons(
         if isinstance(expectation, EndStateMatches):
             comparison = expectation.comparison(view)
             if isinstance(comparison, Outcome):
-                comparison = comparison.error or comparison.detail or "not evaluated"
-            found.append((expectation.label, comparison))
+                why = comparison.error or comparison.detail or "not evaluated"
+                found.append((expectation.label, why))
+            else:
+                found.append((expectation.label, comparison))
     return found
 
 
 def replay_run(view: RunView, environment: CaseEnvironment) -> tuple[TurnEnd, ...]:
     """The run's calls replayed turn by turn, once per scoring (``RunView`` keeps it)."""
-    if view.replayed is None:
+    replayed: tuple[TurnEnd, ...] | None = view.replayed
+    if replayed is None:
         turns = tuple(as_replayed(turn) for turn in run_turns(view.run))
-        view.replayed = view.replayer.replay(environment, turns)
-    return view.replayed
+        replayed = view.replayed = view.replayer.replay(environment, turns)
+    return replayed
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +315,9 @@ def _compare_end(
     return None
 
 
-def _missing_results(wanted: Sequence[CallOutcome], got: Sequence[CallOutcome]) -> list:
+def _missing_results(
+    wanted: Sequence[CallOutcome], got: Sequence[CallOutcome]
+) -> list[CallOutcome]:
     """The outcomes of ``wanted`` not among ``got``, each of ``got`` used once, in any order."""
     left = Counter(_outcome_key(o) for o in got)
     missing = []
@@ -357,8 +363,10 @@ def read_reference_calls(fields: FieldReader, key: str) -> list[list[ReplayCall]
     return turns
 
 
-def _calls(items: list, where: str, problems: Problems) -> list[ReplayCall]:
-    calls = []
+def _calls(items: list[Any], where: str, problems: Problems) -> list[ReplayCall]:
+    """The calls of ``items``; one with a problem is recorded on ``problems`` (so the
+    suite is refused) and left out."""
+    calls: list[ReplayCall] = []
     for index, item in enumerate(items):
         path = field_path(where, index)
         if not isinstance(item, Mapping):
@@ -369,7 +377,8 @@ def _calls(items: list, where: str, problems: Problems) -> list[ReplayCall]:
             problems.add(field_path(path, "name"), "required: a non-empty string (the tool)")
         if not isinstance(arguments, Mapping):
             problems.add(field_path(path, "arguments"), "must be an object")
-        calls.append((name, arguments))
+        elif isinstance(name, str) and name:
+            calls.append((name, arguments))
     return calls
 
 
@@ -403,7 +412,9 @@ class EndStateMatches(_OnEndState):
     results: bool = False
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> EndStateMatches | None:
         by_turn = "reference_turns" in fields.data
         if by_turn == ("reference_calls" in fields.data):
             fields.problems.add(
@@ -453,13 +464,15 @@ class StatePathEquals(_OnEndState):
     satisfies it when it is an argument matcher (docs/matcher.md#argument-matchers)."""
 
     type: ClassVar[str] = "state_path_equals"
-    path: str = ""
-    steps: tuple[str | int, ...] = ()
-    value: Any = None
-    pattern: ValuePattern | None = None
+    path: str
+    steps: tuple[str | int, ...]
+    value: Any
+    pattern: ValuePattern
 
     @classmethod
-    def from_data(cls, index, fields, options, strict):
+    def from_data(
+        cls, index: int, fields: FieldReader, options: MatchOptions, strict: bool
+    ) -> StatePathEquals | None:
         path = fields.string("path", required=True)
         if "value" not in fields.data:
             fields.problems.add(fields.at("value"), "required: a JSON value or a matcher")
@@ -516,10 +529,10 @@ def parse_state_path(path: str) -> tuple[str | int, ...] | None:
 def value_at(state: Any, steps: Sequence[str | int]) -> Any:
     """The value at ``steps`` in ``state``, or ``MISSING``."""
     for step in steps:
-        if (isinstance(step, int) and isinstance(state, list) and step < len(state)) or (
-            isinstance(step, str) and isinstance(state, Mapping) and step in state
-        ):
-            state = state[step]
-        else:
+        if isinstance(step, int):
+            if not (isinstance(state, list) and step < len(state)):
+                return MISSING
+        elif not (isinstance(state, Mapping) and step in state):
             return MISSING
+        state = state[step]
     return state

@@ -8,13 +8,13 @@ import difflib
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
+from ..arguments.schemas import SchemaUnusable, TooSlow, validating
+from ..fields import FieldReader
+from ..jsonvalue import NOT_RECORDED, render, shorten
+from ..options import MatchOptions
+from ..report import SCHEMA, TOOL_ERROR, UNKNOWN_TOOL, Cause
+from ..run import Call
 from .expectations import PASSED, Expectation, Outcome, RunView, ToolCallCount
-from .fields import FieldReader
-from .jsonvalue import NOT_RECORDED, render, shorten
-from .options import MatchOptions
-from .report import SCHEMA, TOOL_ERROR, UNKNOWN_TOOL, Cause
-from .run import Call
-from .schemas import SchemaUnusable, TooSlow, validating
 
 # Seconds of validation one expectation may spend on one run's calls.
 SCHEMA_TIME_LIMIT = 1.0

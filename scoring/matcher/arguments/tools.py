@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Problem, Problems, field_path
-from .fields import FieldReader
-from .jsonvalue import json_type, render_short
-from .options import MatchOptions
+from ..errors import Problem, Problems, field_path
+from ..fields import FieldReader
+from ..jsonvalue import json_type, render_short
+from ..options import MatchOptions
 from .schemas import ToolSchema
 
 SCHEMA_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")

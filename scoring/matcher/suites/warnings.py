@@ -13,12 +13,12 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .errors import Problem, Problems, field_path
-from .fields import FieldReader
-from .jsonvalue import json_equal, json_type, render_short
-from .matchers import is_matcher
-from .options import DEFAULT, MatchOptions, read_match_options
-from .tools import Tool, load_tools
+from ..arguments.matchers import is_matcher
+from ..arguments.tools import Tool, load_tools
+from ..errors import Problem, Problems, field_path
+from ..fields import FieldReader
+from ..jsonvalue import json_equal, json_type, render_short
+from ..options import DEFAULT, MatchOptions, read_match_options
 
 # The JSON type each matcher accepts, when it implies one.
 MATCHER_TYPES = {"$regex": "string", "$text": "string", "$approx": "number"}

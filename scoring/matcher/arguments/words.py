@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import Problems
-from .jsonvalue import render_short
+from ..errors import Problems
+from ..jsonvalue import render_short
+from ..options import MatchOptions
 from .matchers import EQUAL, PatternCompiler
-from .options import MatchOptions
 from .patterns import (
     Absent,
     Equal,

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import field_path
+from ..jsonvalue import MISSING, render_short
 from .arguments import ArgumentsPattern
-from .errors import field_path
-from .jsonvalue import MISSING, render_short
 from .patterns import (
     Absent,
     Approx,

@@ -18,11 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import Problem, Problems, field_path
-from .fields import FieldReader
-from .jsonvalue import json_type, render_short, to_decimal
-from .numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits
-from .options import MatchOptions
+from ..errors import Problem, Problems, field_path
+from ..fields import FieldReader
+from ..jsonvalue import json_type, render_short, to_decimal
+from ..numbers import MAX_BOUND_DIGITS, Tolerance, bound_digits
+from ..options import MatchOptions
+from ..regex import PatternError, compile_pattern
+from ..text import IGNORABLE
 from .patterns import (
     JSON_TYPES,
     Absent,
@@ -39,8 +41,6 @@ from .patterns import (
     TypeIs,
     ValuePattern,
 )
-from .regex import PatternError, compile_pattern
-from .text import IGNORABLE
 
 EQUAL, CONTAINS, SUBSET = "equal", "contains", "subset"
 

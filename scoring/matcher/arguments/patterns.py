@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from .errors import field_path
-from .examples import NoExample
-from .jsonvalue import (
+from ..errors import field_path
+from ..examples import NoExample
+from ..jsonvalue import (
     MISSING,
     is_number,
     json_equal,
@@ -24,9 +24,9 @@ from .jsonvalue import (
     render_short,
     to_decimal,
 )
-from .numbers import Tolerance
-from .regex import Pattern
-from .text import normalize
+from ..numbers import Tolerance
+from ..regex import Pattern
+from ..text import normalize
 
 VALUE, MISSING_ARGUMENT, UNEXPECTED = "value", "missing", "unexpected"
 

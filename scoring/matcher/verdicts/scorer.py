@@ -8,11 +8,10 @@ from dataclasses import replace
 
 import msgspec
 
-from .calls import assess_expected_calls
-from .end_state import Replayer
-from .expectations import PASSED, OutOfTime, RunView
-from .jsonvalue import NOT_RECORDED
-from .report import (
+from ..expectations.end_state import Replayer
+from ..expectations.expectations import PASSED, OutOfTime, RunView
+from ..jsonvalue import NOT_RECORDED
+from ..report import (
     ERROR,
     FAIL,
     NOT_CAPTURED,
@@ -22,8 +21,9 @@ from .report import (
     PredicateResult,
     Report,
 )
-from .run import NOT_CAPTURED_KINDS, Run
-from .suite import RUN_LABEL, Case
+from ..run import NOT_CAPTURED_KINDS, Run
+from ..suites.suite import RUN_LABEL, Case
+from .calls import assess_expected_calls
 
 
 def score(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from .assignment import credit
-from .expectations import RunView
-from .report import (
+from ..assignment import credit
+from ..expectations.expectations import RunView
+from ..report import (
     ARGUMENT_VALUE,
     COUNT,
     DEPENDENCY,
@@ -18,8 +18,8 @@ from .report import (
     Cause,
     PredicateResult,
 )
-from .run import Call
-from .suite import EXTRA_CALLS_LABEL, Case, ExpectedCall
+from ..run import Call
+from ..suites.suite import EXTRA_CALLS_LABEL, Case, ExpectedCall
 
 
 def assess_expected_calls(case: Case, view: RunView) -> list[PredicateResult]:

@@ -5,22 +5,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
-from .arguments import AnyWhenNotRecorded, ArgumentsPattern
-from .assignment import Slot
-from .end_state import CaseEnvironment
-from .errors import InvalidInput, Problems, field_path
-from .expectation_types import EXPECTATION_TYPES
-from .expectations import Expectation
-from .fields import FieldReader
-from .jsonvalue import json_type, lone_surrogate_path, render
-from .options import DEFAULT, MatchOptions, read_match_options
-from .report import BUDGET, PredicateResult
-from .run import Call
-from .tool_checks import ArgumentsMatchSchema, OnlyCatalogTools
-from .tools import EMPTY_CATALOG, Catalog, Tool, load_tools
+from ..arguments.arguments import AnyWhenNotRecorded, ArgumentsPattern
+from ..arguments.tools import EMPTY_CATALOG, Catalog, Tool, load_tools
+from ..assignment import Slot
+from ..errors import InvalidInput, Problems, field_path
+from ..expectations.end_state import CaseEnvironment
+from ..expectations.expectation_types import EXPECTATION_TYPES
+from ..expectations.expectations import Expectation
+from ..expectations.tool_checks import ArgumentsMatchSchema, OnlyCatalogTools
+from ..fields import FieldReader
+from ..jsonvalue import json_type, lone_surrogate_path, render
+from ..options import DEFAULT, MatchOptions, read_match_options
+from ..report import BUDGET, PredicateResult
+from ..run import Call
 
 SCHEMA = "casebook.suite/1"
 EXTRA_CALLS = ("allow", "forbid")
@@ -35,15 +36,17 @@ class ExpectedCall:
 
     index: int
     name: str
-    required_args: Mapping
+    required_args: Mapping[str, Any]
     ordered: bool
     depends_on_result: bool
     exact_args: bool
     key: str  # the name as compared under the case's tool_names rule
-    arguments: ArgumentsPattern = field(repr=False, compare=False)
+    arguments: ArgumentsPattern | AnyWhenNotRecorded = field(repr=False, compare=False)
     label: str = ""
     # Passing results by credited position, made once: most runs credit the same places.
-    _credited: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _credited: dict[tuple[int, int], PredicateResult] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def credited_to(self, call: Call) -> PredicateResult:
         """This expected call's passing result, credited to ``call``."""
@@ -84,7 +87,7 @@ class Case:
     title: str = ""
     prompt: str = ""
     tags: tuple[str, ...] = ()
-    data: Mapping = field(default_factory=dict, repr=False, compare=False)
+    data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     # The suite's tool catalog, which the catalog expectations check calls against.
     catalog: Catalog = field(default=EMPTY_CATALOG, repr=False, compare=False)
     # Where the end-state expectations replay calls (docs/formats.md#environment).
@@ -156,7 +159,7 @@ class Suite:
     # The expectations every case carries after its own (docs/formats.md#top-level), as
     # the suite's match options compile them.
     expectations: tuple[Expectation, ...] = ()
-    data: Mapping = field(default_factory=dict, repr=False, compare=False)
+    data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     by_key: dict[str, Case] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -221,13 +224,20 @@ class _Inherited:
     paths (``expectations[0].tools``), and compiled again under each case's match options
     (once per distinct options)."""
 
-    def __init__(self, match, catalog, catalog_checks, environment, strict) -> None:
+    def __init__(
+        self,
+        match: MatchOptions,
+        catalog: Catalog,
+        catalog_checks: bool,
+        environment: CaseEnvironment | None,
+        strict: bool,
+    ) -> None:
         self.match: MatchOptions = match
         self.catalog: Catalog = catalog
         self.catalog_checks: bool = catalog_checks
         self.environment: CaseEnvironment | None = environment
         self.strict = strict
-        self.items: list[tuple[type[Expectation], Mapping, str]] = []
+        self.items: list[tuple[type[Expectation], Mapping[str, Any], str]] = []
         self._compiled: dict[MatchOptions, tuple[Expectation, ...]] = {}
 
     @classmethod
@@ -248,22 +258,30 @@ class _Inherited:
         return inherited
 
     def expectations(
-        self, match: MatchOptions, first: int = 0, skip: set[type] | frozenset = frozenset()
+        self,
+        match: MatchOptions,
+        first: int = 0,
+        skip: AbstractSet[type[Expectation]] = frozenset(),
     ) -> tuple[Expectation, ...]:
         """The suite's expectations under ``match``, indexed from ``first``, less those of
         the types in ``skip``."""
         found = self._compiled.get(match)
         if found is None:
-            quiet = Problems()  # read once already, at the suite's paths
+            quiet = Problems()  # read once already, at the suite's paths: never None
             found = tuple(
-                kind.from_data(0, FieldReader(raw, path, quiet), match, self.strict)
+                cast(
+                    Expectation,
+                    kind.from_data(0, FieldReader(raw, path, quiet), match, self.strict),
+                )
                 for kind, raw, path in self.items
             )
             self._compiled[match] = found
         kept = [item for item in found if type(item) not in skip]
         return tuple(replace(item, index=first + n) for n, item in enumerate(kept))
 
-    def environment_problems(self, environment, path: str, problems: Problems) -> None:
+    def environment_problems(
+        self, environment: CaseEnvironment | None, path: str, problems: Problems
+    ) -> None:
         """A suite expectation that replays calls needs the case to have an environment."""
         for kind, _, where in self.items:
             if kind.needs_environment and environment is None:
@@ -273,7 +291,12 @@ class _Inherited:
 
 
 def _read_expectation(
-    raw: Mapping, index: int, path: str, match: MatchOptions, problems: Problems, strict: bool
+    raw: Mapping[str, Any],
+    index: int,
+    path: str,
+    match: MatchOptions,
+    problems: Problems,
+    strict: bool,
 ) -> Expectation | None:
     kind = raw.get("type")
     cls = EXPECTATION_TYPES.get(kind) if isinstance(kind, str) else None
@@ -286,7 +309,7 @@ def _read_expectation(
 
 
 def _load_case(
-    data: Mapping, path: str, problems: Problems, strict: bool, inherited: _Inherited
+    data: Mapping[str, Any], path: str, problems: Problems, strict: bool, inherited: _Inherited
 ) -> Case | None:
     fields = FieldReader(data, path, problems)
     before = len(problems.items)
@@ -303,19 +326,21 @@ def _load_case(
         _load_expected_call(raw, index, call_path, match, problems, strict)
         for index, call_path, raw in fields.objects("expected_calls")
     ]
-    expectations = []
+    expectations: list[Expectation] = []
     for index, item_path, raw in fields.objects("expectations"):
         expectation = _read_expectation(raw, index, item_path, match, problems, strict)
-        if expectation is not None and expectation.reads_catalog:
+        if expectation is None:  # its problems recorded
+            continue
+        if expectation.reads_catalog:
             _check_catalog_use(expectation, item_path, catalog, match, problems, strict)
-        if expectation is not None and expectation.needs_environment and environment is None:
+        if expectation.needs_environment and environment is None:
             problems.add(
                 item_path, "the case has no environment (environment) to replay the calls in"
             )
         expectations.append(expectation)
     inherited.environment_problems(environment, path, problems)
 
-    if len(problems.items) > before:
+    if key is None or len(problems.items) > before:  # a key missing is a problem too
         return None
     # The suite's budgets are defaults: a case's own budget of a type replaces the suite's.
     own_budgets = {type(e) for e in expectations if e.cause_kind == BUDGET}
@@ -400,7 +425,12 @@ def _catalog_checks(expectations: list[Expectation]) -> list[Expectation]:
 
 
 def _load_expected_call(
-    data: Mapping, index: int, path: str, match: MatchOptions, problems: Problems, strict: bool
+    data: Mapping[str, Any],
+    index: int,
+    path: str,
+    match: MatchOptions,
+    problems: Problems,
+    strict: bool,
 ) -> ExpectedCall:
     fields = FieldReader(data, path, problems)
     name = fields.string("name", required=True, nonempty=True) or ""
