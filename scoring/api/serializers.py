@@ -241,10 +241,11 @@ class ReportSerializer(serializers.Serializer):
     def to_representation(self, result: Result) -> dict:
         url = reverse("run", args=[result.submission_id, result.run_id])
         untriaged = {"status": ReviewStatus.UNTRIAGED.value, "labels": []}
+        run = self.context["runs"].get(result.run_id)
         return {
             **result.report,
-            "reward": self.context.get("rewards", {}).get(result.run_id),
-            "usage": self.context["usage"].get(result.run_id) or usage.usage_object(None),
+            "reward": run.reward if run is not None else None,
+            "usage": usage.usage_object(run),
             "review": self.context.get("reviews", {}).get(result.run_id, untriaged),
             "html_url": self.context["request"].build_absolute_uri(url),
         }

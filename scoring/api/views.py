@@ -47,7 +47,7 @@ from scoring.api.serializers import (
 from scoring.ingest import pipeline
 from scoring.ingest.uploads import UploadRefused, UploadTooLarge
 from scoring.models import ModelPrice, ReviewQueue, Status, Submission
-from scoring.results import case_drafts, rewards, usage
+from scoring.results import case_drafts, usage
 from scoring.results.comparison import baseline_named
 from scoring.results.failures import API_GROUPS, Failures
 from scoring.results.filtersets import RunFilterSet
@@ -252,8 +252,7 @@ class SubmissionViewSet(
         context = self.get_serializer_context()
         run_ids = [result.run_id for result in page]
         context["reviews"] = decisions.decisions_of_runs(run_ids)
-        context["rewards"] = rewards.rewards_of_runs(run_ids)
-        context["usage"] = usage.usage_of_runs(run_ids)
+        context["runs"] = usage.runs_beside_reports(run_ids)
         serializer = ReportSerializer(page, many=True, context=context)
         return self.get_paginated_response(serializer.data)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from scoring.models import Result, Run, Submission, Verdict
+from scoring.models import Result, Submission, Verdict
 from scoring.results.tables import kept
 from scoring.runfiles.runmeta import FULL_REWARD
 
@@ -66,9 +66,3 @@ def _agreement(submission: Submission) -> Agreement | None:
     if not counts["rewarded"]:
         return None
     return Agreement(counts["rewarded"], counts["agree"])
-
-
-def rewards_of_runs(run_ids: list[int]) -> dict[int, float]:
-    """The rewards of the runs that have one, by run id."""
-    runs = Run.objects.filter(pk__in=run_ids, reward__isnull=False)
-    return {pk: reward for pk, reward in runs.values_list("pk", "reward") if reward is not None}

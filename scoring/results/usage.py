@@ -241,10 +241,11 @@ def usage_object(run: Run | None) -> dict[str, Any]:
     return made
 
 
-def usage_of_runs(run_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """Run id → its usage object, for a page of reports, in one query."""
-    runs = Run.objects.filter(pk__in=run_ids).only(*FIGURES, "model_names")
-    return {run.pk: usage_object(run) for run in runs}
+def runs_beside_reports(run_ids: list[int]) -> dict[int, Run]:
+    """Run id → the run with what the results API gives beside its report (its reward and
+    its usage columns), for a page of reports, in one query."""
+    runs = Run.objects.filter(pk__in=run_ids).only("reward", *FIGURES, "model_names")
+    return {run.pk: run for run in runs}
 
 
 def run_figures(run: Run) -> dict[str, Any] | None:
