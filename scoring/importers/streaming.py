@@ -148,14 +148,20 @@ def value_limit(max_item_bytes: int | None) -> int | None:
     return None if max_item_bytes is None else max_item_bytes * 4
 
 
-def _element(kind, events, counted, max_item_bytes, max_depth) -> Any:
+def _element(
+    kind: str,
+    events: Iterator[tuple[str, Any]],
+    counted: BoundedValues,
+    max_item_bytes: int | None,
+    max_depth: int | None,
+) -> Any:
     """The element that starts with ``kind``, built from ``events`` up to its end; an
     ``InvalidInput`` (its events read, not built) when it breaks a limit."""
     builder = ijson.ObjectBuilder()
     started = counted.seen
     depth = 0
     refused = None
-    value = None  # a container's start has none
+    value: Any = None  # a container's start has none
     while True:
         if kind == "start_map" or kind == "start_array":
             depth += 1
