@@ -20,7 +20,7 @@ off at the token limit (``output.choices[0].stop_reason`` ``max_tokens``) is.
 import re
 import zipfile
 from collections.abc import Iterator, Mapping
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import ijson
 
@@ -46,7 +46,7 @@ from .common import (
     with_meta,
     with_transcript,
 )
-from .streaming import BoundedValues, ijson_message
+from .streaming import BoundedValues, Readable, ijson_message
 from .ziparchive import Budget, open_archive, open_entry
 
 NAME = "inspect_ai"
@@ -99,7 +99,7 @@ def log_samples(log: JSONObject) -> Iterator[tuple[Any, str | None]]:
 
 
 def read_log(
-    stream: BinaryIO,
+    stream: Readable,
     *,
     keep: str | None = None,
     max_depth: int = MAX_DEPTH,
@@ -138,7 +138,7 @@ def read_log(
 
 
 def read_eval(
-    file: BinaryIO,
+    file: IO[bytes],
     *,
     max_uncompressed_bytes: int | None = None,
     max_entries: int = MAX_ARCHIVE_ENTRIES,

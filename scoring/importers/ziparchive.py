@@ -31,7 +31,7 @@ _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile's structFileHeader
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 
 
-def open_archive(file: BinaryIO, *, max_entries: int) -> zipfile.ZipFile:
+def open_archive(file: IO[bytes], *, max_entries: int) -> zipfile.ZipFile:
     """The archive in ``file`` (which must seek); ``InvalidInput`` when it is not a zip
     archive, or holds more than ``max_entries`` entries (each costs memory once listed)."""
     try:
