@@ -33,7 +33,7 @@ two formats at once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol, cast
 
 from scoring.matcher import InvalidInput, json_type
 
@@ -49,22 +49,33 @@ from . import (
     streaming,
     tau_bench,
 )
-from .common import object_at
+from .common import JSONObject, Run, object_at
 
-IMPORTERS = {
-    module.NAME: module
-    for module in (
-        canonical,
-        inspect_ai,
-        anthropic,
-        openai_chat,
-        openai_responses,
-        gemini,
-        otel,
-        bfcl_results,
-        tau_bench,
-    )
-}
+
+class Importer(Protocol):
+    """What each format module gives: its name, the keys that detect it (for a line no
+    importer recognises), whether a line is in it, and the line's canonical run."""
+
+    NAME: str
+    SIGNATURE: str
+
+    def detect(self, line: JSONObject) -> bool: ...
+
+    def convert(self, line: JSONObject) -> JSONObject: ...
+
+
+_IN_ORDER: tuple[Importer, ...] = (
+    canonical,
+    inspect_ai,
+    anthropic,
+    openai_chat,
+    openai_responses,
+    gemini,
+    otel,
+    bfcl_results,
+    tau_bench,
+)
+IMPORTERS = {module.NAME: module for module in _IN_ORDER}
 FORMAT_NAMES = tuple(IMPORTERS)
 
 # The importers' public API; the format modules are the API of their format-specific parts
@@ -84,7 +95,7 @@ __all__ = [
 ]
 
 
-def detect_format(line: Mapping) -> str | None:
+def detect_format(line: JSONObject) -> str | None:
     """The name of the format ``line`` is in, or None when no importer recognises it."""
     for name, module in IMPORTERS.items():
         if module.detect(line):
@@ -92,7 +103,7 @@ def detect_format(line: Mapping) -> str | None:
     return None
 
 
-def to_canonical(line: Any, format_name: str | None = None) -> dict:
+def to_canonical(line: Any, format_name: str | None = None) -> Run:
     """The canonical run of one uploaded line; raises ``InvalidInput`` naming the field."""
     if type(line) is not dict and not isinstance(line, Mapping):  # an ABC check costs more
         raise InvalidInput.single("", f"a run line must be a JSON object, not {json_type(line)}")
@@ -100,4 +111,6 @@ def to_canonical(line: Any, format_name: str | None = None) -> dict:
     if name is None:
         keys = ", ".join(dict.fromkeys(module.SIGNATURE for module in IMPORTERS.values()))
         raise InvalidInput.single("", f"unrecognised run format: expected one of the keys {keys}")
-    return IMPORTERS[name].convert(line)
+    # Each importer but the canonical one builds a new run; that one gives back the line,
+    # parsed JSON (a dict), which is the run as it is stored (docs/formats.md#run-files).
+    return cast(Run, IMPORTERS[name].convert(line))

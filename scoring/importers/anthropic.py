@@ -20,6 +20,11 @@ from scoring.matcher import InvalidInput, json_type
 
 from . import usage
 from .common import (
+    CallsById,
+    JSONObject,
+    Run,
+    ToolCall,
+    Turn,
     arguments_fields,
     content_text,
     cut_off,
@@ -43,7 +48,7 @@ _ANTHROPIC_BLOCKS = frozenset(
 )
 
 
-def has_anthropic_blocks(messages: list) -> bool:
+def has_anthropic_blocks(messages: list[Any]) -> bool:
     """Whether any message's content holds a block type only Anthropic uses."""
     # Every OpenAI line is scanned too (detection tries this format before openai_chat),
     # so this is written for speed: parsed JSON holds dicts, and the contents are gathered
@@ -63,7 +68,7 @@ def has_anthropic_blocks(messages: list) -> bool:
     return False
 
 
-def detect(line: Mapping) -> bool:
+def detect(line: JSONObject) -> bool:
     """A ``messages`` list with a block type only Anthropic uses, a ``Message``, or a
     request and its ``Message``."""
     messages = line.get("messages")
@@ -83,12 +88,12 @@ def is_message(value: Any) -> bool:
     )
 
 
-def convert(line: Mapping) -> dict:
+def convert(line: JSONObject) -> Run:
     messages, path_of, system = _conversation(line)
-    batches = []
+    batches: list[list[ToolCall]] = []
     transcript = [turn("system", content_text(system))] if system is not None else []
-    last: Mapping = {}  # the last assistant message
-    awaiting: dict = {}  # tool_use id → (its call, its batch), until a tool_result answers it
+    last: JSONObject = {}  # the last assistant message
+    awaiting: CallsById = {}  # tool_use id → (its call, its batch), until a tool_result answers it
     request = line.get("request") if "request" in line and "messages" not in line else line
     requested = request.get("model") if isinstance(request, Mapping) else None
     responses: list[usage.Call] = []  # each assistant message's model call
@@ -102,7 +107,7 @@ def convert(line: Mapping) -> dict:
         last = message
         # A ``Message`` (in the list, on its own, or a pair's response) says its usage.
         responses.append(usage.anthropic_call(message.get("usage"), message.get("model")))
-        calls = []
+        calls: list[ToolCall] = []
         if isinstance(content, list):  # else plain text content: no calls
             for j, block in enumerate(content):
                 if not isinstance(block, Mapping):
@@ -127,7 +132,7 @@ def convert(line: Mapping) -> dict:
     return with_transcript(run, transcript)
 
 
-def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], Any]:
+def _conversation(line: JSONObject) -> tuple[list[Any], Callable[[int], str], Any]:
     """The line's messages (a ``Message`` line is one; a pair's response is the last), what
     gives the path of each (only wanted for a problem) and its system prompt."""
     if "messages" not in line and is_message(line):
@@ -149,13 +154,15 @@ def _content_path(where: str, j: int) -> str:
     return f"{where}.content[{j}]" if where else f"content[{j}]"
 
 
-def _call(block: Mapping, where: str) -> dict:
-    call = {"id": block.get("id"), "name": name_at(block, "name", where)}
+def _call(block: JSONObject, where: str) -> ToolCall:
+    call: ToolCall = {"id": block.get("id"), "name": name_at(block, "name", where)}
     call.update(arguments_fields(block.get("input", {})))
     return call
 
 
-def _user_turns(role: Any, content: Any, i: int, path_of: Callable, awaiting: dict) -> list:
+def _user_turns(
+    role: Any, content: Any, i: int, path_of: Callable[[int], str], awaiting: CallsById
+) -> list[Turn | None]:
     """The turns of user message ``i``: its text, then a tool turn for each ``tool_result``
     block, whose result and ``is_error`` go to the call it answers."""
     if not isinstance(content, list):

@@ -21,7 +21,7 @@ decodes to no call, is left out with a note, as BFCL's checker leaves it out
 from collections.abc import Mapping
 from typing import Any
 
-from scoring.importers.common import arguments_fields
+from scoring.importers.common import JSONObject, Run, ToolCall, Turn, arguments_fields
 from scoring.importers.python_calls import Undecodable, decode_calls
 from scoring.matcher import InvalidInput, is_finite_number, json_type
 
@@ -32,22 +32,22 @@ SIGNATURE = "result"
 _META = ("latency", "input_token_count", "output_token_count")
 
 
-def detect(line: Mapping) -> bool:
+def detect(line: JSONObject) -> bool:
     return "result" in line and "id" in line and "case" not in line
 
 
-def is_multi_turn(line: Mapping) -> bool:
+def is_multi_turn(line: JSONObject) -> bool:
     """A multi-turn result: ``result`` a list of turns, each a list of steps."""
     result = line.get("result")
     return isinstance(result, list) and bool(result) and all(isinstance(t, list) for t in result)
 
 
-def convert(line: Mapping) -> dict:
+def convert(line: JSONObject) -> Run:
     case = line.get("id")
     if not isinstance(case, str) or not case:
         raise InvalidInput.single("id", "must be a non-empty string (the BFCL test id)")
     result = line.get("result")
-    run: dict[str, Any] = {"case": case, "batches": [], "final_text": None}
+    run: Run = {"case": case, "batches": [], "final_text": None}
     meta = {key: line[key] for key in _META if key in line}
     if meta:
         run["meta"] = meta
@@ -73,7 +73,7 @@ def convert(line: Mapping) -> dict:
     return run
 
 
-def _usage(line: Mapping) -> dict:
+def _usage(line: JSONObject) -> dict[str, Any]:
     """The usage BFCL's handler recorded: ``input_token_count``, ``output_token_count`` and
     ``latency`` (seconds) of each model call, one number for a single-turn entry, a list per
     turn of one per step for a multi-turn one. The model is named by the file's folder, not
@@ -95,15 +95,15 @@ def _usage(line: Mapping) -> dict:
     return usage.run_usage(calls, duration_ms=duration)
 
 
-def _leaves(value: Any) -> list:
+def _leaves(value: Any) -> list[Any]:
     """The numbers of a number or of nested lists of them, in order."""
     if isinstance(value, list):
         return [leaf for item in value for leaf in _leaves(item)]
     return [] if value is None else [value]
 
 
-def _calls(items: list, where: str) -> list[dict]:
-    calls = []
+def _calls(items: list[Any], where: str) -> list[ToolCall]:
+    calls: list[ToolCall] = []
     for index, item in enumerate(items):
         if not isinstance(item, Mapping) or len(item) != 1:
             raise InvalidInput.single(f"{where}[{index}]", "must be an object naming one function")
@@ -112,9 +112,9 @@ def _calls(items: list, where: str) -> list[dict]:
     return calls
 
 
-def _multi_turn(run: dict, turns: list) -> dict:
-    batches: list[list[dict]] = []
-    transcript: list[dict] = []
+def _multi_turn(run: Run, turns: list[Any]) -> Run:
+    batches: list[list[ToolCall]] = []
+    transcript: list[Turn] = []
     notes: list[str] = run.setdefault("notes", [])
     for t, steps in enumerate(turns):
         transcript.append({"role": "user", "text": None, "batch": None})

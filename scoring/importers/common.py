@@ -5,12 +5,22 @@ Every line of a run file passes through here, so the checks for a JSON object te
 check against an abstract class costs ten times one against ``dict``.
 """
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeGuard
 
 import orjson
 
 from scoring.matcher import InvalidInput, json_type, parse_json
+
+# A JSON object of a run line as read: parsed JSON (a dict), or a Mapping standing for one.
+JSONObject = Mapping[str, Any]
+# What an importer writes (docs/formats.md#run-files): the canonical run, and each call of
+# its batches and turn of its transcript, all JSON objects.
+Run = dict[str, Any]
+ToolCall = dict[str, Any]
+Turn = dict[str, Any]
+# Calls by their id (``is_join_key``), each with its batch (to give each its result).
+CallsById = dict[str | int, tuple[ToolCall, int]]
 
 # The roles of a transcript (docs/formats.md#transcripts), and the names formats give them.
 _ROLES = {
@@ -27,16 +37,16 @@ _ROLES = {
 }
 
 
-def envelope_fields(line: Mapping) -> dict:
+def envelope_fields(line: JSONObject) -> Run:
     """The fields every format shares: the case key, trial, meta and run-level error."""
-    out = {"case": line.get("case")}
+    out: Run = {"case": line.get("case")}
     for key in ("trial", "meta", "error", "notes"):
         if key in line:
             out[key] = line[key]
     return out
 
 
-def with_error(run: dict, error: str | None) -> dict:
+def with_error(run: Run, error: str | None) -> Run:
     """``run`` with ``error``, what the format itself says went wrong, unless the line
     already gives one (an empty string is an error too: docs/formats.md#run-fields)."""
     if run.get("error") is None:
@@ -44,7 +54,7 @@ def with_error(run: dict, error: str | None) -> dict:
     return run
 
 
-def with_meta(run: dict, extra: Mapping) -> dict:
+def with_meta(run: Run, extra: JSONObject) -> Run:
     """``run`` with ``extra`` added to its meta; a meta that is not an object is left for
     ``load_run`` to report."""
     meta = run.get("meta")
@@ -88,7 +98,7 @@ def truncation_error(field: str, value: str) -> str:
     return f"the response was cut off at the token limit ({field} {value})"
 
 
-def turn(role: Any, text: Any, batch: int | None = None) -> dict | None:
+def turn(role: Any, text: Any, batch: int | None = None) -> Turn | None:
     """One transcript turn (docs/formats.md#transcripts), or None for a role the transcript has no
     name for. ``text`` that is not a string (a tool's result object, say) is written as JSON."""
     role = _ROLES.get(role) if type(role) is str else None
@@ -111,13 +121,13 @@ def as_text(value: Any) -> str | None:
         return str(value)
 
 
-def with_transcript(run: dict, turns: list) -> dict:
+def with_transcript(run: Run, turns: Iterable[Turn | None]) -> Run:
     """``run`` with its transcript: ``turns`` less those ``turn`` left out."""
     run["transcript"] = [t for t in turns if t is not None]
     return run
 
 
-def with_note(run: dict, note: str) -> dict:
+def with_note(run: Run, note: str) -> Run:
     """``run`` with ``note`` added to its notes (once)."""
     notes = run.get("notes")
     if notes is None:
@@ -127,7 +137,7 @@ def with_note(run: dict, note: str) -> dict:
     return run
 
 
-def arguments_fields(raw: Any) -> dict:
+def arguments_fields(raw: Any) -> ToolCall:
     """``arguments`` of a call whose arguments came as an object or a JSON string; text
     that is not a JSON object is kept as ``arguments_raw`` with ``arguments: null``."""
     if type(raw) is not str:
@@ -151,38 +161,38 @@ def content_text(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         parts = [
-            p.get("text")
+            text
             for p in content
             if (type(p) is dict or isinstance(p, Mapping))
             and p.get("type") == "text"
-            and isinstance(p.get("text"), str)
+            and isinstance(text := p.get("text"), str)
         ]
         return "".join(parts) if parts else None
     return None
 
 
-def is_join_key(value: Any) -> bool:
+def is_join_key(value: Any) -> TypeGuard[str | int]:
     """Whether ``value`` can join a call to its result: a string or a number, as call ids are
     (anything else is no id, and must not be used as a dict key)."""
     kind = type(value)
     return kind is str or kind is int or (isinstance(value, str | int) and kind is not bool)
 
 
-def object_at(value: Any, where: str) -> Mapping:
+def object_at(value: Any, where: str) -> JSONObject:
     """``value`` when it is a JSON object; otherwise ``InvalidInput`` naming ``where``."""
     if type(value) is not dict and not isinstance(value, Mapping):
         raise InvalidInput.single(where, f"must be an object, not {json_type(value)}")
     return value
 
 
-def list_at(value: Any, where: str) -> list:
+def list_at(value: Any, where: str) -> list[Any]:
     """``value`` when it is a JSON array; otherwise ``InvalidInput`` naming ``where``."""
     if not isinstance(value, list):
         raise InvalidInput.single(where, f"must be a list, not {json_type(value)}")
     return value
 
 
-def name_at(container: Mapping, key: str, where: str) -> str:
+def name_at(container: JSONObject, key: str, where: str) -> str:
     """The tool name at ``container[key]``, which must be a string."""
     if key not in container:
         raise InvalidInput.single(f"{where}.{key}", "required: the tool name, a string")

@@ -23,6 +23,11 @@ from scoring.matcher import InvalidInput
 
 from . import usage
 from .common import (
+    CallsById,
+    JSONObject,
+    Run,
+    ToolCall,
+    Turn,
     arguments_fields,
     cut_off,
     envelope_fields,
@@ -38,19 +43,23 @@ from .common import (
 NAME = "gemini"
 SIGNATURE = "contents or candidates"
 
+# The latest model turn's calls by name, in order.
+_ByName = dict[str, deque[ToolCall]]
 
-def detect(line: Mapping) -> bool:
+
+def detect(line: JSONObject) -> bool:
     return isinstance(line.get("contents"), list) or isinstance(line.get("candidates"), list)
 
 
-def convert(line: Mapping) -> dict:
+def convert(line: JSONObject) -> Run:
     located = _conversation(line)
-    batches: list[list[dict]] = []
-    transcript: list = []
+    batches: list[list[ToolCall]] = []
+    transcript: list[Turn | None] = []
     final_text = None
-    last: tuple = ()  # the last model content, and the candidate it came in
-    calls_by_id: dict = {}  # call id → (call, its batch)
-    unanswered: dict[str, deque] = {}  # the latest model turn's calls by name, in order
+    # The last model content, and the candidate it came in.
+    last: tuple[JSONObject, JSONObject | None] | tuple[()] = ()
+    calls_by_id: CallsById = {}  # call id → (call, its batch)
+    unanswered: _ByName = {}  # the latest model turn's calls by name, in order
     responses: list[usage.Call] = []  # each model content's model call
     for where, content, candidate in located:
         content = object_at(content, where)
@@ -61,7 +70,8 @@ def convert(line: Mapping) -> dict:
         if content.get("role") == "model":
             last = (content, candidate)
             responses.append(_response_usage(element))
-            calls, texts = [], []
+            calls: list[ToolCall] = []
+            texts: list[str] = []
             for j, part in enumerate(parts):
                 part_where = f"{where}.parts[{j}]"
                 key, function_call = _either(
@@ -100,14 +110,14 @@ def convert(line: Mapping) -> dict:
     return with_transcript(run, transcript)
 
 
-def _response_usage(element: Mapping) -> usage.Call:
+def _response_usage(element: JSONObject) -> usage.Call:
     """The usage of a model content's call: its ``GenerateContentResponse``'s, where the
     line holds one, its model as the response names it (``modelVersion``)."""
     metadata = element.get("usageMetadata", element.get("usage_metadata"))
     return usage.gemini_call(metadata, element.get("modelVersion", element.get("model_version")))
 
 
-def _conversation(line: Mapping) -> list[tuple[str, Any, Mapping | None]]:
+def _conversation(line: JSONObject) -> list[tuple[str, Any, JSONObject | None]]:
     """The line's contents, each with its path and the candidate it came in (None for the
     contents of a ``contents`` line). A ``GenerateContentResponse`` line is its first
     candidate's content."""
@@ -122,7 +132,7 @@ def _conversation(line: Mapping) -> list[tuple[str, Any, Mapping | None]]:
     return [] if content is None else [("candidates[0].content", content, candidate)]
 
 
-def _model_content(candidate: Mapping) -> Any:
+def _model_content(candidate: JSONObject) -> Any:
     """A candidate's content, which is the model's."""
     content = candidate.get("content")
     if isinstance(content, Mapping) and content.get("role") is None:  # a candidate is the model's
@@ -130,7 +140,7 @@ def _model_content(candidate: Mapping) -> Any:
     return content
 
 
-def _held(where: str, element: Mapping) -> tuple[str, Mapping, Mapping | None]:
+def _held(where: str, element: JSONObject) -> tuple[str, JSONObject, JSONObject | None]:
     """A contents list's element, read as a content: a candidate, or a whole response, held
     where a content would be is its (first candidate's) content, with that candidate."""
     candidate, inside, candidates = element, "", element.get("candidates")
@@ -142,7 +152,7 @@ def _held(where: str, element: Mapping) -> tuple[str, Mapping, Mapping | None]:
     return f"{where}{inside}.content", content, candidate
 
 
-def _either(part: Mapping, camel: str, where: str) -> tuple[str, Mapping | None]:
+def _either(part: JSONObject, camel: str, where: str) -> tuple[str, JSONObject | None]:
     """The part's ``camel`` field or its snake_case twin, with the key it was under."""
     snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
     for key in (camel, snake):
@@ -151,14 +161,18 @@ def _either(part: Mapping, camel: str, where: str) -> tuple[str, Mapping | None]
     return camel, None
 
 
-def _call(function_call: Mapping, where: str) -> dict:
-    call = {"id": function_call.get("id"), "name": name_at(function_call, "name", where)}
+def _call(function_call: JSONObject, where: str) -> ToolCall:
+    call: ToolCall = {"id": function_call.get("id"), "name": name_at(function_call, "name", where)}
     call.update(arguments_fields(function_call.get("args") or {}))
     return call
 
 
 def _answer(
-    response: Mapping, where: str, calls_by_id: dict, unanswered: dict, batches: list
+    response: JSONObject,
+    where: str,
+    calls_by_id: CallsById,
+    unanswered: _ByName,
+    batches: list[list[ToolCall]],
 ) -> int | None:
     """Give ``response`` to the call it answers: by id, else the first unanswered call of its
     name in the latest model turn; return that call's batch. A response that answers no call

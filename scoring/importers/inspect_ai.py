@@ -18,8 +18,9 @@ off at the token limit (``output.choices[0].stop_reason`` ``max_tokens``) is.
 """
 
 import re
+import zipfile
 from collections.abc import Iterator, Mapping
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import ijson
 
@@ -27,6 +28,11 @@ from scoring.matcher import InvalidInput, is_finite_number, number_as_parsed
 
 from . import usage
 from .common import (
+    CallsById,
+    JSONObject,
+    Run,
+    ToolCall,
+    Turn,
     arguments_fields,
     content_text,
     cut_off,
@@ -40,7 +46,7 @@ from .common import (
     with_meta,
     with_transcript,
 )
-from .streaming import BoundedValues, ijson_message
+from .streaming import BoundedValues, Readable, ijson_message
 from .ziparchive import Budget, open_archive, open_entry
 
 NAME = "inspect_ai"
@@ -66,9 +72,11 @@ _CHUNK = 1024
 # Entries an .eval archive may hold: listing each costs memory before any is read.
 MAX_ARCHIVE_ENTRIES = 200_000
 _EVAL_HEADERS = ("header.json", "_journal/start.json")  # the first one there names the model
+# An ijson event: its prefix (the path to it), its kind and its value.
+_Event = tuple[str, str, Any]
 
 
-def detect(line: Mapping) -> bool:
+def detect(line: JSONObject) -> bool:
     """A single sample (a line of a log's samples)."""
     return "epoch" in line and isinstance(line.get("messages"), list)
 
@@ -83,7 +91,7 @@ def is_log(value: Any) -> bool:
     )
 
 
-def log_samples(log: Mapping) -> Iterator[tuple[Any, str | None]]:
+def log_samples(log: JSONObject) -> Iterator[tuple[Any, str | None]]:
     """(sample, the log's model) for each sample of a log already in memory."""
     model = log["eval"].get("model")
     for sample in log["samples"]:
@@ -91,7 +99,7 @@ def log_samples(log: Mapping) -> Iterator[tuple[Any, str | None]]:
 
 
 def read_log(
-    stream: BinaryIO,
+    stream: Readable,
     *,
     keep: str | None = None,
     max_depth: int = MAX_DEPTH,
@@ -130,7 +138,7 @@ def read_log(
 
 
 def read_eval(
-    file: BinaryIO,
+    file: IO[bytes],
     *,
     max_uncompressed_bytes: int | None = None,
     max_entries: int = MAX_ARCHIVE_ENTRIES,
@@ -175,13 +183,21 @@ def read_eval(
     ]
     if not samples:
         raise InvalidInput.single("samples/", "this .eval log holds none (written header-only?)")
-    limits = {"keep": keep, "max_depth": max_depth, "max_value_bytes": max_value_bytes}
     for info in samples:
-        yield _eval_sample(archive, info, budget, **limits), model
+        sample = _eval_sample(
+            archive, info, budget, keep=keep, max_depth=max_depth, max_value_bytes=max_value_bytes
+        )
+        yield sample, model
 
 
 def _eval_sample(
-    archive, info, budget: Budget, *, keep: str | None, max_depth: int, max_value_bytes: int | None
+    archive: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    budget: Budget,
+    *,
+    keep: str | None,
+    max_depth: int,
+    max_value_bytes: int | None,
 ) -> Any:
     """The sample in one entry of an archive, or the ``InvalidInput`` saying why not; a
     zip bomb (the archive's budget spent) stops the whole archive."""
@@ -200,13 +216,13 @@ def _eval_sample(
 
 
 def _run_events(
-    events: Iterator[tuple],
+    events: Iterator[_Event],
     *,
     sample: str = "samples.item",
     keep: str | None = None,
     max_depth: int = MAX_DEPTH,
     bounded: BoundedValues | None = None,
-) -> Iterator[tuple]:
+) -> Iterator[_Event]:
     """``events`` less those of the sample fields a run is not made of (``events``,
     ``attachments``, ``store``, ...: most of a log's bytes), so they are never built;
     ``sample`` is the prefix of a sample's fields, ``keep`` one more to read.
@@ -246,7 +262,7 @@ def _run_events(
         yield event
 
 
-def convert(line: Mapping, *, model: str | None = None) -> dict:
+def convert(line: JSONObject, *, model: str | None = None) -> Run:
     """The run of one sample; ``model`` is the log's (``eval.model``), when known."""
     messages = list_at(line.get("messages"), "messages")
     epoch = line.get("epoch")
@@ -258,10 +274,10 @@ def convert(line: Mapping, *, model: str | None = None) -> dict:
             raise InvalidInput.single("id", "required: the sample id, a string or a number")
         run["case"] = str(line["id"])
     run.setdefault("trial", epoch - 1)
-    batches = []
-    transcript = []
+    batches: list[list[ToolCall]] = []
+    transcript: list[Turn | None] = []
     last_text = None
-    awaiting: dict = {}  # tool call id → (its call, its batch), until its tool message
+    awaiting: CallsById = {}  # tool call id → (its call, its batch), until its tool message
     for i, message in enumerate(messages):
         role = object_at(message, f"messages[{i}]").get("role")
         if role == "tool":
@@ -299,7 +315,7 @@ def convert(line: Mapping, *, model: str | None = None) -> dict:
     return with_meta(run, {"model": model, "epoch": epoch} if model else {"epoch": epoch})
 
 
-def _usage(line: Mapping, messages: list) -> dict:
+def _usage(line: JSONObject, messages: list[Any]) -> dict[str, Any]:
     """The sample's usage: its ``model_usage`` by model, a model call per assistant message,
     and its ``total_time`` (seconds) as the run's wall time."""
     by_model = line.get("model_usage")
@@ -309,12 +325,12 @@ def _usage(line: Mapping, messages: list) -> dict:
         else []
     )
     made = sum(1 for m in messages if isinstance(m, Mapping) and m.get("role") == "assistant")
-    seconds = line.get("total_time")
+    seconds: Any = line.get("total_time")  # a number when is_finite_number says so
     duration = float(seconds) * 1000 if is_finite_number(seconds) and seconds >= 0 else None
     return usage.run_usage(calls, duration_ms=duration, model_calls=made)
 
 
-def _final_output(output: Any) -> tuple:
+def _final_output(output: Any) -> tuple[Any, Any, JSONObject] | tuple[()]:
     """The final output's message, with the choice and the output that carry it."""
     if not isinstance(output, Mapping):
         return ()
@@ -324,9 +340,9 @@ def _final_output(output: Any) -> tuple:
     return message, choice, output
 
 
-def _call(call: Any, where: str) -> dict:
+def _call(call: Any, where: str) -> ToolCall:
     call = object_at(call, where)
-    out = {"id": call.get("id"), "name": name_at(call, "function", where)}
+    out: ToolCall = {"id": call.get("id"), "name": name_at(call, "function", where)}
     if call.get("parse_error"):
         out.update(arguments=None, arguments_raw=_raw_arguments(call))
     else:
@@ -334,15 +350,16 @@ def _call(call: Any, where: str) -> dict:
     return out
 
 
-def _raw_arguments(call: Mapping) -> str | None:
+def _raw_arguments(call: JSONObject) -> str | None:
     """The model's text for arguments Inspect could not parse, where it is still there."""
-    if isinstance(call.get("arguments"), str):
-        return call["arguments"]
+    arguments = call.get("arguments")
+    if isinstance(arguments, str):
+        return arguments
     found = _PARSE_ERROR.match(str(call["parse_error"]))
     return found.group(1) if found else None
 
 
-def _tool_result(message: Mapping) -> dict:
+def _tool_result(message: JSONObject) -> dict[str, Any]:
     """The ``result`` (and ``is_error``) a tool message gives its call."""
     result: dict[str, Any] = {"result": content_text(message.get("content"))}
     error = message.get("error")
@@ -353,7 +370,7 @@ def _tool_result(message: Mapping) -> dict:
     return result
 
 
-def _sample_error(sample: Mapping) -> str | None:
+def _sample_error(sample: JSONObject) -> str | None:
     if sample.get("error"):
         return _message_of(sample["error"])
     limit = sample.get("limit")

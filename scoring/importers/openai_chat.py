@@ -25,6 +25,11 @@ from scoring.matcher import InvalidInput
 
 from . import usage
 from .common import (
+    CallsById,
+    JSONObject,
+    Run,
+    ToolCall,
+    Turn,
     arguments_fields,
     content_text,
     cut_off,
@@ -42,7 +47,7 @@ NAME = "openai_chat"
 SIGNATURE = "choices"  # and messages, which anthropic lists
 
 
-def detect(line: Mapping) -> bool:
+def detect(line: JSONObject) -> bool:
     """A ``messages`` list, a ChatCompletion, or a request and its ChatCompletion.
 
     Detection tries ``anthropic`` first, which takes the messages lists holding its content
@@ -59,19 +64,19 @@ def is_completion(value: Any) -> bool:
     return isinstance(value, Mapping) and isinstance(value.get("choices"), list)
 
 
-def convert(line: Mapping) -> dict:
+def convert(line: JSONObject) -> Run:
     messages, base_path, choices = _conversation(line)
     inside: dict[int, str] = {}  # where a message sits in the choice or completion holding it
 
     def path_of(i: int) -> str:  # only wanted for a problem, so not written out for each
         return base_path(i) + inside.get(i, "")
 
-    batches = []
-    transcript = []
+    batches: list[list[ToolCall]] = []
+    transcript: list[Turn | None] = []
     final_text = None
     last, last_choice = None, None  # the last assistant message, and the choice it came in
-    awaiting: dict = {}  # call id → (the latest call with that id, its batch), until answered
-    legacy_call = None  # a legacy function_call waiting for its function message
+    awaiting: CallsById = {}  # call id → (the latest call with that id, its batch), until answered
+    legacy_call: ToolCall | None = None  # a legacy function_call waiting for its function message
     responses: list[usage.Call] = []  # each assistant message's model call
     # The text is a string or None (content_text), so the turns of known roles are written
     # as they are (``turn`` would check them again: a third of the loop's cost).
@@ -113,7 +118,7 @@ def convert(line: Mapping) -> dict:
         if type(tool_calls) is not list:
             raise InvalidInput.single(f"{path_of(i)}.tool_calls", "must be a list")
         if tool_calls:
-            calls = []
+            calls: list[ToolCall] = []
             batch = len(batches)
             for j, raw_call in enumerate(tool_calls):
                 call = _call(raw_call, path_of, i, j)
@@ -140,7 +145,7 @@ def convert(line: Mapping) -> dict:
     return with_transcript(run, transcript)
 
 
-def _response_usage(element: Mapping, i: int, line: Mapping) -> usage.Call:
+def _response_usage(element: JSONObject, i: int, line: JSONObject) -> usage.Call:
     """The usage of the model call that gave assistant message ``i``: its ChatCompletion's,
     where the line holds one (the whole line, a pair's response, or an element of the
     messages list); none recorded for a plain message."""
@@ -158,7 +163,9 @@ def _response_usage(element: Mapping, i: int, line: Mapping) -> usage.Call:
     return usage.openai_call(completion.get("usage"), completion.get("model"))
 
 
-def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], dict[int, Mapping]]:
+def _conversation(
+    line: JSONObject,
+) -> tuple[list[Any], Callable[[int], str], dict[int, JSONObject]]:
     """The line's messages, what gives the path of each (only wanted for a problem, so not
     written out for every message), and the choice a message came in, by its position (a
     ChatCompletion's, or a response's; none for a plain messages list)."""
@@ -180,7 +187,7 @@ def _conversation(line: Mapping) -> tuple[list, Callable[[int], str], dict[int, 
     return [*messages, choice.get("message")], path_of, {len(messages): choice}
 
 
-def _first_choice(completion: Mapping, where: str) -> Mapping:
+def _first_choice(completion: JSONObject, where: str) -> JSONObject:
     """The first choice of a ChatCompletion."""
     prefix = f"{where}.choices" if where else "choices"
     choices = list_at(completion.get("choices"), prefix)
@@ -189,7 +196,7 @@ def _first_choice(completion: Mapping, where: str) -> Mapping:
     return object_at(choices[0], f"{prefix}[0]")
 
 
-def _held(element: Mapping) -> tuple[Mapping, Mapping, str] | None:
+def _held(element: JSONObject) -> tuple[JSONObject, JSONObject, str] | None:
     """When a messages list holds a choice, or a ChatCompletion, where a message would be:
     the choice, its message, and the message's path inside the element; else None."""
     choice, inside = element, ".message"
@@ -202,7 +209,7 @@ def _held(element: Mapping) -> tuple[Mapping, Mapping, str] | None:
     return choice, message, inside
 
 
-def _call(call: Any, path_of: Callable[[int], str], i: int, j: int) -> dict:
+def _call(call: Any, path_of: Callable[[int], str], i: int, j: int) -> ToolCall:
     """Call ``j`` of message ``i``'s ``tool_calls``; its path is written only for a problem."""
     if type(call) is dict:
         function = call.get("function")
@@ -220,7 +227,7 @@ def _call(call: Any, path_of: Callable[[int], str], i: int, j: int) -> dict:
     return {"id": call.get("id"), **_function(call.get("function"), f"{where}.function")}
 
 
-def _function(function: Any, where: str) -> dict:
+def _function(function: Any, where: str) -> ToolCall:
     if type(function) is not dict and not isinstance(function, Mapping):
         raise InvalidInput.single(where, "must be a function object with a name and arguments")
     return {"name": name_at(function, "name", where), **arguments_fields(function.get("arguments"))}

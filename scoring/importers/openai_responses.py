@@ -24,6 +24,10 @@ from typing import Any
 
 from . import usage
 from .common import (
+    JSONObject,
+    Run,
+    ToolCall,
+    Turn,
     arguments_fields,
     envelope_fields,
     is_join_key,
@@ -39,9 +43,11 @@ NAME = "openai_responses"
 SIGNATURE = "output or responses"
 
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
+# ``output`` of each ``function_call_output`` item, by its ``call_id``.
+_Results = dict[str | int, Any]
 
 
-def detect(line: Mapping) -> bool:
+def detect(line: JSONObject) -> bool:
     if isinstance(line.get("output"), list) or isinstance(line.get("responses"), list):
         return True
     response = line.get("response")
@@ -52,10 +58,10 @@ def detect(line: Mapping) -> bool:
     )
 
 
-def convert(line: Mapping) -> dict:
+def convert(line: JSONObject) -> Run:
     if "responses" in line:
         holder, holder_where = line, ""
-        responses = [
+        responses: list[tuple[str, JSONObject]] = [
             (f"responses[{k}]", object_at(response, f"responses[{k}]"))
             for k, response in enumerate(list_at(line["responses"], "responses"))
         ]
@@ -67,13 +73,13 @@ def convert(line: Mapping) -> dict:
         responses = [("", line)]
     results = _outputs_by_call_id([holder, *(response for _, response in responses)])
     from_outputs = {
-        item.get("call_id")
+        call_id
         for where, response in responses
         for _, item in _output_items(response, where)
-        if item.get("type") == "function_call" and is_join_key(item.get("call_id"))
+        if item.get("type") == "function_call" and is_join_key(call_id := item.get("call_id"))
     }
-    batches: list[list[dict]] = []
-    transcript: list = []
+    batches: list[list[ToolCall]] = []
+    transcript: list[Turn | None] = []
     _read_input(holder, holder_where, results, from_outputs, batches, transcript)
     for where, response in responses:
         items = _output_items(response, where)
@@ -104,12 +110,12 @@ def convert(line: Mapping) -> dict:
 
 
 def _read_input(
-    holder: Mapping,
+    holder: JSONObject,
     where: str,
-    results: dict,
-    from_outputs: set,
-    batches: list,
-    transcript: list,
+    results: _Results,
+    from_outputs: set[str | int],
+    batches: list[list[ToolCall]],
+    transcript: list[Turn | None],
 ) -> None:
     """The calls and turns of ``holder``'s ``input`` (a text prompt, or a list of items):
     consecutive ``function_call`` items are one batch, closed by any other item but
@@ -121,7 +127,7 @@ def _read_input(
     if not isinstance(items, list):
         return
     prefix = f"{where}.input" if where else "input"
-    open_batch = None
+    open_batch: list[ToolCall] | None = None
     for j, item in enumerate(items):
         item = object_at(item, f"{prefix}[{j}]")
         kind = item.get("type")
@@ -139,13 +145,14 @@ def _read_input(
         open_batch = None
         if kind == "function_call_output":
             tool_turn = turn("tool", item.get("output"))
+            assert tool_turn is not None  # "tool" is a role of the transcript
             tool_turn["call_id"] = item.get("call_id")  # its batch is known once all are read
             transcript.append(tool_turn)
         elif kind in (None, "message"):
             transcript.append(turn(item.get("role"), _message_text(item.get("content"))))
 
 
-def _number_tool_turns(transcript: list, batches: list) -> None:
+def _number_tool_turns(transcript: list[Turn | None], batches: list[list[ToolCall]]) -> None:
     """Give each tool turn the batch of the call whose output it carries."""
     batch_of = {
         call["id"]: b
@@ -177,25 +184,25 @@ def _message_text(content: Any) -> str | None:
     return "".join(texts) if texts else None
 
 
-def _output_items(response: Mapping, where: str) -> list[tuple[str, Mapping]]:
+def _output_items(response: JSONObject, where: str) -> list[tuple[str, JSONObject]]:
     prefix = f"{where}.output" if where else "output"
     items = list_at(response.get("output", []), prefix)
     return [(f"{prefix}[{j}]", object_at(item, f"{prefix}[{j}]")) for j, item in enumerate(items)]
 
 
-def _call(item: Mapping, where: str, results: dict) -> dict:
+def _call(item: JSONObject, where: str, results: _Results) -> ToolCall:
     call_id = item.get("call_id")
-    call = {"id": call_id, "name": name_at(item, "name", where)}
+    call: ToolCall = {"id": call_id, "name": name_at(item, "name", where)}
     call.update(arguments_fields(item.get("arguments")))
     if is_join_key(call_id) and call_id in results:
         call["result"] = results[call_id]
     return call
 
 
-def _outputs_by_call_id(holders: list[Mapping]) -> dict:
+def _outputs_by_call_id(holders: list[JSONObject]) -> _Results:
     """``call_id`` → ``output`` of every ``function_call_output`` item in the ``input`` lists
     of ``holders``."""
-    results = {}
+    results: _Results = {}
     for holder in holders:
         items = holder.get("input")
         if not isinstance(items, list):  # absent, or a plain text prompt
@@ -210,7 +217,7 @@ def _outputs_by_call_id(holders: list[Mapping]) -> dict:
     return results
 
 
-def _output_text(items: list[tuple[str, Mapping]]) -> str | None:
+def _output_text(items: list[tuple[str, JSONObject]]) -> str | None:
     texts = [
         part["text"]
         for _, item in items
@@ -223,7 +230,7 @@ def _output_text(items: list[tuple[str, Mapping]]) -> str | None:
     return "".join(texts) if texts else None
 
 
-def _response_error(response: Mapping, items: list[tuple[str, Mapping]]) -> str | None:
+def _response_error(response: JSONObject, items: list[tuple[str, JSONObject]]) -> str | None:
     """Why a response did not complete, or None when it did: as the response says, or as
     its last message item does when the response's own status was not kept."""
     error: Any = response.get("error")

@@ -200,14 +200,16 @@ def _dictionary(node: ast.Dict, notes: list[str]) -> dict[str, Any]:
 
 
 def _number(node: ast.expr) -> int | float:
-    value = _signed(node) if isinstance(node, ast.UnaryOp) else None
+    value: object = _signed(node) if isinstance(node, ast.UnaryOp) else None
     if isinstance(node, ast.BinOp):
         value = _arithmetic(node)
     elif isinstance(node, ast.Constant):
         value = node.value
-    if type(value) not in (int, float):
-        raise Undecodable(f"{_snippet(node)} is not a number")
-    return _within_bits(value) if type(value) is int else value
+    if type(value) is int:
+        return _within_bits(value)
+    if type(value) is float:
+        return value
+    raise Undecodable(f"{_snippet(node)} is not a number")
 
 
 def _within_bits(value: int) -> int:

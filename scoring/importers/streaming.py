@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 import ijson
 
@@ -17,6 +17,12 @@ from scoring.matcher import InvalidInput, number_as_parsed
 
 # ijson reads this much at a time: element sizes are measured to within it.
 CHUNK = 1 << 16
+
+
+class Readable(Protocol):
+    """What ijson reads a document from: anything with ``read(size)`` giving bytes."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
 
 
 class BoundedValues:
@@ -35,7 +41,7 @@ class BoundedValues:
     holding that many digits in a row (in a string too: the scan cannot tell) is never
     handed to it, and ends the document instead."""
 
-    def __init__(self, inner: BinaryIO, max_bytes: int | None):
+    def __init__(self, inner: Readable, max_bytes: int | None):
         self.inner = inner
         self.max_bytes = max_bytes
         self.seen = 0  # bytes read so far
@@ -95,7 +101,7 @@ def ijson_message(exc: Exception) -> str:
 
 
 def json_array(
-    stream: BinaryIO, *, max_item_bytes: int | None = None, max_depth: int | None = None
+    stream: Readable, *, max_item_bytes: int | None = None, max_depth: int | None = None
 ) -> Iterator[tuple[int, Any]]:
     """(1-based position, element or ``InvalidInput``) for each element of the JSON array
     that is the whole of ``stream``, read one element at a time: memory holds one element,
@@ -148,14 +154,20 @@ def value_limit(max_item_bytes: int | None) -> int | None:
     return None if max_item_bytes is None else max_item_bytes * 4
 
 
-def _element(kind, events, counted, max_item_bytes, max_depth) -> Any:
+def _element(
+    kind: str,
+    events: Iterator[tuple[str, Any]],
+    counted: BoundedValues,
+    max_item_bytes: int | None,
+    max_depth: int | None,
+) -> Any:
     """The element that starts with ``kind``, built from ``events`` up to its end; an
     ``InvalidInput`` (its events read, not built) when it breaks a limit."""
     builder = ijson.ObjectBuilder()
     started = counted.seen
     depth = 0
     refused = None
-    value = None  # a container's start has none
+    value: Any = None  # a container's start has none
     while True:
         if kind == "start_map" or kind == "start_array":
             depth += 1

@@ -15,11 +15,12 @@ tool error (``is_error``), as an Anthropic ``tool_result``'s ``is_error`` is.
 """
 
 from collections.abc import Mapping
+from typing import Any
 
 from scoring.matcher import InvalidInput, Problem
 
 from . import openai_chat
-from .common import is_join_key, list_at, with_error, with_meta
+from .common import JSONObject, Run, is_join_key, list_at, with_error, with_meta
 
 NAME = "tau_bench"
 SIGNATURE = "traj"
@@ -31,11 +32,11 @@ _NOT_META = frozenset({"error", "traceback"})
 REFUSED_PREFIX = "Error:"
 
 
-def detect(line: Mapping) -> bool:
+def detect(line: JSONObject) -> bool:
     return "task_id" in line and isinstance(line.get("traj"), list)
 
 
-def case_key(line: Mapping) -> str:
+def case_key(line: JSONObject) -> str:
     """The case a result is of: its task id as a string (``3`` is ``"3"``), as a suite made
     from the file keys its cases (``cases.tau_bench``)."""
     task_id = line.get("task_id")
@@ -44,7 +45,7 @@ def case_key(line: Mapping) -> str:
     return str(task_id)
 
 
-def convert(line: Mapping) -> dict:
+def convert(line: JSONObject) -> Run:
     traj = list_at(line.get("traj"), "traj")
     record = {key: line[key] for key in ("case", "trial", "error") if key in line}
     if "case" not in record:
@@ -57,17 +58,17 @@ def convert(line: Mapping) -> dict:
             for p in exc.problems
         ) from None
     _mark_refused(run)
-    info = line.get("info") if isinstance(line.get("info"), Mapping) else {}
+    info: JSONObject = line["info"] if isinstance(line.get("info"), Mapping) else {}
     if isinstance(info.get("error"), str):
         with_error(run, info["error"])
-    meta = {"reward": line.get("reward")} if "reward" in line else {}
+    meta: dict[str, Any] = {"reward": line.get("reward")} if "reward" in line else {}
     meta.update((key, value) for key, value in info.items() if _small_scalar(key, value))
     if isinstance(line.get("meta"), Mapping):
         meta.update(line["meta"])
     return with_meta(run, meta)
 
 
-def _mark_refused(run: dict) -> None:
+def _mark_refused(run: Run) -> None:
     """Each call whose result is τ-bench's refusal (``Error: …``) marked a tool error."""
     for batch in run["batches"]:
         for call in batch:
@@ -76,7 +77,7 @@ def _mark_refused(run: dict) -> None:
                 call["is_error"] = True
 
 
-def _small_scalar(key: str, value) -> bool:
+def _small_scalar(key: str, value: Any) -> bool:
     if key in _NOT_META:
         return False
     if isinstance(value, str):

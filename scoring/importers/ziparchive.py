@@ -17,18 +17,21 @@ import io
 import struct
 import zipfile
 import zlib
-from typing import BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 import zstandard
 
 from scoring.matcher import InvalidInput
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 ZSTD = 93
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile's structFileHeader
 _LOCAL_SIGNATURE = b"PK\x03\x04"
 
 
-def open_archive(file: BinaryIO, *, max_entries: int) -> zipfile.ZipFile:
+def open_archive(file: IO[bytes], *, max_entries: int) -> zipfile.ZipFile:
     """The archive in ``file`` (which must seek); ``InvalidInput`` when it is not a zip
     archive, or holds more than ``max_entries`` entries (each costs memory once listed)."""
     try:
@@ -70,8 +73,12 @@ def open_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget) 
         raise InvalidInput.single("", f"{info.filename}: {message}")
     try:
         if info.compress_type == ZSTD:
-            inner: BinaryIO = zstandard.ZstdDecompressor().stream_reader(
-                _RawEntry(archive.fp, info), read_across_frames=True
+            if archive.fp is None:
+                raise ValueError("Attempt to use ZIP archive that was already closed")
+            # zstandard reads any object with read(); its stubs ask for an IO[bytes].
+            inner: IO[bytes] = zstandard.ZstdDecompressor().stream_reader(
+                _RawEntry(archive.fp, info),  # type: ignore[arg-type]
+                read_across_frames=True,
             )
         else:
             inner = archive.open(info)
@@ -83,7 +90,7 @@ def open_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget) 
 class _RawEntry(io.RawIOBase):
     """The compressed bytes of one entry, read from where its local header says they are."""
 
-    def __init__(self, file: BinaryIO, info: zipfile.ZipInfo):
+    def __init__(self, file: IO[bytes], info: zipfile.ZipInfo):
         file.seek(info.header_offset)
         header = file.read(_LOCAL_HEADER.size)
         fields = _LOCAL_HEADER.unpack(header) if len(header) == _LOCAL_HEADER.size else None
@@ -97,15 +104,16 @@ class _RawEntry(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
-        size = min(len(buffer), self.left)
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
+        size = min(len(view), self.left)
         if size <= 0:
             return 0
         self.file.seek(self.at)  # other entries' reads may have moved it
         data = self.file.read(size)
         self.at += len(data)
         self.left -= len(data)
-        buffer[: len(data)] = data
+        view[: len(data)] = data
         return len(data)
 
 
@@ -113,7 +121,7 @@ class _Checked(io.RawIOBase):
     """An entry's uncompressed bytes, held to its declared size and checksum and to the
     archive's budget."""
 
-    def __init__(self, inner: BinaryIO, info: zipfile.ZipInfo, budget: Budget):
+    def __init__(self, inner: IO[bytes], info: zipfile.ZipInfo, budget: Budget):
         self.inner = inner
         self.info = info
         self.budget = budget
@@ -123,9 +131,10 @@ class _Checked(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
         try:
-            data = self.inner.read(len(buffer))
+            data = self.inner.read(len(view))
         except (zstandard.ZstdError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise self._broken(f"cannot be decompressed: {exc}") from None
         self.seen += len(data)
@@ -139,7 +148,7 @@ class _Checked(io.RawIOBase):
                 raise self._broken("its checksum is wrong (the archive is damaged)")
             return 0
         self.crc = zlib.crc32(data, self.crc)
-        buffer[: len(data)] = data
+        view[: len(data)] = data
         return len(data)
 
     def _broken(self, message: str) -> InvalidInput:

@@ -7,7 +7,7 @@ them in one statement, several times faster than INSERTs (bulk_create or not).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection, models
 
@@ -30,7 +30,7 @@ def insert_rows(
 ) -> int:
     """Insert ``rows`` (values in the order of ``fields``, attribute names such as
     ``submission_id``); returns how many. JSON fields are written as the ORM would."""
-    columns = [model._meta.get_field(name.removesuffix("_id")) for name in fields]
+    columns = _columns(model, fields)
     if connection.vendor == "postgresql":
         return _copy(model, columns, rows)
     text = [i for i, column in enumerate(columns) if _is_plain_text(column)]
@@ -42,10 +42,10 @@ def insert_rows(
             row[i] = _without_nul(row[i])
         batch.append(model(**dict(zip(fields, row, strict=True))))
         if len(batch) >= BATCH:
-            count += len(model.objects.bulk_create(batch))
+            count += len(model._default_manager.bulk_create(batch))
             batch = []
     if batch:
-        count += len(model.objects.bulk_create(batch))
+        count += len(model._default_manager.bulk_create(batch))
     return count
 
 
@@ -59,12 +59,13 @@ def update_rows(
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
     pk = quote(model._meta.pk.column)
-    columns = [model._meta.get_field(name.removesuffix("_id")) for name in fields]
+    columns = _columns(model, fields)
     # A VALUES column of NULLs alone is text to PostgreSQL: each is cast to its column's type.
     typed = "::{}" if connection.vendor == "postgresql" else ""
     assignments = ", ".join(
         f"{quote(column.column)} = changed.column{i}"
-        + typed.format(column.cast_db_type(connection))
+        # Django's Field.cast_db_type, which django-stubs leave out.
+        + typed.format(column.cast_db_type(connection))  # type: ignore[attr-defined]
         for i, column in enumerate(columns, start=2)
     )
     prepare = [(i, fn) for i, column in enumerate(columns, start=1) if (fn := _preparer(column))]
@@ -82,6 +83,15 @@ def update_rows(
                 f"WHERE {table}.{pk} = changed.column1",
                 [value for row in batch for value in row],
             )
+
+
+def _columns(model: type[models.Model], fields: Sequence[str]) -> list[models.Field[Any, Any]]:
+    """The model's fields named in ``fields`` (attribute names such as ``submission_id``):
+    each one of its table's columns, never a relation's other side nor a generic key."""
+    return [
+        cast("models.Field[Any, Any]", model._meta.get_field(name.removesuffix("_id")))
+        for name in fields
+    ]
 
 
 def _copy(model, columns, rows) -> int:

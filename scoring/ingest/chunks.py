@@ -13,6 +13,8 @@ once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 
@@ -51,6 +53,8 @@ def score_runs(
         return  # deleted, or started again since this task was sent
     suite = submission.version.matcher_suite()
     in_chunks = seq_ranges(submission, indexes)
+    # (id, seq, case key, the run parsed or its stored document)
+    runs: Iterable[tuple[int, int, str, MatcherRun | dict[str, Any]]]
     if read is None:
         stored = Run.objects.filter(in_chunks, submission=submission).order_by("seq")
         runs = stored.values_list("pk", "seq", "case_key", "document")

@@ -182,7 +182,7 @@ class _Batch:
         if item.format:
             self.formats.add(item.format)
         problems = item.problems or unstorable(item)
-        given = not problems and item.run.trial is not None
+        given = not problems and item.run is not None and item.run.trial is not None
         problems = problems or self._number(item)
         if problems:
             if len(self.first_problems) < FIRST_PROBLEMS:
@@ -195,13 +195,17 @@ class _Batch:
             if len(self.invalid) >= INVALID_BATCH or self.invalid_read >= COUNTED_BATCH:
                 self.flush(runs=False)
             return
-        run = item.run
+        run, canonical = item.run, item.canonical
+        # A valid line's, its trial numbered (``_number``), as ``unstorable`` has it.
+        assert run is not None
+        assert canonical is not None
+        assert run.trial is not None
         if self.from_start:  # else counted when the ranges are settled
             self.counted.append((run.case, item.line))
         self.seq += 1
         # Stored as numbered: a stored run is complete.
         row = run_row(
-            self.submission_id, self.seq, item.line, run.case, run.trial, run, item.canonical, given
+            self.submission_id, self.seq, item.line, run.case, run.trial, run, canonical, given
         )
         note_seen(self.tools_seen, tool_names(row[TOOLS]))
         note_seen(self.meta_keys, row[META_VALUES])
@@ -214,6 +218,7 @@ class _Batch:
     def _number(self, item: RunLine) -> tuple[Problem, ...]:
         """Give the run its trial; the problem if its case already has that trial."""
         run = item.run
+        assert run is not None  # a valid line's
         if not self.from_start:
             if run.trial is None:
                 run.trial = self.seen_in_range.get(run.case, 0)
@@ -302,8 +307,8 @@ class _Batch:
     def _with_ids(self) -> list[tuple[int, int, MatcherRun]]:
         """The runs just copied in, as ``(id, seq, run)``."""
         first = self.seq - len(self.parsed) + 1
-        ids = Run.objects.filter(submission_id=self.submission_id, seq__range=(first, self.seq))
-        ids = ids.order_by("seq").values_list("pk", flat=True)
+        stored = Run.objects.filter(submission_id=self.submission_id, seq__range=(first, self.seq))
+        ids = stored.order_by("seq").values_list("pk", flat=True)
         return list(zip(ids, range(first, self.seq + 1), self.parsed, strict=True))
 
     def _locked_span(self) -> ReadRange | None:

@@ -37,8 +37,9 @@ CHUNK_BYTES = 1 << 20
 BLOCK_BYTES = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGIC = b"PK\x03\x04"
-# What reading gzip data that is cut off or corrupt raises.
-GZIP_ERRORS = (EOFError, gzip.BadGzipFile, isal_zlib.error)
+# What reading gzip data that is cut off or corrupt raises. (isal's stub declares its
+# ``error`` an instance of Exception: it is the class.)
+GZIP_ERRORS: tuple[type[Exception], ...] = (EOFError, gzip.BadGzipFile, isal_zlib.error)  # type: ignore[assignment]
 GZIP_WBITS = 16 + isal_zlib.MAX_WBITS  # a gzip member, header and trailer checked
 
 
@@ -235,7 +236,8 @@ class _Gunzip(io.RawIOBase):
 
     def __init__(self, inner: BinaryIO):
         self.inner = inner
-        self.inflater = None  # of the member being read; None between members
+        # The inflater of the member being read; None between members.
+        self.inflater: isal_zlib.Decompress | None = None
         self.pending = b""  # input not yet decompressed
 
     def readable(self) -> bool:
@@ -277,7 +279,7 @@ class _Gunzip(io.RawIOBase):
 class _Capped(io.RawIOBase):
     """A stream that refuses to give more than ``limit`` bytes (a gzip bomb stops here)."""
 
-    def __init__(self, inner: BinaryIO, limit: int):
+    def __init__(self, inner: io.RawIOBase, limit: int):
         self.inner = inner
         self.limit = limit
         self.seen = 0
@@ -298,11 +300,11 @@ class _Capped(io.RawIOBase):
         return len(data)
 
 
-def open_upload(submission_id: int, first: int = 0, end: int | None = None) -> BinaryIO:
+def open_upload(submission_id: int, first: int = 0, end: int | None = None) -> io.BufferedReader:
     """The uploaded file as a binary stream, decompressed if it was gzip; or of a file in
     blocks, the blocks from ``first`` up to ``end`` (excluded)."""
     stored = _StoredUpload(submission_id, first, end)
-    raw = io.BufferedReader(stored, buffer_size=CHUNK_BYTES)
+    raw: io.BufferedReader = io.BufferedReader(stored, buffer_size=CHUNK_BYTES)
     if raw.peek(2)[:2] == GZIP_MAGIC:
         expanded = _Gunzip(raw)
         capped = _Capped(expanded, settings.CASEBOOK_MAX_UNCOMPRESSED_BYTES)

@@ -22,7 +22,12 @@ from scoring.matcher import InvalidInput
 CASE = "casebook.case"
 LINGER_LINES = 64
 MAX_HELD_ITEMS = 100_000
-_SIGNALS = (("resourceSpans", "scopeSpans", "spans"), ("resourceLogs", "scopeLogs", "logRecords"))
+# Each signal's keys: of its resources, of their scopes, and of the scopes' items.
+_Signal = tuple[str, str, str]
+_SIGNALS: tuple[_Signal, ...] = (
+    ("resourceSpans", "scopeSpans", "spans"),
+    ("resourceLogs", "scopeLogs", "logRecords"),
+)
 
 
 def is_collector_line(value: Any) -> bool:
@@ -42,9 +47,11 @@ class _Held:
     resource_case: str = ""
     rooted: bool = False
     items: int = 0  # spans and log records held
-    document: dict = field(default_factory=lambda: {"resourceSpans": [], "resourceLogs": []})
+    document: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {"resourceSpans": [], "resourceLogs": []}
+    )
 
-    def run_line(self, trace_id: str) -> dict | InvalidInput:
+    def run_line(self, trace_id: str) -> dict[str, Any] | InvalidInput:
         case = self.case or self.resource_case
         if not case:
             return InvalidInput.single(
@@ -96,12 +103,12 @@ def regrouped(records: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
         yield _flushed(held, trace_id)
 
 
-def _flushed(held: dict[str, _Held], trace_id: str) -> tuple[int, dict | InvalidInput]:
+def _flushed(held: dict[str, _Held], trace_id: str) -> tuple[int, dict[str, Any] | InvalidInput]:
     trace = held.pop(trace_id)
     return trace.line, trace.run_line(trace_id)
 
 
-def _by_trace(value: Mapping) -> Iterator[tuple[str, Any, Any, list, tuple]]:
+def _by_trace(value: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any, list[Any], _Signal]]:
     """(trace id, resource, scope, its items of that trace, signal) for every
     scope of the export; items without a trace id are grouped under the empty id."""
     for signal in _SIGNALS:
@@ -114,7 +121,7 @@ def _by_trace(value: Mapping) -> Iterator[tuple[str, Any, Any, list, tuple]]:
             for scope_items in _list(resource_items.get(scopes_key)):
                 if not isinstance(scope_items, Mapping):
                     continue
-                by_trace: dict[str, list] = {}
+                by_trace: dict[str, list[Any]] = {}
                 for item in _list(scope_items.get(items_key)):
                     if isinstance(item, Mapping):
                         trace_id = item.get("traceId")
@@ -123,7 +130,7 @@ def _by_trace(value: Mapping) -> Iterator[tuple[str, Any, Any, list, tuple]]:
                     yield trace_id, resource, scope_items.get("scope"), items, signal
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 

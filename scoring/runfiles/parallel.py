@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import Pool
-from typing import Any
+from multiprocessing.pool import AsyncResult
+from typing import Any, final
 
 from scoring.environments import EnvironmentLimits, replayer_for
 from scoring.importers.costs import CATALOGUE, Prices
@@ -32,7 +33,7 @@ from scoring.matcher import (
     parse_suite_document,
     score,
 )
-from scoring.runfiles.reader import LINE, RecordReader, RunLine, json_lines
+from scoring.runfiles.reader import LINE, RawLine, RecordReader, RunLine, json_lines
 from scoring.runfiles.writers import report_json
 
 BATCH_LINES = 256
@@ -40,6 +41,7 @@ BATCH_BYTES = 1 << 20  # a batch ends at the line that takes it past this (or BA
 _IN_FLIGHT_PER_JOB = 2
 
 
+@final  # so that a type() check tells it apart from a _Read
 @dataclass(slots=True)
 class Scored:
     """One record of a run file: its report (and the seconds scoring it took), or the
@@ -90,27 +92,28 @@ def score_records(
     end-state expectations replayed under ``limits`` (not evaluated without)."""
     replayer = replayer_for(limits) if limits is not None else None
     for item in records:
-        if item.problems:
+        run = item.run
+        if run is None:  # a record has its run or its problems
             yield Scored(item.line, item.problems, read=False)
             continue
-        case = suite.case(item.run.case)
+        case = suite.case(run.case)
         if case is None:
-            yield _of_unknown_case(item, item.run.case)
+            yield _of_unknown_case(item, run.case)
             continue
         started = time.perf_counter()
-        report = score(case, item.run, time_budget=time_budget, replayer=replayer)
+        report = score(case, run, time_budget=time_budget, replayer=replayer)
         seconds = time.perf_counter() - started
         yield Scored(item.line, report=report, verdict=report.verdict, seconds=seconds)
 
 
 def score_batches(
-    batches: Iterator[tuple[int, list]], jobs: int, settings: WorkerSettings
+    batches: Iterator[tuple[int, list[RawLine]]], jobs: int, settings: WorkerSettings
 ) -> Iterator[Scored]:
     """The records of a JSON-lines file's ``batches`` (``reader.line_batches``), scored by
     ``jobs`` worker processes and given back in file order."""
     numbering = TrialNumbering()
     with Pool(jobs, initializer=_start_worker, initargs=(settings,)) as pool:
-        pending: deque = deque()
+        pending: deque[AsyncResult[list[Scored | _Read]]] = deque()
         for batch in batches:
             pending.append(pool.apply_async(_score_batch, batch))
             if len(pending) >= jobs * _IN_FLIGHT_PER_JOB:
@@ -162,7 +165,7 @@ def _numbered(results: list[Scored | _Read], numbering: TrialNumbering) -> Itera
         if report is None:
             yield _of_unknown_case(RunLine(line, unit=unit), case)
             continue
-        if type(report) is bytes:
+        if isinstance(report, bytes):
             if own_trial is None:  # the text says null: the case key comes first, a
                 # string, inside which a quote is always escaped, so this is the trial's
                 report = report.replace(b',"trial":null,', b',"trial":%d,' % trial, 1)
@@ -185,7 +188,7 @@ def _start_worker(settings: WorkerSettings) -> None:
     collect_cycles_less()
 
 
-def _score_batch(start: int, lines: list) -> list[Scored | _Read]:
+def _score_batch(start: int, lines: list[RawLine]) -> list[Scored | _Read]:
     suite: Suite = _worker["suite"]
     settings: WorkerSettings = _worker["settings"]
     reader = RecordReader(
@@ -198,10 +201,10 @@ def _score_batch(start: int, lines: list) -> list[Scored | _Read]:
     replayer = replayer_for(limits) if limits is not None else None
     results: list[Scored | _Read] = []
     for item in reader.runs(values, LINE):
-        if item.problems:
+        run = item.run
+        if run is None:  # a record has its run or its problems
             results.append(Scored(item.line, item.problems, read=False))
             continue
-        run = item.run
         case = suite.case(run.case)
         if case is None:
             results.append((item.line, item.unit, run.case, run.trial, None, None, 0.0))

@@ -34,12 +34,12 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, TypeGuard, cast, final
 
 from scoring.importers import detect_format, inspect_ai, object_at, to_canonical
 from scoring.importers.costs import CATALOGUE, Prices, priced
 from scoring.importers.otel import NotARun
-from scoring.importers.streaming import CHUNK, ByteStream, json_array, value_limit
+from scoring.importers.streaming import CHUNK, ByteStream, Readable, json_array, value_limit
 from scoring.matcher import (
     InvalidInput,
     Problem,
@@ -96,7 +96,8 @@ class RunLine:
 
     line: int
     run: Run | None = None
-    canonical: dict | None = None  # the run as stored: canonical format, unknown fields kept
+    # The run as stored: canonical format, unknown fields kept.
+    canonical: dict[str, Any] | None = None
     problems: tuple[Problem, ...] = ()
     unit: str = LINE
     format: str | None = None  # the run format, when the line was recognised
@@ -106,6 +107,7 @@ class RunLine:
         return _located(self.unit, self.line, Problem(path, message))
 
 
+@final  # so that a type() check tells it apart from the rest of a RawLine
 @dataclass(frozen=True, slots=True)
 class SkippedLine:
     """A line past the line limit, dropped as it was read: only its size is kept."""
@@ -113,6 +115,7 @@ class SkippedLine:
     size: int
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class BlankLines:
     """Blank lines (white space alone) skipped together as they were read: their count."""
@@ -120,23 +123,26 @@ class BlankLines:
     count: int
 
 
+# A line of a run file as ``bounded_lines`` gives it.
+RawLine = bytes | SkippedLine | BlankLines
+
 # What a blank line may hold (``bytes.isspace``).
 _WHITE_SPACE = b" \t\n\r\x0b\x0c"
 
 
-def lines_in(raw: bytes | SkippedLine | BlankLines) -> int:
+def lines_in(raw: RawLine) -> int:
     """How many lines of the file an item of ``bounded_lines`` stands for."""
     return raw.count if type(raw) is BlankLines else 1
 
 
-def _skip_blank_lines(stream, max_line_bytes: int | None) -> int:
+def _skip_blank_lines(stream: Any, max_line_bytes: int | None) -> int:
     """Consume the whole blank lines at the stream's position, a buffer at a time (``peek``,
     no further than ``max_line_bytes``: a longer line of white space is left to
     ``readline``, and to the limit); returns how many."""
     most = _SKIP_BLOCK if max_line_bytes is None else max_line_bytes
     count = 0
     while True:
-        ahead = stream.peek(most)[:most]
+        ahead: bytes = stream.peek(most)[:most]
         blank = len(ahead) - len(ahead.lstrip(_WHITE_SPACE))
         end = ahead.rfind(b"\n", 0, blank) + 1  # past the last newline of the white space
         if not end:
@@ -147,9 +153,7 @@ def _skip_blank_lines(stream, max_line_bytes: int | None) -> int:
             return count  # a line of something else starts here
 
 
-def bounded_lines(
-    lines: Iterable[bytes], max_line_bytes: int | None
-) -> Iterator[bytes | SkippedLine | BlankLines]:
+def bounded_lines(lines: Iterable[RawLine], max_line_bytes: int | None) -> Iterator[RawLine]:
     """The lines of ``lines``, each a ``SkippedLine`` instead when longer than
     ``max_line_bytes`` (its newline included), and the blank lines after a blank line as
     one ``BlankLines`` (``lines_in`` says how many lines an item stands for).
@@ -182,7 +186,7 @@ def bounded_lines(
 
 
 def json_lines(
-    lines: Iterable[bytes | SkippedLine],
+    lines: Iterable[RawLine],
     *,
     max_line_bytes: int | None = None,
     max_depth: int | None = None,
@@ -249,18 +253,20 @@ def read_run_lines(
     records = RecordReader(format_name, case_field, numbered=numbered, prices=prices)
     # Told before any line is read: an array or an archive may hold no newline for long.
     starts = _document_start(rest)
-    if starts == _ARRAY:
-        items = json_array(rest, max_item_bytes=max_line_bytes, max_depth=max_depth)
+    if starts == _ARRAY:  # found only in a stream (``_document_start``): ``rest`` is one
+        stream = cast(Readable, rest)
+        items = json_array(stream, max_item_bytes=max_line_bytes, max_depth=max_depth)
         yield from records.runs(items, ITEM)
         return
-    if starts == _ARCHIVE:
-        blank, head = 0, b""
-    else:
+    head: bytes | SkippedLine = b""
+    blank = 0
+    if starts != _ARCHIVE:
         bounded = bounded_lines(rest, max_line_bytes)
         blank, head = _head(bounded)
     first = _stripped(head)
+    text = head if type(head) is bytes else b""  # a line too long starts no document
     if starts == _ARCHIVE or first.startswith(_ZIP):
-        archive = _seekable(lines, head, rest)
+        archive = _seekable(lines, text, rest)
         try:
             samples = inspect_ai.read_eval(
                 archive,
@@ -274,17 +280,26 @@ def read_run_lines(
             if archive is not lines:
                 archive.close()
     elif first.startswith(b"["):
-        stream = ByteStream(head.removeprefix(_BOM), rest)
+        stream = ByteStream(text.removeprefix(_BOM), rest)
         items = json_array(stream, max_item_bytes=max_line_bytes, max_depth=max_depth)
         yield from records.runs(items, ITEM)
     elif first == b"{":
-        stream = ByteStream(head.removeprefix(_BOM), rest)
-        limits = {"max_depth": max_depth, "max_value_bytes": value_limit(max_line_bytes)}
-        log = inspect_ai.read_log(stream, keep=root_field(case_field), **limits)
+        stream = ByteStream(text.removeprefix(_BOM), rest)
+        log = inspect_ai.read_log(
+            stream,
+            keep=root_field(case_field),
+            max_depth=max_depth,
+            max_value_bytes=value_limit(max_line_bytes),
+        )
         yield from records.samples(log)
     else:
-        limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth, "start": blank + 1}
-        yield from records.runs(json_lines(chain([head], bounded), **limits), LINE)
+        values = json_lines(
+            chain([head], bounded),
+            max_line_bytes=max_line_bytes,
+            max_depth=max_depth,
+            start=blank + 1,
+        )
+        yield from records.runs(values, LINE)
 
 
 def read_lines_from(
@@ -303,13 +318,15 @@ def read_lines_from(
     as ``read_run_lines`` reads them, each line alone, but their trials left unnumbered
     (their own, or None) for whoever puts the stretches together."""
     records = RecordReader(format_name, case_field, numbered=False, prices=prices)
-    limits = {"max_line_bytes": max_line_bytes, "max_depth": max_depth, "start": first_line}
-    yield from records.runs(json_lines(stream, **limits), LINE)
+    values = json_lines(
+        stream, max_line_bytes=max_line_bytes, max_depth=max_depth, start=first_line
+    )
+    yield from records.runs(values, LINE)
 
 
 def line_batches(
     stream: BinaryIO, *, max_line_bytes: int | None, batch_lines: int, batch_bytes: int
-) -> Iterator[tuple[int, list[bytes | SkippedLine]]] | None:
+) -> Iterator[tuple[int, list[RawLine]]] | None:
     """A JSON-lines file (a binary stream) as batches of its raw lines, each with
     the number of its first line (at most ``batch_lines`` lines, ending at the one that
     takes it to ``batch_bytes``), for workers to read with ``json_lines(batch, start=…)``
@@ -346,9 +363,9 @@ def _lines_apart(head: bytes | SkippedLine) -> bool:
 
 
 def _batched(
-    lines: Iterator, max_lines: int, max_bytes: int, *, start: int
-) -> Iterator[tuple[int, list]]:
-    batch: list = []
+    lines: Iterator[RawLine], max_lines: int, max_bytes: int, *, start: int
+) -> Iterator[tuple[int, list[RawLine]]]:
+    batch: list[RawLine] = []
     size = 0
     for raw in lines:
         batch.append(raw)
@@ -372,7 +389,7 @@ def _is_collector_line(line: bytes) -> bool:
         return False
 
 
-def _head(bounded: Iterator[bytes | SkippedLine | BlankLines]) -> tuple[int, bytes | SkippedLine]:
+def _head(bounded: Iterator[RawLine]) -> tuple[int, bytes | SkippedLine]:
     """How many blank lines a file starts with, and the first other line, which tells what
     the file is (``b""`` when there is none). The blank lines are counted, not kept: a
     small gzip expands to millions of them."""
@@ -392,7 +409,7 @@ def _stripped(head: bytes | SkippedLine) -> bytes:
     return head.removeprefix(_BOM).strip() if type(head) is bytes else b""
 
 
-def _document_start(stream) -> str:
+def _document_start(stream: Any) -> str:
     """``_ARRAY`` when a binary stream's first bytes, past a byte-order mark and white
     space, open a JSON array (the byte-order mark is then consumed); ``_ARCHIVE`` when they
     are a zip archive's signature; else ``""``. Nothing else is consumed: the bytes are
@@ -436,7 +453,7 @@ class RecordReader:
         # file order by whoever puts the batches back together (``TrialNumbering.trial``).
         self.numbering = TrialNumbering() if numbered else None
 
-    def _load(self, canonical: dict) -> Run:
+    def _load(self, canonical: dict[str, Any]) -> Run:
         priced(canonical, self.prices)  # before scoring: a case may bound the cost
         run = load_run(canonical)
         if self.numbering is not None:  # numbered in place: the run is new, none holds it
@@ -518,13 +535,18 @@ def _located(unit: str, position: int, problem: Problem) -> Problem:
     return Problem(field_path(where, problem.path) if problem.path else where, problem.message)
 
 
-def _seekable(lines: Iterable[bytes], head: bytes, rest: Iterator[bytes]) -> BinaryIO:
+def _seekable(lines: Iterable[bytes], head: bytes, rest: Iterator[bytes]) -> IO[bytes]:
     """The whole file as a stream that can seek: ``lines`` itself when it is a file that
     can, else a copy of it (``head`` and then ``rest``) in a temporary file."""
-    if hasattr(lines, "seekable") and lines.seekable():
+    if _is_seekable_file(lines):
         lines.seek(0)
-        return lines  # type: ignore[return-value]
+        return lines
     copy = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY)  # noqa: SIM115
     shutil.copyfileobj(ByteStream(head, rest), copy, CHUNK)
     copy.seek(0)
-    return copy  # type: ignore[return-value]
+    return copy
+
+
+def _is_seekable_file(lines: Iterable[bytes]) -> TypeGuard[IO[bytes]]:
+    """Whether ``lines`` is a binary file (any object with its methods) that can seek."""
+    return hasattr(lines, "seekable") and bool(lines.seekable())

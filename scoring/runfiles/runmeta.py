@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from decimal import Decimal  # numbers of exact JSON text (``scoring.matcher.parse_json``)
+from typing import Any
 
 META_VALUES_KEPT = 20  # of a run's meta, the first so many scalar values
 META_KEY_LIMIT = 64  # longer keys are not offered as columns
@@ -17,10 +18,10 @@ SEEN_LIMIT = 200  # tools, and meta keys, remembered per submission
 NAME_LIMIT = 200  # longer tool names are not offered as filter choices
 
 
-def meta_values(meta: Mapping) -> dict:
+def meta_values(meta: Mapping[str, Any]) -> dict[str, Any]:
     """The scalar values of a run's ``meta`` worth a table column (nested objects and
     lists are left to the run page)."""
-    kept: dict = {}
+    kept: dict[str, Any] = {}
     for key, value in meta.items():
         if len(kept) >= META_VALUES_KEPT:
             break
@@ -34,7 +35,7 @@ def meta_values(meta: Mapping) -> dict:
     return kept
 
 
-def file_reward(meta: Mapping) -> float | None:
+def file_reward(meta: Mapping[str, Any]) -> float | None:
     """The benchmark's own score of the run, when its file gave one: ``meta.reward`` as a
     finite number (τ-bench's ``reward``; docs/review.md#runs-table). None otherwise."""
     value = meta.get("reward")
