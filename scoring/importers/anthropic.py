@@ -106,7 +106,8 @@ def convert(line: JSONObject) -> Run:
             continue
         last = message
         # A ``Message`` (in the list, on its own, or a pair's response) says its usage.
-        responses.append(usage.anthropic_call(message.get("usage"), message.get("model")))
+        response = usage.anthropic_call(message.get("usage"), message.get("model"))
+        responses.append(response)
         calls: list[ToolCall] = []
         if isinstance(content, list):  # else plain text content: no calls
             for j, block in enumerate(content):
@@ -121,8 +122,9 @@ def convert(line: JSONObject) -> Run:
         )
         if calls:
             batches.append(calls)
+        batch = len(batches) - 1 if calls else None
         transcript.append(
-            turn("assistant", content_text(content), len(batches) - 1 if calls else None)
+            turn("assistant", content_text(content), batch, **usage.turn_figures(response))
         )
     run = envelope_fields(line)
     run["batches"] = batches

@@ -98,17 +98,18 @@ def truncation_error(field: str, value: str) -> str:
     return f"the response was cut off at the token limit ({field} {value})"
 
 
-def turn(role: Any, text: Any, batch: int | None = None) -> Turn | None:
+def turn(role: Any, text: Any, batch: int | None = None, **figures: Any) -> Turn | None:
     """One transcript turn (docs/formats.md#transcripts), or None for a role the transcript has no
-    name for. ``text`` that is not a string (a tool's result object, say) is written as JSON."""
+    name for. ``text`` that is not a string (a tool's result object, say) is written as JSON.
+    ``figures`` are an assistant turn's tokens and time (``usage.turn_figures``)."""
     role = _ROLES.get(role) if type(role) is str else None
     if role is None:
         return None
     if text is not None and type(text) is not str:
         text = as_text(text)
     if batch is None:
-        return {"role": role, "text": text}
-    return {"role": role, "text": text, "batch": batch}
+        return {"role": role, "text": text, **figures}
+    return {"role": role, "text": text, "batch": batch, **figures}
 
 
 def as_text(value: Any) -> str | None:

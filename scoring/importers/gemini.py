@@ -69,7 +69,8 @@ def convert(line: JSONObject) -> Run:
         parts = list_at(content.get("parts", []), f"{where}.parts")
         if content.get("role") == "model":
             last = (content, candidate)
-            responses.append(_response_usage(element))
+            made = _response_usage(element)
+            responses.append(made)
             calls: list[ToolCall] = []
             texts: list[str] = []
             for j, part in enumerate(parts):
@@ -89,7 +90,8 @@ def convert(line: JSONObject) -> Run:
                     unanswered.setdefault(call["name"], deque()).append(call)
                     if is_join_key(call["id"]):
                         calls_by_id[call["id"]] = (call, len(batches) - 1)
-            transcript.append(turn("assistant", final_text, len(batches) - 1 if calls else None))
+            batch = len(batches) - 1 if calls else None
+            transcript.append(turn("assistant", final_text, batch, **usage.turn_figures(made)))
             continue
         texts = []
         for j, part in enumerate(parts):

@@ -113,7 +113,9 @@ def convert(line: JSONObject) -> Run:
             transcript.append(turn(role, text))
             continue
         last, last_choice = message, choices.get(i)
-        responses.append(_response_usage(element, i, line))
+        response = _response_usage(element, i, line)
+        responses.append(response)
+        figures = usage.turn_figures(response)
         tool_calls = message.get("tool_calls") or []
         if type(tool_calls) is not list:
             raise InvalidInput.single(f"{path_of(i)}.tool_calls", "must be a list")
@@ -132,9 +134,9 @@ def convert(line: JSONObject) -> Run:
             batches.append([legacy_call])
         else:
             final_text = text
-            transcript.append({"role": "assistant", "text": text})
+            transcript.append({"role": "assistant", "text": text, **figures})
             continue
-        transcript.append({"role": "assistant", "text": text, "batch": len(batches) - 1})
+        transcript.append({"role": "assistant", "text": text, "batch": len(batches) - 1, **figures})
     run = envelope_fields(line)
     run["batches"] = batches
     run["final_text"] = final_text

@@ -92,7 +92,9 @@ def convert(line: JSONObject) -> Run:
             batches.append(calls)
         text = _output_text(items)
         if calls or text is not None:
-            transcript.append(turn("assistant", text, len(batches) - 1 if calls else None))
+            batch = len(batches) - 1 if calls else None
+            figures = usage.turn_figures(usage.openai_call(response.get("usage"), None))
+            transcript.append(turn("assistant", text, batch, **figures))
     _number_tool_turns(transcript, batches)
     run = envelope_fields(line)
     run["batches"] = batches

@@ -68,6 +68,18 @@ def call(
 NOTHING: Call = call()
 
 
+def turn_figures(made: Call) -> dict[str, Any]:
+    """What a transcript's assistant turn says of the model call that gave it
+    (docs/formats.md#usage): its tokens, where any was recorded, and its time, where
+    recorded; nothing of what was not."""
+    figures: dict[str, Any] = {}
+    if any(made[key] is not None for key in TOKEN_KEYS):
+        figures["usage"] = {key: made[key] for key in TOKEN_KEYS}
+    if made["duration_ms"] is not None:
+        figures["duration_ms"] = made["duration_ms"]
+    return figures
+
+
 def _details(usage: Mapping[str, Any], key: str, field: str) -> int | None:
     details = usage.get(key)
     return count(details.get(field)) if isinstance(details, Mapping) else None

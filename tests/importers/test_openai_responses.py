@@ -239,8 +239,12 @@ def test_calls_in_the_input_list_are_batched_by_turn_before_the_outputs():
         {"role": "tool", "text": '{"error": "timeout"}', "batch": 0},
         {"role": "assistant", "text": None, "batch": 1},
         {"role": "tool", "text": '{"temp_c": 21}', "batch": 1},
-        {"role": "assistant", "text": ANSWER},
-    ]
+        # The response says what its model call used (examples.response's usage).
+        {"role": "assistant", "text": ANSWER, "usage": {
+            "input_tokens": 82, "output_tokens": 41,
+            "cached_input_tokens": None, "reasoning_tokens": None,
+        }},
+    ]  # fmt: skip
 
 
 def test_a_call_both_echoed_in_the_input_and_in_a_response_is_counted_once():

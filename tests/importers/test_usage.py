@@ -195,10 +195,18 @@ def test_anthropic_cache_reads_and_writes_are_input_tokens():
             "output_tokens": 5,
         },
     }
-    found = to_canonical(line)["usage"]
+    run = to_canonical(line)
+    found = run["usage"]
     assert (found["input_tokens"], found["cached_input_tokens"]) == (1210, 1000)
     assert (found["output_tokens"], found["reasoning_tokens"]) == (5, None)
     assert found["model_calls"] == 1
+    (reply,) = run["transcript"]
+    assert reply["usage"] == {
+        "input_tokens": 1210,
+        "output_tokens": 5,
+        "cached_input_tokens": 1000,
+        "reasoning_tokens": None,
+    }
 
 
 def test_gemini_thoughts_are_output_tokens():
@@ -213,10 +221,13 @@ def test_gemini_thoughts_are_output_tokens():
             "thoughtsTokenCount": 12,
         },
     }
-    found = to_canonical(line)["usage"]
+    run = to_canonical(line)
+    found = run["usage"]
     assert (found["input_tokens"], found["cached_input_tokens"]) == (40, 30)
     assert (found["output_tokens"], found["reasoning_tokens"]) == (20, 12)
     assert found["models"] == ["gemini-2.5-flash"]
+    (reply,) = run["transcript"]
+    assert (reply["usage"]["input_tokens"], reply["usage"]["output_tokens"]) == (40, 20)
 
 
 def test_openai_chat_sums_each_completion_in_a_messages_list_and_counts_every_reply():
@@ -245,11 +256,18 @@ def test_openai_chat_sums_each_completion_in_a_messages_list_and_counts_every_re
             {"role": "assistant", "content": "c"},  # no usage recorded for this one
         ],
     }
-    found = to_canonical(line)["usage"]
+    run = to_canonical(line)
+    found = run["usage"]
     assert found["model_calls"] == 3
     assert (found["input_tokens"], found["output_tokens"]) == (40, 100)
     assert (found["cached_input_tokens"], found["reasoning_tokens"]) == (0, 40)
     assert found["models"] == ["o3-2025-04-16"]
+    # Each reply says what its own completion used; the plain one, nothing.
+    replies = [t for t in run["transcript"] if t["role"] == "assistant"]
+    assert [t.get("usage", {}).get("input_tokens") for t in replies] == [10, 30, None]
+    assert [t.get("usage", {}).get("reasoning_tokens") for t in replies] == [40, 0, None]
+    assert "usage" not in replies[2]
+    assert "duration_ms" not in replies[2]
 
 
 def test_openai_responses_counts_each_response():
@@ -262,8 +280,11 @@ def test_openai_responses_counts_each_response():
             "input_tokens_details": {"cached_tokens": 2},
         },
     }
-    found = to_canonical({"case": "c", "responses": [response, response]})["usage"]
+    run = to_canonical({"case": "c", "responses": [response, response]})
+    found = run["usage"]
     assert (found["model_calls"], found["input_tokens"], found["cached_input_tokens"]) == (2, 18, 4)
+    replies = [t for t in run["transcript"] if t["role"] == "assistant"]
+    assert [t["usage"]["input_tokens"] for t in replies] == [9, 9]
 
 
 def test_a_plain_messages_list_counts_replies_and_records_no_tokens():
@@ -271,9 +292,11 @@ def test_a_plain_messages_list_counts_replies_and_records_no_tokens():
         "case": "c",
         "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
     }
-    found = to_canonical(line)["usage"]
+    run = to_canonical(line)
+    found = run["usage"]
     assert found["model_calls"] == 1
     assert all(found[key] is None for key in usage.TOKEN_KEYS)
+    assert "usage" not in run["transcript"][-1]
 
 
 def test_inspect_model_usage_and_total_time():
