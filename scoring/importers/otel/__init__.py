@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from ..common import envelope_fields, with_error, with_note, with_transcript
 from . import genai, langsmith, litellm, openinference, openllmetry, vercel
 from .assembly import Reader, Trace, read_turns
 from .capture import INSTRUMENTATIONS, Instrumentation
 from .frameworks import FRAMEWORKS
-from .spans import SCOPE_ATTRIBUTE, any_value, read_attributes, read_spans
+from .spans import SCOPE_ATTRIBUTE, Span, any_value, read_attributes, read_spans
 from .turns import NotARun
 
 NAME = "otel"
@@ -59,7 +60,7 @@ __all__ = [
 ]
 
 
-def detect(line: Mapping) -> bool:
+def detect(line: Mapping[str, Any]) -> bool:
     return any(
         isinstance(line.get(key), list) for key in ("resourceSpans", "resourceLogs", "spans")
     )
@@ -77,7 +78,7 @@ def readers(scope: str) -> tuple[Reader, ...]:
     return own + CONVENTIONS
 
 
-def convert(line: Mapping) -> dict:
+def convert(line: Mapping[str, Any]) -> dict[str, Any]:
     """The run of the line's spans. ``NotARun`` when no span is a model call, an agent's
     turn or a tool call, and the line's case was read from the trace (``CASE_FROM_TRACE``)
     where no span names it (``casebook.case``, or the suite's case attribute in
@@ -108,7 +109,7 @@ def convert(line: Mapping) -> dict:
     return with_transcript(run, transcript) if transcript else run
 
 
-def _names_its_case(line: Mapping, spans) -> bool:
+def _names_its_case(line: Mapping[str, Any], spans: list[Span]) -> bool:
     meta = line.get("meta")
     if isinstance(meta, Mapping) and meta.get("case_value"):
         return True

@@ -41,25 +41,33 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from functools import cached_property
+from typing import Any
 
 from .. import usage
 from ..common import cut_off, is_cut_off, truncation_error, turn
 from .capture import Instrumentation, calls_setting, content_setting, instrumentation_of
 from .spans import Span
 from .tokens import span_call, span_ms
-from .turns import CAPTURED, Message, ModelTurn, ToolRun
+from .turns import CAPTURED, CallDict, Message, ModelTurn, ToolRun
 
 # What a reader makes of a span: a model or agent turn, a tool run (None: it reads none).
 Reader = tuple[Callable[[Span], ModelTurn | None], Callable[[Span], ToolRun | None] | None]
+# The calls of a run, a batch to each model turn.
+Batches = list[list[CallDict]]
+# The start times of model turns, in order, and the keys of their spans.
+TurnStarts = tuple[list[int], list[str]]
 NO_CALLS = (
     "no span of the trace is a model call or a tool call in a convention Casebook reads "
     "(docs/formats.md#opentelemetry-genai-spans)"
 )
 
 
-def read_turns(spans: list[Span], readers: Callable[[str], Iterable[Reader]]) -> tuple[list, list]:
+def read_turns(
+    spans: list[Span], readers: Callable[[str], Iterable[Reader]]
+) -> tuple[list[ModelTurn], list[ToolRun]]:
     """Each span as the first reader for its scope that reads it: a tool run, else a turn."""
-    turns, runs = [], []
+    turns: list[ModelTurn] = []
+    runs: list[ToolRun] = []
     for span in spans:
         for model_turn, tool_run in readers(span.scope):
             if tool_run is not None and (run := tool_run(span)) is not None:
@@ -151,7 +159,8 @@ class Trace:
         """Empty ids, and ids that name calls of two turns (or two calls of one), are no
         ids. The results a turn's input gives under such an id answer its calls in order:
         the conversation so far, the k-th result of an id answering the k-th call of it."""
-        named, shared = {""}, set()
+        named: set[Any] = {""}
+        shared: set[Any] = set()
         for t in self.inner:
             for made in t.calls:
                 if (call_id := made["id"]) is not None:
@@ -161,9 +170,9 @@ class Trace:
                 shared.add("")
         if not shared:
             return
-        calls_of: dict = {}
+        calls_of: dict[Any, list[CallDict]] = {}
         for t in self.inner:
-            answered: dict = {}
+            answered: dict[Any, int] = {}
             for message in t.input:
                 for call_id, result in message.answers:
                     k = answered[call_id] = answered.get(call_id, -1) + 1
@@ -186,7 +195,7 @@ class Trace:
 
     # --- batches ----------------------------------------------------------------------------
 
-    def batches(self) -> list[list[dict]]:
+    def batches(self) -> Batches:
         """A batch per model turn: the calls its messages name, each completed by its tool
         run, then the turn's tool runs that no message named."""
         turn_calls = {t.span.key: t.calls for t in self.inner if t.calls}
@@ -235,10 +244,10 @@ class Trace:
         return span.parent_id
 
     @cached_property
-    def _turn_starts(self) -> tuple[dict, tuple[list[int], list[str]]]:
+    def _turn_starts(self) -> tuple[dict[str, TurnStarts], TurnStarts]:
         """The innermost turns' starts and keys, in start order: by parent, and in all."""
-        beside: dict[str, tuple[list[int], list[str]]] = {}
-        anywhere: tuple[list[int], list[str]] = ([], [])
+        beside: dict[str, TurnStarts] = {}
+        anywhere: TurnStarts = ([], [])
         for t in self.inner:
             if t.span.span_id:
                 for starts, keys in (beside.setdefault(t.span.parent_id, ([], [])), anywhere):
@@ -256,14 +265,15 @@ class Trace:
                 return answering[-1]
         return None
 
-    def transcript(self, batches: list[list[dict]]) -> list:
+    def transcript(self, batches: Batches) -> list[dict[str, Any] | None]:
         """The conversation as the last turn with messages saw it: its input messages, then
         its output messages."""
         last = next((t for t in reversed(self.inner) if t.input or t.output), None)
         if last is None:
             return []
         batch_of = {c["id"]: b for b, batch in enumerate(batches) for c in batch if c["id"]}
-        turns, answers = [], []
+        turns: list[dict[str, Any] | None] = []
+        answers: list[tuple[dict[str, Any], Message, bool]] = []
         for message in [*last.input, *last.output]:
             for call_id, result in message.answers:
                 turns.append(turn("tool", result, _batch_of(call_id, batch_of)))
@@ -276,14 +286,16 @@ class Trace:
         self._give_figures(answers, last)
         return turns
 
-    def _give_figures(self, answers: list[tuple[dict, Message, bool]], last: ModelTurn) -> None:
+    def _give_figures(
+        self, answers: list[tuple[dict[str, Any], Message, bool]], last: ModelTurn
+    ) -> None:
         """Give each assistant turn of the transcript its model call's tokens and time
         (see the module's docstring): ``answers`` are the turns, their messages, and
         whether the message is the last turn's own answer."""
         calls = self.model_calls()
         if len(answers) == len(calls):
-            for (made, _, _), model_call in zip(answers, calls, strict=True):
-                made.update(_figures(model_call))
+            for (made, _, _), call_turn in zip(answers, calls, strict=True):
+                made.update(_figures(call_turn))
             return
         by_call_id = {
             made["id"]: model_call
@@ -328,12 +340,13 @@ class Trace:
 
     def notes(self) -> list[str]:
         """What the readers assumed, each said once."""
-        said = [note for part in [*self.turns, *self.runs] for note in part.notes]
+        parts: list[ModelTurn | ToolRun] = [*self.turns, *self.runs]
+        said = [note for part in parts for note in part.notes]
         return list(dict.fromkeys(said))
 
     # --- usage ---------------------------------------------------------------------------------
 
-    def usage(self, batches: list[list[dict]]) -> dict:
+    def usage(self, batches: Batches) -> dict[str, Any]:
         """The run's usage (docs/formats.md#usage): each model call once (see
         ``model_calls``); where no model call was recorded, the totals an agent's span
         holds for the run (``ModelTurn.run_totals``), and no count of calls. The wall time
@@ -341,17 +354,19 @@ class Trace:
         calls' of ``batches``."""
         starts = [span.start for span in self.spans if span.start]
         ends = [span.end for span in self.spans if span.end]
-        times = {
-            "duration_ms": usage.nanoseconds_to_ms(min(starts), max(ends))
-            if starts and ends
-            else None,
-            "tool_duration_ms": usage.tool_time(batches),
-        }
+        duration_ms = usage.nanoseconds_to_ms(min(starts), max(ends)) if starts and ends else None
+        tool_duration_ms = usage.tool_time(batches)
         calls = self.model_calls()
         if calls:
-            return usage.run_usage([span_call(t.span, t.also) for t in calls], **times)
+            return usage.run_usage(
+                [span_call(t.span, t.also) for t in calls],
+                duration_ms=duration_ms,
+                tool_duration_ms=tool_duration_ms,
+            )
         totals = [span_call(t.span) for t in self.agents if t.run_totals]
-        found = usage.run_usage(totals or None, **times)
+        found = usage.run_usage(
+            totals or None, duration_ms=duration_ms, tool_duration_ms=tool_duration_ms
+        )
         found["model_calls"] = None
         return found
 
@@ -398,12 +413,12 @@ class Trace:
     def _calls_setting(self) -> str:
         return calls_setting(self.instrumentation)
 
-    def not_captured(self, batches: list[list[dict]]) -> dict:
+    def not_captured(self, batches: Batches) -> dict[str, str]:
         """``{"arguments" | "final_text" | "calls" | "batches": why}`` for what the spans
         left out (see the module's docstring)."""
         if self.is_empty:
             return {"calls": NO_CALLS, "final_text": NO_CALLS}
-        found = {}
+        found: dict[str, str] = {}
         if any(made.get(CAPTURED) is False for batch in batches for made in batch):
             found["arguments"] = f"tool arguments were not captured: {self._setting()}"
         if not self.inner and not self.runs:
@@ -440,7 +455,7 @@ class Trace:
         return any(self._model_turn_of(run.span) == key for run in [*self.runs, *self.control])
 
 
-def complete(made: dict, from_run: dict) -> None:
+def complete(made: CallDict, from_run: CallDict) -> None:
     """Give a message's call what its tool run knows: the result, whether it failed, and
     the arguments when the message did not carry them."""
     if made.get(CAPTURED) is False and from_run.get(CAPTURED) is not False:
@@ -455,7 +470,9 @@ def complete(made: dict, from_run: dict) -> None:
         made["duration_ms"] = from_run["duration_ms"]
 
 
-def _unclaimed(calls, run: ToolRun, claimed: set[int], *, same_arguments=False) -> dict | None:
+def _unclaimed(
+    calls: Iterable[CallDict], run: ToolRun, claimed: set[int], *, same_arguments: bool = False
+) -> CallDict | None:
     """The call of ``calls`` that a tool run with no call id completes: the first no run
     completed yet of the same tool, one with the same arguments first; only one with the
     same arguments (or none recorded) when ``same_arguments``."""
@@ -470,11 +487,11 @@ def _unclaimed(calls, run: ToolRun, claimed: set[int], *, same_arguments=False) 
     return None if same_arguments else first
 
 
-def _figures(model_call: ModelTurn) -> dict:
+def _figures(model_call: ModelTurn) -> dict[str, Any]:
     """What a transcript's assistant turn says of its model call: its tokens, where any was
     recorded, and its span's time, where recorded."""
     made = span_call(model_call.span, model_call.also)
-    figures: dict = {}
+    figures: dict[str, Any] = {}
     if any(made[key] is not None for key in usage.TOKEN_KEYS):
         figures["usage"] = {key: made[key] for key in usage.TOKEN_KEYS}
     if made["duration_ms"] is not None:
@@ -482,7 +499,7 @@ def _figures(model_call: ModelTurn) -> dict:
     return figures
 
 
-def _batch_of(call_id, batch_of: dict) -> int | None:
+def _batch_of(call_id: Any, batch_of: dict[Any, int]) -> int | None:
     return batch_of.get(call_id) if isinstance(call_id, str | int) else None
 
 

@@ -79,7 +79,17 @@ class Instrumentation:
         return tuple(line.format(endpoint=endpoint, key=key) for line in self.settings)
 
 
-def _openinference(name, package, scope, tried, variants, code, *, calls="", docs=""):
+def _openinference(
+    name: str,
+    package: str,
+    scope: str,
+    tried: str,
+    variants: tuple[str, ...],
+    code: str,
+    *,
+    calls: str = "",
+    docs: str = "",
+) -> Instrumentation:
     """A framework under its OpenInference instrumentation."""
     return Instrumentation(
         name=name,

@@ -24,14 +24,14 @@ Tool runs: ``execute_tool`` spans (``gen_ai.tool.name``, else the span name ``ex
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scoring.matcher import InvalidInput
 
 from ..common import list_at, object_at
 from .spans import REDACTED, Event, Span, must_be_text, parsed
-from .turns import Message, ModelTurn, ToolRun, call, text_of
+from .turns import CallDict, Message, ModelTurn, ToolRun, call, text_of
 
 NAME = "gen_ai"
 TOOL_OPERATION = "execute_tool"
@@ -124,7 +124,7 @@ def tool_run(span: Span) -> ToolRun | None:
 # --- 1.37 and later: messages as attributes ------------------------------------------------
 
 
-def _read_messages(turn: ModelTurn, read) -> None:
+def _read_messages(turn: ModelTurn, read: Callable[[str], tuple[Any, str]]) -> None:
     """Messages of the 1.37 shape; ``read(key)`` gives an attribute's value and path."""
     for key, into in ((SYSTEM, turn.input), (INPUT, turn.input), (OUTPUT, turn.output)):
         value, where = read(key)
@@ -141,7 +141,7 @@ def _read_messages(turn: ModelTurn, read) -> None:
             into.append(_message(turn, object_at(message, f"{where}[{m}]"), f"{where}[{m}]", key))
 
 
-def _message(turn: ModelTurn, message: Mapping, where: str, key: str) -> Message:
+def _message(turn: ModelTurn, message: Mapping[str, Any], where: str, key: str) -> Message:
     role = message.get("role")
     read = Message(role if isinstance(role, str) else "assistant")
     texts = []
@@ -255,7 +255,7 @@ def _read_gemini_parts(turn: ModelTurn, read: Message, parts: Any, output: bool)
         read.text = "".join(texts)
 
 
-def _keep(turn: ModelTurn, message: Message, made: dict, output: bool) -> None:
+def _keep(turn: ModelTurn, message: Message, made: CallDict, output: bool) -> None:
     """A call a message names: the turn's own when it is the turn's output."""
     if output:
         turn.calls.append(made)

@@ -90,7 +90,7 @@ def _message(raw: Any, turn: ModelTurn | None) -> Message:
     return read
 
 
-def _kwargs(message: Any) -> Mapping:
+def _kwargs(message: Any) -> Mapping[str, Any]:
     """A LangChain message's fields: its serialisation's ``kwargs``, or the dict itself."""
     if not isinstance(message, Mapping):
         return {}
@@ -98,10 +98,10 @@ def _kwargs(message: Any) -> Mapping:
     return fields if isinstance(fields, Mapping) else {}
 
 
-def _json(span: Span, key: str) -> Mapping:
+def _json(span: Span, key: str) -> Mapping[str, Any]:
     value = parsed(span.attributes.get(key), span.path(key))
     return value if isinstance(value, Mapping) else {}
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []

@@ -56,8 +56,8 @@ def _raw_request(span: Span) -> ModelTurn:
     for message in _listed(span, "llm.openai.messages"):
         turn.input.append(_message(message, None))
     for choice in _listed(span, "llm.openai.choices")[:1]:
-        message = choice.get("message")
-        read = _message(message if isinstance(message, Mapping) else {}, turn)
+        answer = choice.get("message")
+        read = _message(answer if isinstance(answer, Mapping) else {}, turn)
         reason = choice.get("finish_reason")
         if isinstance(reason, str):
             read.finish_reason = reason
@@ -66,7 +66,7 @@ def _raw_request(span: Span) -> ModelTurn:
     return turn
 
 
-def _message(message: Mapping, turn: ModelTurn | None) -> Message:
+def _message(message: Mapping[Any, Any], turn: ModelTurn | None) -> Message:
     """An OpenAI chat message; its calls are ``turn``'s when it is the turn's output."""
     role = message.get("role")
     read = Message(role if isinstance(role, str) else "assistant", text_of(message.get("content")))
@@ -84,7 +84,7 @@ def _message(message: Mapping, turn: ModelTurn | None) -> Message:
     return read
 
 
-def _listed(span: Span, key: str) -> list[Mapping]:
+def _listed(span: Span, key: str) -> list[Mapping[Any, Any]]:
     """The attribute's list of objects, read from JSON or a Python repr; none if neither."""
     value = _python_value(span.attributes.get(key))
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []

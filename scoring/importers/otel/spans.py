@@ -102,10 +102,10 @@ def parsed(value: Any, where: str) -> Any:
         raise InvalidInput.single(where, exc.problems[0].message) from None
 
 
-def read_spans(line: Mapping) -> list[Span]:
+def read_spans(line: Mapping[str, Any]) -> list[Span]:
     """The spans of the line, their events and log records included, in line order."""
     if "resourceSpans" in line or "spans" not in line:
-        located = []
+        located: list[tuple[str, Any, str]] = []
         for r, resource in enumerate(list_at(line.get("resourceSpans", []), "resourceSpans")):
             where = f"resourceSpans[{r}].scopeSpans"
             scopes = list_at(
@@ -116,7 +116,7 @@ def read_spans(line: Mapping) -> list[Span]:
                 located.append((f"{where}[{s}].spans", scope.get("spans", []), _scope(scope)))
     else:
         located = [("spans", line.get("spans"), "")]
-    spans = []
+    spans: list[Span] = []
     for where, items, scope in located:
         for k, item in enumerate(list_at(items, where)):
             item_where = f"{where}[{k}]"
@@ -125,13 +125,13 @@ def read_spans(line: Mapping) -> list[Span]:
     return spans
 
 
-def _scope(scope: Mapping) -> str:
+def _scope(scope: Mapping[str, Any]) -> str:
     named = scope.get("scope")
     name = named.get("name") if isinstance(named, Mapping) else None
     return name if isinstance(name, str) else ""
 
 
-def _span(raw: Mapping, where: str, order: int, scope: str) -> Span:
+def _span(raw: Mapping[str, Any], where: str, order: int, scope: str) -> Span:
     """One span, as OTLP/JSON writes it or as the Python SDK's ``span.to_json()`` does."""
     attributes_where = f"{where}.attributes"
     if isinstance(raw.get("attributes"), Mapping):  # the SDK's own JSON
@@ -156,12 +156,13 @@ def _span(raw: Mapping, where: str, order: int, scope: str) -> Span:
     code = status.get("code", status.get("status_code"))
     message = status.get("message", status.get("description"))
     scope = attributes.pop(SCOPE_ATTRIBUTE, None) or scope
+    name = raw.get("name")
     return Span(
         where=where,
         order=order,
         span_id=str(span_id or ""),
         parent_id=str(parent_id or ""),
-        name=raw.get("name") if isinstance(raw.get("name"), str) else "",
+        name=name if isinstance(name, str) else "",
         start=start,
         scope=scope if isinstance(scope, str) else "",
         attributes=attributes,
@@ -188,7 +189,7 @@ def _events(raw: Any, where: str) -> list[Event]:
     return events
 
 
-def _join_log_records(line: Mapping, spans: list[Span]) -> None:
+def _join_log_records(line: Mapping[str, Any], spans: list[Span]) -> None:
     """Each log record of the line as an event of the span it names; records of a span
     not in the line go to a span of their own, one per span id, with no parent known."""
     by_id = {span.span_id: span for span in spans if span.span_id}
@@ -278,7 +279,7 @@ def any_value(value: Any) -> Any:
     return value.get("bytesValue")
 
 
-def _values(container: Any) -> list:
+def _values(container: Any) -> list[Any]:
     """The ``values`` of an ``arrayValue`` or ``kvlistValue``."""
     values = container.get("values") if isinstance(container, Mapping) else None
     return values if isinstance(values, list) else []

@@ -25,6 +25,8 @@ CALLS_ASKED = frozenset({"tool_calls", "tool_call", "tool_use", "function_call",
 # STOP on a turn that returns function calls, and its instrumentations pass it on.
 _SILENT_PROVIDERS = frozenset({"gemini", "gcp.gemini", "gcp.gen_ai", "gcp.vertex_ai", "google"})
 _PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
+# A call as a run file holds it (docs/formats.md#calls): what ``call`` makes.
+CallDict = dict[str, Any]
 
 
 class NotARun(InvalidInput):
@@ -39,7 +41,7 @@ class Message:
 
     role: str
     text: str | None = None
-    call_ids: list = field(default_factory=list)
+    call_ids: list[Any] = field(default_factory=list)
     answers: list[tuple[Any, Any]] = field(default_factory=list)
     finish_reason: str | None = None
 
@@ -49,7 +51,7 @@ class ModelTurn:
     """One model call: ``calls`` are canonical call dicts (see ``call``)."""
 
     span: Span
-    calls: list[dict] = field(default_factory=list)
+    calls: list[CallDict] = field(default_factory=list)
     input: list[Message] = field(default_factory=list)
     output: list[Message] = field(default_factory=list)
     finish_reasons: list[str] = field(default_factory=list)
@@ -96,7 +98,7 @@ class ModelTurn:
         return not (isinstance(provider, str) and provider.lower() in _SILENT_PROVIDERS)
 
     @property
-    def results(self) -> dict:
+    def results(self) -> dict[Any, Any]:
         """The results its input messages gave, by call id."""
         return {
             call_id: result
@@ -113,16 +115,16 @@ class ToolRun:
     the agent's."""
 
     span: Span
-    call: dict
+    call: CallDict
     control: bool = False
     notes: list[str] = field(default_factory=list)  # what the reader assumed, for the run
 
 
-def call(call_id: Any, name: str, arguments: Any, *, captured: bool = True) -> dict:
+def call(call_id: Any, name: str, arguments: Any, *, captured: bool = True) -> CallDict:
     """A canonical call; ``arguments`` as sent (a JSON string, an object, or a string of a
     JSON string: double-encoded arguments are read through). Not ``captured``: no arguments,
     and ``arguments_captured: false``."""
-    made: dict[str, Any] = {"id": call_id if is_join_key(call_id) else None, "name": name}
+    made: CallDict = {"id": call_id if is_join_key(call_id) else None, "name": name}
     if not captured or (isinstance(arguments, str) and arguments in REDACTED):
         made.update({"arguments": None, CAPTURED: False})
         return made
@@ -135,7 +137,7 @@ def call(call_id: Any, name: str, arguments: Any, *, captured: bool = True) -> d
     return made
 
 
-def _double_encoded(raw: str) -> Mapping | None:
+def _double_encoded(raw: str) -> Mapping[str, Any] | None:
     """The arguments of a JSON string holding an object's JSON text (some instrumentations
     encode arguments twice); None when ``raw`` is not one."""
     try:

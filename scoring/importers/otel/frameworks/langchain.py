@@ -32,15 +32,16 @@ def model_turn(span: Span) -> ModelTurn | None:
 
 
 def tool_run(span: Span) -> ToolRun | None:
-    if span.attributes.get(openinference.KIND) == "TOOL":
-        return _openinference_tool(span)
-    if span.operation == genai.TOOL_OPERATION:
-        return _openllmetry_tool(span)
+    if (run := openinference.tool_run(span)) is not None:
+        return _openinference_tool(span, run)
+    if span.operation == genai.TOOL_OPERATION and (run := genai.tool_run(span)) is not None:
+        return _openllmetry_tool(span, run)
     return None
 
 
-def _openinference_tool(span: Span) -> ToolRun:
-    run = openinference.tool_run(span)
+def _openinference_tool(span: Span, run: ToolRun) -> ToolRun:
+    """OpenInference's reading of the ``TOOL`` span, with the id and result of its
+    ToolMessage."""
     message = _json(span, "output.value")
     data = message.get("data") if isinstance(message, Mapping) else None
     if isinstance(data, Mapping):
@@ -51,16 +52,18 @@ def _openinference_tool(span: Span) -> ToolRun:
     return run
 
 
-def _openllmetry_tool(span: Span) -> ToolRun:
+def _openllmetry_tool(span: Span, run: ToolRun) -> ToolRun:
+    """The GenAI reading of the ``execute_tool`` span, its call read from the callback's
+    payload."""
     payload = _json(span, ARGUMENTS)
     payload = payload if isinstance(payload, Mapping) else {}
-    kwargs = payload.get("kwargs") if isinstance(payload.get("kwargs"), Mapping) else {}
+    kwargs = payload.get("kwargs")
+    kwargs = kwargs if isinstance(kwargs, Mapping) else {}
     inputs = payload.get("inputs")
     output = _json(span, RESULT)
     message = output.get("output") if isinstance(output, Mapping) else None
     fields = message.get("kwargs") if isinstance(message, Mapping) else None
     fields = fields if isinstance(fields, Mapping) else {}
-    run = genai.tool_run(span)
     made = call(
         kwargs.get("tool_call_id", fields.get("tool_call_id")),
         run.call["name"],
