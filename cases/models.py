@@ -88,7 +88,7 @@ class Role(models.TextChoices):
 class Team(models.Model):
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, unique=True)
-    members = models.ManyToManyField(
+    members: "models.ManyToManyField[User, Membership]" = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
     )
     created = models.DateTimeField(auto_now_add=True)

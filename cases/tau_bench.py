@@ -217,10 +217,12 @@ def _task_of(element: Mapping) -> Task | None:
     instruction = task.get("instruction")
     if not isinstance(instruction, str):
         problems.append(Problem("info.task.instruction", "required: a string"))
+        instruction = ""  # never used: the problem is raised below
     actions = _actions(task.get("actions"), problems)
     outputs = task.get("outputs") if task.get("outputs") is not None else []
     if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
         problems.append(Problem("info.task.outputs", "must be a list of strings"))
+        outputs = []  # never used: the problem is raised below
     if problems:
         raise InvalidInput(problems)
     return Task(key, instruction, actions, outputs)

@@ -12,14 +12,16 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from contextvars import ContextVar
+from collections.abc import Mapping
+from contextvars import ContextVar, Token
 from datetime import UTC, datetime
+from typing import Any
 
 current_request: ContextVar[str | None] = ContextVar("current_request", default=None)
 current_task: ContextVar[str | None] = ContextVar("current_task", default=None)
 current_submission: ContextVar[int | None] = ContextVar("current_submission", default=None)
 # The field each is logged as.
-CONTEXT = {
+CONTEXT: dict[str, ContextVar[Any]] = {
     "request_id": current_request,
     "task_id": current_task,
     "submission_id": current_submission,
@@ -108,6 +110,7 @@ def bind_task_context(task_id: str | None = None, task=None, args=(), kwargs=Non
     """``task_prerun``: the task's id, the request that sent it, and its submission (any
     task with a ``submission_id`` parameter). A task run in-process (no broker) keeps the
     request it runs in."""
+    arguments: Mapping[str, Any]
     try:
         arguments = inspect.signature(task.run).bind_partial(*args, **(kwargs or {})).arguments
     except TypeError:
@@ -126,4 +129,6 @@ def clear_task_context(task_id: str | None = None, **_) -> None:
         variable.reset(token)
 
 
-_bound: dict[str | None, list] = {}  # task id → what bind_task_context set, to undo it
+_bound: dict[
+    str | None, list[tuple[ContextVar[Any], Token[Any]]]
+] = {}  # task id → what bind_task_context set, to undo it

@@ -27,6 +27,7 @@ from cases.models import (
     Suite,
     SuiteVersion,
     Team,
+    User,
     Visibility,
 )
 from scoring.audit import KINDS
@@ -185,7 +186,9 @@ UPLOAD_RETENTION_HELP = "days uploaded files' runs are kept after the upload; nu
 
 
 class SuiteSerializer(serializers.ModelSerializer):
-    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     tags = serializers.ListField(child=serializers.CharField(), read_only=True)
     match = serializers.JSONField(
         read_only=True,
@@ -320,7 +323,8 @@ class ImportQuerySerializer(serializers.Serializer):
     name = serializers.CharField(
         max_length=200, required=False, help_text="from=tau-bench: the suite's name"
     )
-    read_only = serializers.CharField(
+    # The stubs see this hide Field.read_only; DRF's metaclass takes it off the class.
+    read_only = serializers.CharField(  # type: ignore[assignment]
         required=False,
         allow_blank=True,
         help_text=(
@@ -361,8 +365,12 @@ class TauBenchUploadSerializer(serializers.Serializer):
 
 class ToolRoleSerializer(serializers.Serializer):
     name = serializers.CharField()
-    read_only = serializers.BooleanField(help_text="its actions were left out of the cases")
-    source = serializers.ChoiceField(
+    # The stubs see this hide Field.read_only; DRF's metaclass takes it off the class.
+    read_only = serializers.BooleanField(  # type: ignore[assignment]
+        help_text="its actions were left out of the cases"
+    )
+    # The stubs see this hide Field.source; DRF's metaclass takes it off the class.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=["name", "given"], help_text="guessed from the name, or as given in read_only"
     )
 
@@ -489,7 +497,9 @@ class CaseSerializer(serializers.Serializer):
 
 
 class VersionSerializer(serializers.ModelSerializer):
-    author = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    author: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = SuiteVersion
@@ -549,7 +559,10 @@ class DiffQuerySerializer(serializers.Serializer):
 
 class CaseChangeSerializer(serializers.Serializer):
     key = serializers.CharField()
-    fields = serializers.ListField(child=serializers.CharField())
+    # The stubs see this hide Serializer.fields; DRF's metaclass takes it off the class.
+    fields = serializers.ListField(  # type: ignore[assignment]
+        child=serializers.CharField()
+    )
     predicates_added = serializers.ListField(child=serializers.CharField())
     predicates_removed = serializers.ListField(child=serializers.CharField())
 
@@ -565,7 +578,8 @@ class ToolChangeSerializer(serializers.Serializer):
     parameters_added = serializers.ListField(child=serializers.CharField())
     parameters_removed = serializers.ListField(child=serializers.CharField())
     parameters_changed = ParameterChangeSerializer(many=True)
-    fields = serializers.ListField(
+    # The stubs see this hide Serializer.fields; DRF's metaclass takes it off the class.
+    fields = serializers.ListField(  # type: ignore[assignment]
         child=serializers.CharField(), help_text="the tool's other fields that differ"
     )
 

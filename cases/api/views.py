@@ -4,6 +4,7 @@ through ``cases.services``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 
 from django.conf import settings
@@ -19,8 +20,8 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.renderers import BrowsableAPIRenderer
+from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer
 from rest_framework.response import Response
 
 from cases import permissions as rules
@@ -81,8 +82,8 @@ TAU_BENCH_MESSAGE = "Imported from τ-bench results"
 class CasebookViewMixin:
     """JSON with exact numbers both ways; the services' errors as HTTP answers."""
 
-    parser_classes = [ExactJSONParser, FormParser, MultiPartParser]
-    renderer_classes = [ExactJSONRenderer, BrowsableAPIRenderer]
+    parser_classes: Sequence[type[BaseParser]] = [ExactJSONParser, FormParser, MultiPartParser]
+    renderer_classes: Sequence[type[BaseRenderer]] = [ExactJSONRenderer, BrowsableAPIRenderer]
 
     def handle_exception(self, exc):
         if isinstance(exc, InvalidInput):

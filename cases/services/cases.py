@@ -112,7 +112,7 @@ def _replace_case(case: Case, data: Mapping) -> None:
 @transaction.atomic
 def save_cases(
     suite: Suite,
-    documents: list[Mapping],
+    documents: Sequence[Mapping],
     user,
     *,
     seen_version: int | None,

@@ -45,6 +45,7 @@ def catalog_problems(case: Case) -> list[Problem]:
             problems += _refused_values(
                 case, tool, where, expected.required_args, expected.arguments, whole=True
             )
+    expectation: Any  # its type's own fields are read (docs/formats.md#expectations-in-a-case)
     for expectation in case.expectations:
         if expectation.type == "called_tool_with":
             tool = case.catalog.find(expectation.tool, case.match)
@@ -71,6 +72,7 @@ def _unknown_tools(case: Case) -> Iterator[str]:
                 f"expected call #{expected.index} calls `{expected.name}`, which the tool "
                 f"catalog lacks{hint(expected.name)}"
             )
+    expectation: Any  # its type's own fields are read (docs/formats.md#expectations-in-a-case)
     for expectation in case.expectations:
         kind = expectation.type
         named = list(expectation.tools) if kind == "called_tools_in_order" else []

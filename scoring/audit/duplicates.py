@@ -30,10 +30,10 @@ def duplicate_problems(
     ``earlier`` cases (the rest of the suite, for one case being edited) come before all."""
     first: dict[str, str] = {}
     for case in earlier:
-        first.setdefault(fingerprint(case, environment), case.get("key"))
+        first.setdefault(fingerprint(case, environment), case["key"])
     problems = []
     for case in cases:
-        key, mark = case.get("key"), fingerprint(case, environment)
+        key, mark = case["key"], fingerprint(case, environment)
         if mark in first and first[mark] != key:
             message = (
                 f"the same prompt, expected calls, expectations, extra-call rule and "

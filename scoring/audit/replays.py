@@ -73,6 +73,7 @@ def reference_turns(case: Case) -> tuple[str, tuple] | None:
     """What the case's reference calls are, in words, and their turns: the first
     ``end_state_matches``' reference calls, else the expected calls when their arguments
     are all concrete; None when there are neither."""
+    expectation: Any  # its type's own fields are read (docs/formats.md#expectations-in-a-case)
     for expectation in case.expectations:
         if expectation.type == "end_state_matches":
             return f"the reference calls of expectation #{expectation.index}", expectation.turns
@@ -151,7 +152,8 @@ def _call_text(name: str, arguments: Any) -> str:
 
 def _as_run(key: str, turns: Sequence[Sequence[tuple[str, Any]]]) -> Run:
     """The calls of ``turns`` as a run: a batch per turn, a user entry opening each turn."""
-    batches, transcript = [], []
+    batches: list[tuple[Call, ...]] = []
+    transcript: list[dict[str, Any]] = []
     for calls in turns:
         transcript.append({"role": "user", "content": ""})
         if calls:

@@ -57,6 +57,7 @@ def reference_run(case: Case) -> ReferenceRun:
             missing[("call", expected.index)] = lacking
         calls.append(_Call(expected.name, expected.key, arguments))
     made = len(calls)
+    expectation: Any  # its type's own fields are read (docs/formats.md#expectations-in-a-case)
     if not case.forbids_extra_calls:
         for expectation in case.expectations:
             _add_calls(case, expectation, calls, missing)
@@ -139,6 +140,7 @@ def _final_text(case: Case, missing: dict) -> str:
     wants, else the texts to contain and examples of the patterns to match, one a line,
     the number to end with last (``final_number_equals`` reads the last number)."""
     pieces, number = [], None
+    expectation: Any  # its type's own fields are read (docs/formats.md#expectations-in-a-case)
     for expectation in case.expectations:
         kind = expectation.type
         if kind == "final_text_equals":

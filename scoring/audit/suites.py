@@ -62,7 +62,7 @@ def audit_document(
     loaded = load_suite({**document, "cases": changed}, strict=False)
     problems, unchecked = _each_case(loaded.cases, replayer, replay_seconds)
     problems += kept + duplicate_problems(cases, document.get("environment"))
-    keys = [case.get("key") for case in cases]
+    keys = [case["key"] for case in cases]
     return Audit(len(keys), in_case_order(keys, problems), tuple(unchecked))
 
 

@@ -5,6 +5,7 @@ agent that does nothing (``passes_idle`` when it passes), in the matcher's own w
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from scoring.matcher import ERROR, PASS, Case, Replayer, score
 
@@ -54,6 +55,7 @@ def _judged_expectations(case: Case, added: bool) -> tuple:
     ``state_mismatch``), except ``end_state_matches`` of one turn where the reference run is
     exactly the expected calls, concrete: whether they leave the reference calls' state."""
     kept = []
+    expectation: Any  # its type's own fields are read (docs/formats.md#expectations-in-a-case)
     for expectation in case.expectations:
         if expectation.type in CATALOG_TYPES:
             continue

@@ -126,7 +126,7 @@ def suite_from_bfcl(
             continue
         answer_line, answer = by_id[key]
         try:
-            if multi_turn:
+            if multi_turn and function_docs is not None:  # without docs it was refused above
                 cases.append(
                     _multi_turn_case(key, question, line, (answer_line, answer), function_docs)
                 )
@@ -263,11 +263,12 @@ def _expected_call(item: Any, where: str, line: int, docs: Mapping) -> dict:
 
 
 def _multi_turn_case(
-    key: str, question: Mapping, line: int, answer: tuple[int, Mapping], docs: Mapping
+    key: str, question: Mapping, line: int, numbered: tuple[int, Mapping], docs: Mapping
 ) -> dict:
     """A multi-turn entry as a case judged by end state
-    (docs/benchmarks.md#multi-turn-categories)."""
-    answer_line, answer = answer
+    (docs/benchmarks.md#multi-turn-categories); ``numbered`` is its answer and that
+    answer's line."""
+    answer_line, answer = numbered
     classes = question.get("involved_classes")
     if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
         raise _bad("questions.involved_classes", "must be a list of class names", line)

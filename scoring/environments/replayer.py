@@ -78,7 +78,7 @@ class SandboxReplayer:
         self.limits = limits
         self.environments = dict(environments or {})
         self._lock = threading.Lock()
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._owner = 0
         self._references: OrderedDict[str, bytes] = OrderedDict()  # answers, as sent
         self._referenced_bytes = 0
@@ -100,7 +100,7 @@ class SandboxReplayer:
         key = hashlib.sha256(text.encode()).hexdigest() if reference else None
         with self._lock:
             line = self._references.get(key) if key is not None else None
-            if line is not None:
+            if key is not None and line is not None:
                 self._references.move_to_end(key)
             else:
                 line = self._ask(text)
@@ -127,6 +127,7 @@ class SandboxReplayer:
         """The sandbox's answer to a request: the line of its turns (``ReplayFailed`` for
         any other)."""
         process = self._started()
+        assert process.stdin is not None  # opened as a pipe
         try:
             process.stdin.write((text + "\n").encode())
             process.stdin.flush()
@@ -161,7 +162,7 @@ class SandboxReplayer:
             raise ReplayFailed(answer.get("error") or "the sandbox answered nothing readable")
         return line
 
-    def _started(self) -> subprocess.Popen:
+    def _started(self) -> subprocess.Popen[bytes]:
         # A forked worker (Celery's prefork pool) must not share its parent's sandbox.
         if self._process is None or self._owner != os.getpid():
             self._process = subprocess.Popen(
@@ -187,12 +188,13 @@ class SandboxReplayer:
 
     @staticmethod
     def _read_line(
-        process: subprocess.Popen, deadline: float, max_bytes: int = _READY_BYTES
+        process: subprocess.Popen[bytes], deadline: float, max_bytes: int = _READY_BYTES
     ) -> bytes | None:
         """The next line of the sandbox's answers; empty when it ended, None past the
         deadline, ``_TOO_LONG`` once it passes ``max_bytes`` (what was read is dropped)."""
         chunks = []
         size = 0
+        assert process.stdout is not None  # opened as a pipe
         stream = process.stdout.fileno()
         while True:
             left = deadline - time.monotonic()

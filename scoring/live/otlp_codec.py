@@ -60,7 +60,7 @@ _ATTRIBUTE_DEPTH = _SPAN_DEPTH + 3
 _EVENT_ATTRIBUTE_DEPTH = _SPAN_DEPTH + 5
 # How much deeper than a value the values inside it are: {"arrayValue": {"values": [VALUE]}}
 # and {"kvlistValue": {"values": [{"key": ..., "value": VALUE}]}}.
-_NESTED_IN = {"array_value": 3, "kvlist_value": 4}
+_NESTED_IN: dict[str | None, int] = {"array_value": 3, "kvlist_value": 4}
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 _CHUNK_LINE = 1024  # a chunk's size line, or a trailer, is read no longer than this
 _TRAILERS = 100
@@ -250,14 +250,14 @@ def measure(item, limits: ItemLimits) -> Measured:
     where the export, as OTLP/JSON, would nest deeper than ``limits.depth`` (the limit an
     OTLP/JSON body is held to). A log record's body is as deep as an attribute's value."""
     noun = "log record" if isinstance(item, LogRecord) else "span"
-    holders = ()
+    holders: tuple[Span.Event | Span.Link, ...] = ()
     if noun == "span":
-        for kind, count, cap, setting in (
+        for repeated, count, cap, setting in (
             ("events", len(item.events), limits.events, "CASEBOOK_OTLP_MAX_ITEM_EVENTS"),
             ("links", len(item.links), limits.links, "CASEBOOK_OTLP_MAX_ITEM_LINKS"),
         ):
             if count > cap:
-                return Measured(0, f"a span of more {kind} than the cap, {setting} = {cap:,}")
+                return Measured(0, f"a span of more {repeated} than the cap, {setting} = {cap:,}")
         holders = (*item.events, *item.links)
     values = len(item.attributes) + sum(len(holder.attributes) for holder in holders)
     if noun == "log record":
@@ -268,7 +268,9 @@ def measure(item, limits: ItemLimits) -> Measured:
     )
     if values > limits.attributes:
         return Measured(limits.attributes, too_many)
-    walk = [(attribute.value, _ATTRIBUTE_DEPTH) for attribute in item.attributes]
+    walk: list[tuple[AnyValue, int]] = [
+        (attribute.value, _ATTRIBUTE_DEPTH) for attribute in item.attributes
+    ]
     if noun == "log record":
         walk.append((item.body, _ATTRIBUTE_DEPTH - 2))
     for holder in holders:
@@ -301,7 +303,7 @@ def span_document(span: Span) -> dict:
     instrumentation's spans) in well under half the time: it is made for every span of
     every live trace (docs/live-traces.md#throughput). Fields are read by name, so one a
     newer ``opentelemetry-proto`` adds is left out until named here."""
-    document = {}
+    document: dict[str, Any] = {}
     if span.trace_id:
         document["traceId"] = _base64(span.trace_id)
     if span.span_id:
@@ -330,7 +332,8 @@ def span_document(span: Span) -> dict:
     if span.dropped_links_count:
         document["droppedLinksCount"] = span.dropped_links_count
     if span.HasField("status"):
-        status = document["status"] = {}
+        status: dict[str, Any] = {}
+        document["status"] = status
         if span.status.message:
             status["message"] = span.status.message
         if span.status.code:
@@ -339,7 +342,7 @@ def span_document(span: Span) -> dict:
 
 
 def _event(event: Span.Event) -> dict:
-    document = {}
+    document: dict[str, Any] = {}
     if event.time_unix_nano:
         document["timeUnixNano"] = str(event.time_unix_nano)
     if event.name:
@@ -349,7 +352,7 @@ def _event(event: Span.Event) -> dict:
 
 
 def _link(link: Span.Link) -> dict:
-    document = {}
+    document: dict[str, Any] = {}
     if link.trace_id:
         document["traceId"] = _base64(link.trace_id)
     if link.span_id:
@@ -403,12 +406,14 @@ def _fill_values(pending: list[tuple[AnyValue, dict]]) -> None:
         elif kind == "bytes_value":
             into["bytesValue"] = _base64(value.bytes_value)
         elif kind == "array_value":
-            into["arrayValue"] = values = {}
+            values: dict[str, Any] = {}
+            into["arrayValue"] = values
             if value.array_value.values:
                 values["values"] = [{} for _ in value.array_value.values]
                 pending.extend(zip(value.array_value.values, values["values"], strict=True))
         elif kind == "kvlist_value":
-            into["kvlistValue"] = values = {}
+            values = {}
+            into["kvlistValue"] = values
             if value.kvlist_value.values:
                 values["values"] = _key_values(value.kvlist_value.values, pending)
 

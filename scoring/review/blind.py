@@ -62,7 +62,7 @@ def next_item(queue: ReviewQueue, user, after: QueueItem | None = None) -> Queue
     undecided = BlindDecision.objects.filter(item__queue=queue, reviewer=user, status="").filter(
         item__resolved_at__isnull=True
     )
-    order = ["item__position"]
+    order: list[str | Case] = ["item__position"]
     if after is not None:
         undecided = undecided.exclude(item=after)
         wrapped = Case(When(item__position__lte=after.position, then=Value(1)), default=Value(0))
@@ -234,10 +234,10 @@ def progress(queue: ReviewQueue) -> BlindProgress:
         items=Count("pk"), resolved=Count("pk", filter=Q(resolved_at__isnull=False))
     )
     return BlindProgress(
-        shares=sorted(
-            (Share(names[row["reviewer_id"]], row["total"], row["done"]) for row in rows),
-            key=lambda share: share.assignee,
-        ),
+        shares=[
+            Share(names[row["reviewer_id"]], row["total"], row["done"])
+            for row in sorted(rows, key=lambda row: names[row["reviewer_id"]])
+        ],
         items=counts["items"],
         resolved=counts["resolved"],
         disputed=to_resolve(queue).order_by().count(),

@@ -20,13 +20,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Value, When, Window
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    Field,
+    Model,
+    OrderBy,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    When,
+    Window,
+)
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast, Mod, RowNumber
 from django.db.models.lookups import Exact
 from django.http import QueryDict
@@ -106,8 +122,7 @@ def _deal_out_pairs(queue: ReviewQueue, reviewers: list) -> None:
     """Make each item's two undecided blind decisions, for the reviewers at its position
     and the next (round-robin): an ``INSERT ... SELECT`` per side, as ``_insert_items``."""
     quote = connection.ops.quote_name
-    fields = map(BlindDecision._meta.get_field, ["item", "reviewer", "status"])
-    columns = ", ".join(quote(field.column) for field in fields)
+    columns = _columns(BlindDecision, ["item", "reviewer", "status"])
     table = quote(BlindDecision._meta.db_table)
     for offset in (0, 1):
         rows = (
@@ -125,8 +140,7 @@ def _insert_items(queue: ReviewQueue, results: QuerySet[Result], reviewers: list
     ``deal_out`` would, with one ``INSERT ... SELECT``: the rows never pass through Python
     (10,000 model instances take the better part of a second to build and send, and a
     separate update to deal them out as long again). Returns how many."""
-    order = [F(name[1:]).desc() if name.startswith("-") else F(name).asc()
-             for name in results.query.order_by]  # fmt: skip
+    order = _window_order(results.query.order_by)
     position = Window(RowNumber(), order_by=order)
     rows = results.annotate(
         item_queue=Value(queue.pk),
@@ -139,12 +153,30 @@ def _insert_items(queue: ReviewQueue, results: QuerySet[Result], reviewers: list
     ).values_list("item_queue", "run_id", "item_position", "item_assignee")
     select, params = rows.query.sql_with_params()
     quote = connection.ops.quote_name
-    fields = map(QueueItem._meta.get_field, ["queue", "run", "position", "assignee"])
-    columns = ", ".join(quote(field.column) for field in fields)
+    columns = _columns(QueueItem, ["queue", "run", "position", "assignee"])
     table = quote(QueueItem._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(f"INSERT INTO {table} ({columns}) {select}", params)
         return cursor.rowcount
+
+
+def _columns(model: type[Model], names: list[str]) -> str:
+    """The quoted columns of ``model``'s fields ``names``, in order, for an ``INSERT``."""
+    quoted = []
+    for name in names:
+        field = model._meta.get_field(name)
+        assert isinstance(field, Field)  # a field of the table, not a relation's other side
+        quoted.append(connection.ops.quote_name(field.column))
+    return ", ".join(quoted)
+
+
+def _window_order(ordering: Sequence[str | Combinable]) -> list[OrderBy]:
+    """A queryset's ordering by field names (``-`` first: descending) as a window's."""
+    order = []
+    for name in ordering:
+        assert isinstance(name, str)  # the result filters order by field names
+        order.append(F(name[1:]).desc() if name.startswith("-") else F(name).asc())
+    return order
 
 
 def _share(position, reviewers: list) -> Case:

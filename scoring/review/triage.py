@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.db.models import F, QuerySet
-from django.db.models.expressions import OrderBy
+from django.db.models import F, QuerySet, Subquery
+from django.db.models.expressions import Expression, OrderBy
 from django.urls import reverse
 
 from scoring.models import Result, Run, Submission, Verdict
@@ -49,6 +49,7 @@ def triage_links(submission: Submission, run: Run, query) -> TriageLinks:
     previous, following = failure_neighbours(submission, run, filters)
     shown = urlencode(filters.as_query())
     table = submission.get_absolute_url() + (f"?{shown}" if shown else "")
+    following_url: str | None
     if queue:
         following_url = reverse("queue_next", args=[int(queue)])
     else:
@@ -94,9 +95,9 @@ def failure_neighbours(
     )
 
 
-def _sort_keys(ordering) -> list[tuple[object, bool]]:
+def _sort_keys(ordering) -> list[tuple[Expression | F | Subquery, bool]]:
     """The table's ordering as (expression, descending) pairs."""
-    keys = []
+    keys: list[tuple[Expression | F | Subquery, bool]] = []
     for item in ordering:
         if isinstance(item, OrderBy):
             keys.append((item.expression, item.descending))

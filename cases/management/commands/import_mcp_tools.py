@@ -186,7 +186,7 @@ def _why(
         return str(failure)
     if isinstance(failure, TimeoutError):
         return f"no answer within {timeout:g} seconds: is it an MCP server, and is it up?"
-    if stdio and isinstance(failure, OSError):
+    if isinstance(server, StdioServerParameters) and isinstance(failure, OSError):
         return f"the server did not start: {server.command}: {failure.strerror or failure}"
     if isinstance(failure, httpx2.TransportError):
         return f"cannot reach {server}: {failure}"
@@ -206,12 +206,16 @@ def _why(
 
 
 async def _pages(client: Client, where: str) -> Listing:
-    pages, size, cursor = [], 0, None
+    pages: list[dict] = []
+    size, cursor = 0, None
     async with client:
         while True:
-            params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            params: mcp_types.PaginatedRequestParams | None = (
+                mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            )
             request = mcp_types.ListToolsRequest(params=params)
-            page = await client.session.send_request(request, RAW_PAGE)
+            # The SDK takes a TypeAdapter of any type, but binds its result's type to BaseModel.
+            page = await client.session.send_request(request, RAW_PAGE)  # type: ignore[type-var]
             pages.append(page)
             size += len(orjson.dumps(page))
             cursor = page.get("nextCursor")
