@@ -488,15 +488,9 @@ def _unclaimed(
 
 
 def _figures(model_call: ModelTurn) -> dict[str, Any]:
-    """What a transcript's assistant turn says of its model call: its tokens, where any was
-    recorded, and its span's time, where recorded."""
-    made = span_call(model_call.span, model_call.also)
-    figures: dict[str, Any] = {}
-    if any(made[key] is not None for key in usage.TOKEN_KEYS):
-        figures["usage"] = {key: made[key] for key in usage.TOKEN_KEYS}
-    if made["duration_ms"] is not None:
-        figures["duration_ms"] = made["duration_ms"]
-    return figures
+    """What a transcript's assistant turn says of its model call: its tokens and its span's
+    time, where recorded."""
+    return usage.turn_figures(span_call(model_call.span, model_call.also))
 
 
 def _batch_of(call_id: Any, batch_of: dict[Any, int]) -> int | None:
