@@ -33,7 +33,7 @@ from django.http import Http404
 
 from .models import ApiToken, Membership, Role, Suite, Team, User
 
-_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.ADMIN: 3}
+_RANK: dict[str, int] = {Role.VIEWER: 1, Role.EDITOR: 2, Role.ADMIN: 3}
 
 
 def role_in(user, team: Team | int) -> str | None:
@@ -177,7 +177,7 @@ def team_for(user, slug: str, *, at_least: str = Role.VIEWER) -> Team:
     (or no such team), 403 for a member below it."""
     team = Team.objects.filter(slug=slug).first()
     role = role_in(user, team) if team is not None else None
-    if role is None:
+    if team is None or role is None:
         raise Http404("No such team.")
     if _RANK[role] < _RANK[at_least]:
         if at_least == Role.ADMIN:

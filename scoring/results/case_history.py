@@ -30,10 +30,12 @@ def suite_history(suite: Suite, keys: list[str]) -> HistoryNotes:
         .annotate(
             scored_in=Count("id"),
             passed_runs=Sum("passed"),
-            clean=Count("id", filter=Q(submission_id__in=window, passed=F("runs"), runs__gt=0)),
+            clean_in_window=Count(
+                "id", filter=Q(submission_id__in=window, passed=F("runs"), runs__gt=0)
+            ),
         )
-        .filter(Q(passed_runs=0) | Q(clean__gte=SATURATION_WINDOW))
-        .values_list("case_key", "scored_in", "passed_runs", "clean")
+        .filter(Q(passed_runs=0) | Q(clean_in_window__gte=SATURATION_WINDOW))
+        .values_list("case_key", "scored_in", "passed_runs", "clean_in_window")
     )
     histories = {
         key: CaseHistory(scored_in, passed, clean) for key, scored_in, passed, clean in rows

@@ -353,7 +353,9 @@ def _side(summary: CaseSummary | None, wants_pass: bool) -> Side | None:
     if summary is None:
         return None
     preferred = summary.first_passing if wants_pass else summary.first_not_passing
-    pk, trial = preferred or summary.first_scored
+    shown = preferred or summary.first_scored
+    assert shown is not None, "a case is summarized only when a run of it was scored"
+    pk, trial = shown
     return Side(summary.runs, summary.passed, pk, trial, summary.cost_usd, summary.duration_ms)
 
 

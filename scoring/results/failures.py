@@ -19,11 +19,12 @@ here, in memory bounded by the groups, not by the runs.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, reduce
 from itertools import groupby
 from operator import itemgetter, or_
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Min, Q, QuerySet
@@ -38,6 +39,9 @@ Level = FailureSummary.Level
 API_GROUPS = 1000  # top-level groups the API lists (most runs first)
 SHOWN = 20  # arguments, and exact predicates, listed under a group (the most runs first)
 STREAM_ROWS = 5000  # rows fetched at a time from a server-side cursor
+
+# Top-level rows (``Failures.top_level``): grouped here, or read from the stored summary.
+TopLevelRows = Sequence[Mapping[str, Any]] | QuerySet[FailureSummary, Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,7 @@ def aggregate(
             run_id, case_key = next(runs)
             n_failing += 1
         # A run failing two predicates of a group (or argument) counts once in it.
-        counted = set()
+        counted: set[tuple[str, ...]] = set()
         for _, kind, tool, argument, label in predicates:
             if (kind, tool) not in counted:
                 counted.add((kind, tool))
@@ -133,12 +137,14 @@ def aggregate(
             labels[kind, tool][label] += 1  # unique within a report: one run each
     n_failing += sum(1 for _ in runs)  # failing runs after the last with a failed predicate
     found = []
-    for key in _most_runs({key: tally.runs for key, tally in groups.items()}):
+    for kind, tool in _most_runs({key: tally.runs for key, tally in groups.items()}):
+        key = (kind, tool)
         of_group = arguments[key]
         shown = _most_runs({name: tally.runs for name, tally in of_group.items()}, SHOWN)
         found.append(
             CauseGroup(
-                *key,
+                kind,
+                tool,
                 runs=groups[key].runs,
                 cases=len(groups[key].cases),
                 arguments=[
@@ -181,7 +187,7 @@ class Failures:
         """How many runs of the filter did not pass."""
         return self._failing.runs if self._failing is not None else self._aggregate[0]
 
-    def top_level(self) -> Iterable[dict]:
+    def top_level(self) -> TopLevelRows:
         """One row per cause kind and tool (``{"cause_kind", "cause_tool", "runs",
         "cases"}``), most runs first: what the page paginates."""
         if self._failing is None:
@@ -197,7 +203,7 @@ class Failures:
         )
 
     def groups(
-        self, rows: Iterable[dict] | None = None, *, labels: bool = True
+        self, rows: Iterable[Mapping[str, Any]] | None = None, *, labels: bool = True
     ) -> list[CauseGroup]:
         """The groups of ``rows`` (a page of ``top_level``; all of it when None) with their
         arguments, the suite's first submission failing each way and, with ``labels``,
@@ -222,7 +228,7 @@ class Failures:
         ]
 
     def _stored_groups(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], CauseGroup]:
-        groups = {}
+        groups: dict[tuple[str, str], CauseGroup] = {}
         rows = (
             _stored(self.submission)
             .filter(_of_groups(keys))
@@ -231,12 +237,14 @@ class Failures:
             .values_list("level", "cause_kind", "cause_tool", "name", "runs", "cases")
         )
         for level, kind, tool, name, runs, cases in rows:
+            if level == Level.PREDICATE:  # an exact predicate counts no cases
+                groups[kind, tool].labels.append((name, runs))
+                continue
+            assert cases is not None, "a cause's and an argument's rows count their cases"
             if level == Level.CAUSE:
                 groups[kind, tool] = CauseGroup(kind, tool, runs, cases)
-            elif level == Level.ARGUMENT:
-                groups[kind, tool].arguments.append(ArgumentGroup(name, runs, cases))
             else:
-                groups[kind, tool].labels.append((name, runs))
+                groups[kind, tool].arguments.append(ArgumentGroup(name, runs, cases))
         return {key: groups[key] for key in keys}
 
 
@@ -293,7 +301,9 @@ def summarize_when_scored(submission_id: int) -> None:
 
 def _summary_rows(submission: Submission) -> list[FailureSummary]:
     n_failing, groups = aggregate(submission)
-    rows = [(Level.FAILING, "", "", "", n_failing, None)]
+    rows: list[tuple[Level, str, str, str, int, int | None]] = [
+        (Level.FAILING, "", "", "", n_failing, None)
+    ]
     for group in groups:
         key = (group.kind, group.tool)
         rows.append((Level.CAUSE, *key, "", group.runs, group.cases))

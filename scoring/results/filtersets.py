@@ -21,6 +21,8 @@ import django_filters
 import orjson
 from django.core.exceptions import ValidationError
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.forms import Form
+from django.forms.utils import ErrorDict
 
 from cases.models import ReviewLabel
 from scoring.matcher import CAUSE_KINDS, CAUSE_WORDS
@@ -67,7 +69,11 @@ SORTS = {
     "review": (_REVIEW_ORDER.asc(), "run__seq"),
     "-review": (_REVIEW_ORDER.desc(), "run__seq"),
 }
-VERDICT_WORDS = {Verdict.PASS: "passed", Verdict.FAIL: "failed", Verdict.ERROR: "errored"}
+VERDICT_WORDS: dict[str, str] = {
+    Verdict.PASS: "passed",
+    Verdict.FAIL: "failed",
+    Verdict.ERROR: "errored",
+}
 SORT_WORDS = {"line": "", "-line": "last line first",
               "case": "by case", "-case": "by case, last first",
               "verdict": "by verdict", "-verdict": "by verdict, reversed",
@@ -126,6 +132,14 @@ class RunFilterSet(django_filters.FilterSet):
     class Meta:
         model = Result
         fields: list[str] = []
+
+    # What this class reads of django-filter's FilterSet, which ships no types (and whose
+    # attributes would otherwise be taken for filter values, read by ``__getattr__``).
+    is_bound: bool
+    form: Form
+    errors: ErrorDict
+    filters: dict[str, django_filters.Filter]
+    filter_queryset: Callable[[QuerySet[Result]], QuerySet[Result]]
 
     def __init__(self, data=None, **kwargs):
         super().__init__(_normalized(data) if data is not None else None, **kwargs)
@@ -343,19 +357,25 @@ class RunFilterSet(django_filters.FilterSet):
 
     # --- the filters that need the submission ------------------------------------------
 
+    @property
+    def _filtered(self) -> Submission:
+        """The submission whose results ``matching`` filters: the filters below run there."""
+        assert self.submission is not None, "a filter runs only within ``matching``"
+        return self.submission
+
     def _tag(self, results: QuerySet[Result], name: str, tag: str) -> QuerySet[Result]:
-        keys = [key for key, tags in case_tags(self.submission).items() if tag in tags]
+        keys = [key for key, tags in case_tags(self._filtered).items() if tag in tags]
         return results.filter(run__case_key__in=keys)
 
     def _predicate(self, results: QuerySet[Result], name: str, label: str) -> QuerySet[Result]:
         # A subquery, not a join: a join would repeat a run for each predicate row.
-        failing = PredicateResult.objects.filter(submission=self.submission, label=label)
+        failing = PredicateResult.objects.filter(submission=self._filtered, label=label)
         return results.filter(pk__in=failing.values("result_id"))
 
     def _cause(self, results: QuerySet[Result], name: str, cause: str) -> QuerySet[Result]:
         kind, _, tool = cause.partition(":")
         failing = PredicateResult.objects.filter(
-            submission=self.submission, cause_kind=kind, cause_tool=tool
+            submission=self._filtered, cause_kind=kind, cause_tool=tool
         )
         if self.argument:
             failing = failing.filter(cause_argument=self.argument)
@@ -366,18 +386,18 @@ class RunFilterSet(django_filters.FilterSet):
 
     def _review(self, results: QuerySet[Result], name: str, status: str) -> QuerySet[Result]:
         # Read from the reviews' (submission, status) index, not through the runs.
-        deciding = self._deciding_reviews(self.submission).values("run_id")
+        deciding = self._deciding_reviews(self._filtered).values("run_id")
         if status == ReviewStatus.UNTRIAGED:
             return results.exclude(pk__in=deciding)
         return results.filter(pk__in=deciding)
 
     def _reward(self, results: QuerySet[Result], name: str, value: str) -> QuerySet[Result]:
         wanted = rewards.agreeing() if value == rewards.AGREES else rewards.disagreeing()
-        return results.filter(wanted, run__submission=self.submission)
+        return results.filter(wanted, run__submission=self._filtered)
 
     def _label(self, results: QuerySet[Result], name: str, label: str) -> QuerySet[Result]:
         labelled = LabelLink.objects.filter(
-            reviewlabel__team_id=self.submission.suite.team_id, reviewlabel__name=label
+            reviewlabel__team_id=self._filtered.suite.team_id, reviewlabel__name=label
         )
         return results.filter(pk__in=labelled.values("review_id"))
 
@@ -492,7 +512,7 @@ def _normalized(query) -> dict[str, str]:
     for name, length in LENGTHS.items():
         values[name] = values[name][:length]
     columns = ",".join(query.getlist("columns")) if hasattr(query, "getlist") else values["columns"]
-    names = (name.strip() for name in columns.split(","))
-    names = [name for name in names if name and len(name) <= META_KEY_LIMIT]
+    stripped = (name.strip() for name in columns.split(","))
+    names = [name for name in stripped if name and len(name) <= META_KEY_LIMIT]
     values["columns"] = ",".join(dict.fromkeys(names[:COLUMNS_SHOWN]))
     return values

@@ -129,12 +129,13 @@ def run_known_failure(run: Run, signature: str) -> RunKnownFailure | None:
         return None
     submission = run.submission
     # The first submission in the (signature, submission) index: no count of the others.
+    # The run's own result fails this way, so there is one: this submission at the latest.
     first_seen = (
         Result.objects.filter(signature=signature, submission__suite_id=submission.suite_id)
         .order_by("submission_id")
         .values_list("submission_id", flat=True)
         .first()
-    )
+    ) or submission.pk
     decision = (
         KnownFailure.objects.filter(suite_id=submission.suite_id, signature=signature)
         .exclude(decided_in=submission)

@@ -56,6 +56,7 @@ class ExpectedStep:
     words: tuple[str, ...]  # required_args in words, one phrase per argument
     state: str  # MATCHED, MISSED, ERROR (could not be evaluated) or UNSCORED
     detail: str | None = None
+    matched: tuple[int, int] | None = None  # the recorded call credited with it (MATCHED)
     nearest: tuple[int, int] | None = None
     # Against the nearest call, when some argument differs (empty when only order failed).
     diff: tuple[ArgumentRow, ...] = ()
@@ -173,14 +174,15 @@ def build_timeline(
     verdicts = _expected_verdicts(report)
     scored = report is not None
     forbids = case is not None and case.forbids_extra_calls
-    credited: dict[tuple[int, int], int] = {}
-    steps = []
-    for expected in case.expected_calls if case is not None else ():
-        verdict = verdicts.get(expected.index)
-        step = _expected_step(expected, verdict, calls, case.match)
-        if step.state == MATCHED:
-            credited[_at(verdict["matched"])] = expected.index
-        steps.append(step)
+    steps = (
+        [
+            _expected_step(expected, verdicts.get(expected.index), calls, case.match)
+            for expected in case.expected_calls
+        ]
+        if case is not None
+        else []
+    )
+    credited = {step.matched: step.index for step in steps if step.matched is not None}
     by_index = {step.index: step for step in steps}
     recorded = {
         at: RecordedStep(
@@ -205,18 +207,18 @@ def build_timeline(
     for b, batch in enumerate(run.batches):
         rows = []
         for call in batch:
-            step = recorded[call.at]
+            made = recorded[call.at]
             misses = list(missed_after.get(call.at, ()))
-            if step.credited is None and misses:
+            if made.credited is None and misses:
                 # The miss and its nearest call side by side, the expected call first.
                 missed = misses.pop(0)
-                beside = replace(step, nearest_of=missed.index)
+                beside = replace(made, nearest_of=missed.index)
                 recorded[call.at] = beside
                 rows.append(TimelineRow(expected=missed, recorded=beside))
             else:
-                pair = by_index[step.credited] if step.credited is not None else None
-                rows.append(TimelineRow(expected=pair, recorded=step))
-            rows.extend(TimelineRow(expected=missed, nearest=step) for missed in misses)
+                pair = by_index[made.credited] if made.credited is not None else None
+                rows.append(TimelineRow(expected=pair, recorded=made))
+            rows.extend(TimelineRow(expected=missed, nearest=made) for missed in misses)
         batches.append(TimelineBatch(b, tuple(rows), len(batch)))
     return Timeline(
         batches=tuple(batches),
@@ -304,8 +306,9 @@ def _expected_step(
     }
     if verdict is None:
         return ExpectedStep(**common, state=UNSCORED)
-    if verdict.get("passed") and _at(verdict.get("matched")) in calls:
-        return ExpectedStep(**common, state=MATCHED)
+    matched = _at(verdict.get("matched"))
+    if verdict.get("passed") and matched in calls:
+        return ExpectedStep(**common, state=MATCHED, matched=matched)
     nearest = _at(verdict.get("nearest"))
     diff: tuple[ArgumentRow, ...] = ()
     # Arguments that were not captured are not compared: there is nothing to set beside them.

@@ -134,7 +134,7 @@ def _tree(value, key: str, budget: list[int], depth: int) -> str:
     is_object = isinstance(value, Mapping)
     opening, closing = ("{", "}") if is_object else ("[", "]")
     size = f"{len(value)} {'key' if is_object else 'item'}{'s' if len(value) != 1 else ''}"
-    if is_object:
+    if isinstance(value, Mapping):
         body = "".join(
             _tree(item, f'<span class="jk">{escape(_one_line(name))}</span>: ', budget, depth + 1)
             for name, item in value.items()
@@ -164,7 +164,7 @@ def _one_line(value) -> str:
         elif isinstance(item, Mapping) and item:
             parts.append("{")
             pending.append(_Text("}"))
-            for number, (key, inner) in enumerate(reversed(item.items())):
+            for number, (key, inner) in enumerate(reversed(list(item.items()))):
                 pending.extend((inner, _Text(dump_json(str(key)).decode() + ":")))
                 if number < len(item) - 1:
                     pending.append(_Text(","))
