@@ -5,16 +5,18 @@ prices."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from django import forms
 from django.core import signing
 from django.core.validators import MinValueValidator
 from django.db.models import Max
+from django.http import QueryDict
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
 from cases import tau_bench
-from cases.models import Team
+from cases.models import ReviewLabel, Team, User
 from cases.permissions import reviewers
 from cases.services import likely_corrected
 from scoring.importers import FORMAT_NAMES
@@ -177,8 +179,8 @@ class TauBenchSuiteForm(forms.Form):
 
     def seeing(self, number: int) -> TauBenchSuiteForm:
         """The same form, bound to the suite's newer version ``number``."""
-        data = self.data.copy()
-        data["seen_version"] = number
+        data = _posted_copy(self.data)
+        data["seen_version"] = str(number)
         return TauBenchSuiteForm(data, user=self.user, roles=self.roles)
 
 
@@ -266,8 +268,11 @@ class ReviewForm(forms.Form):
     nobody)."""
 
     status = forms.ChoiceField(choices=ReviewStatus.choices, required=False)
-    assignee = forms.ModelChoiceField(queryset=None, required=False)
-    label = forms.ModelChoiceField(queryset=None, required=False)  # put on, or taken off
+    assignee: forms.ModelChoiceField[User] = forms.ModelChoiceField(queryset=None, required=False)
+    # A label to put on the run, or to take off it.
+    label: forms.ModelChoiceField[ReviewLabel] = forms.ModelChoiceField(
+        queryset=None, required=False
+    )
     comment = forms.CharField(max_length=10_000, required=False, strip=True)
     advance = forms.BooleanField(required=False, help_text="then open the next failure")
 
@@ -297,7 +302,9 @@ class BlindDecisionForm(forms.Form):
     disputed item: a status and any of the team's labels."""
 
     status = forms.ChoiceField(choices=DECISION_STATUSES)
-    labels = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    labels: forms.ModelMultipleChoiceField[ReviewLabel] = forms.ModelMultipleChoiceField(
+        queryset=None, required=False
+    )
 
     def __init__(self, *args, labels, **kwargs):
         super().__init__(*args, **kwargs)
@@ -320,7 +327,7 @@ class PromoteForm(forms.Form):
     revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
     @classmethod
-    def for_call(cls, call: dict, case, expected_calls: list[dict]) -> PromoteForm:
+    def for_call(cls, call: dict, case, expected_calls: list[Mapping]) -> PromoteForm:
         """The form as first shown for recorded ``call``: its name and arguments, in place
         of the expected call it most likely corrects, against the case's revision."""
         initial = {
@@ -346,6 +353,23 @@ class PromoteForm(forms.Form):
         if not isinstance(value, dict):
             raise forms.ValidationError('Must be a JSON object: {"name": value, …}.')
         return value
+
+
+_Field = TypeVar("_Field", bound=forms.Field)
+
+
+def _field(form: forms.BaseForm, name: str, kind: type[_Field]) -> _Field:
+    """The form's field ``name``, which its declaration makes a ``kind``."""
+    field = form.fields[name]
+    assert isinstance(field, kind), f"{name} is not a {kind.__name__}"
+    return field
+
+
+def _posted_copy(data: Mapping[str, Any]) -> QueryDict:
+    """A mutable copy of a bound form's data (a post: each field's values kept)."""
+    copied = QueryDict(mutable=True)
+    copied.update(data)
+    return copied
 
 
 def describe_call(call: dict) -> str:
@@ -398,9 +422,10 @@ class CasesFromRunsForm(forms.Form):
             )
         if teams.exists():
             choices.append((self.NEW_SUITE, "as a new suite"))
-        self.fields["target"].choices = choices
+        _field(self, "target", forms.ChoiceField).choices = choices
+        self.offered_targets = [value for value, _ in choices]
         self.initial.setdefault("target", choices[0][0] if choices else "")
-        self.fields["team"].queryset = teams
+        _field(self, "team", forms.ModelChoiceField).queryset = teams
 
     def clean(self):
         data = super().clean()
@@ -414,9 +439,8 @@ class CasesFromRunsForm(forms.Form):
     @property
     def chosen_target(self) -> str:
         """The target as chosen (valid or not), else the first offered: what to draft for."""
-        offered = [value for value, _ in self.fields["target"].choices]
         chosen = self["target"].value()
-        return chosen if chosen in offered else offered[0]
+        return chosen if chosen in self.offered_targets else self.offered_targets[0]
 
     @property
     def new_suite(self) -> bool:
@@ -424,9 +448,10 @@ class CasesFromRunsForm(forms.Form):
 
     def seeing(self, number: int) -> CasesFromRunsForm:
         """This posted form, now reviewing version ``number`` of the suite."""
-        data = self.data.copy()
+        data = _posted_copy(self.data)
         data["seen_version"] = str(number)
-        form = type(self)(data, into_suite=self.into_suite, teams=self.fields["team"].queryset)
+        teams = _field(self, "team", forms.ModelChoiceField).queryset
+        form = type(self)(data, into_suite=self.into_suite, teams=teams)
         form.is_valid()
         return form
 

@@ -302,7 +302,9 @@ def next_in_queue(request, pk, *, after: int | None = None) -> str:
         return _in_queue(queue, found.item.run_id)
     level = messages.SUCCESS if found.finished else messages.INFO
     messages.add_message(request, level, found.why_none)
-    return _in_queue(queue, after) if found.only_this_left else queue.get_absolute_url()
+    if found.only_this_left and current is not None:  # the run they were on, run ``after``
+        return _in_queue(queue, current.run_id)
+    return queue.get_absolute_url()
 
 
 def _in_queue(queue: ReviewQueue, run_id: int) -> str:

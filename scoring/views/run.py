@@ -119,6 +119,7 @@ def blind_context(run: Run, queue_id: str, user) -> dict | None:
     if item is None:
         return None
     decision = blind.own_decision(item, user)
+    assert decision is not None, "``blind_item`` finds the item by the user's own decision"
     chosen = set(decision.labels.values_list("pk", flat=True))
     return {
         "queue": item.queue,

@@ -400,14 +400,20 @@ def progress_context(submission: Submission) -> dict:
     started, finished = submission.ingest_started, submission.ingest_finished
     since = submission.scoring_restarted or submission.created
     # A re-score reads no file: the reading timed is the upload's, or a retry's.
-    read = not submission.live_day and started and finished and started >= since
+    read_in = (
+        finished - started
+        if not submission.live_day and started and finished and started >= since
+        else None
+    )
     return {
         "unknown_runs": submission.stored_runs - submission.total,
-        "read_in": finished - started if read else None,
+        "read_in": read_in,
         "took": submission.scoring_finished - since
         if submission.scoring_finished and not submission.live_day
         else None,
-        "restarted_by": ("retry" if read else "re-score") if submission.scoring_restarted else "",
+        "restarted_by": ("retry" if read_in is not None else "re-score")
+        if submission.scoring_restarted
+        else "",
         "stalled": not submission.finished
         and quiet > timedelta(seconds=settings.CASEBOOK_STALL_SECONDS),
     }
