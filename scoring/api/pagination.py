@@ -23,5 +23,7 @@ class CountedPagination(PageNumberPagination):
 
     def paginate_queryset(self, queryset, request, view=None, *, count: int | None = None):
         if count is not None:
-            self.django_paginator_class = partial(CountedPaginator, count=count)
+            # DRF calls the paginator class with (queryset, page size) only: a partial of
+            # one serves, where its stubs allow a class alone.
+            self.django_paginator_class = partial(CountedPaginator, count=count)  # type: ignore[assignment]
         return super().paginate_queryset(queryset, request, view)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -24,8 +26,20 @@ API_USAGE_KEYS = ("totals", "p50", "p95", "runs_with_usage", "cost_per_passing_r
                   "unpriced_models")  # fmt: skip
 
 
+def serialized_list(
+    serializer: type[serializers.Serializer], instances: Any, **kwargs: Any
+) -> list:
+    """``serializer(instances, many=True, **kwargs).data``: a list (DRF makes a
+    ``ListSerializer`` of ``serializer``, whose data is a ``ReturnList``)."""
+    # DRF's stubs have no overload of ``__new__`` for ``many``: they take it for one
+    # instance's ``ReturnDict``.
+    return serializer(instances, many=True, **kwargs).data  # type: ignore[return-value]
+
+
 class UploadQuerySerializer(serializers.Serializer):
-    label = serializers.CharField(
+    # A declared field, not ``Field.label``: DRF's metaclass takes it off the class, which
+    # its stubs cannot tell.
+    label = serializers.CharField(  # type: ignore[assignment]
         required=False, allow_blank=True, max_length=200, help_text="e.g. the model's name"
     )
     format = serializers.ChoiceField(
@@ -177,19 +191,19 @@ class SubmissionSerializer(serializers.ModelSerializer):
     @extend_schema_field(InvalidLineSerializer(many=True))
     def get_invalid_lines(self, submission) -> list:
         lines = submission.invalid_lines.all()[:INVALID_LINES_LISTED]
-        return InvalidLineSerializer(lines, many=True).data
+        return serialized_list(InvalidLineSerializer, lines)
 
     @extend_schema_field(RegressionSerializer(many=True))
     def get_regressions(self, submission) -> list:
         found = known_failures.failing_again(submission)[:REGRESSIONS_LISTED]
-        return RegressionSerializer(found, many=True).data
+        return serialized_list(RegressionSerializer, found)
 
     @extend_schema_field(EarlierScoreSerializer(many=True))
     def get_earlier_results(self, submission) -> list:
         scores = submission.earlier_scores.select_related("version").defer(
             "version__document", "version__audit"
         )
-        return EarlierScoreSerializer(scores, many=True, context=self.context).data
+        return serialized_list(EarlierScoreSerializer, scores, context=self.context)
 
     @extend_schema_field({"type": "object"})
     def get_usage(self, submission) -> dict:
@@ -492,7 +506,7 @@ def comparison_answer(request, candidate: Submission, baseline: Submission | Non
 
     def listed(change: Change) -> list:
         found = [row for row in rows if row.change is change][:COMPARED_CASES_LISTED]
-        return ComparedCaseSerializer(found, many=True, context=context).data
+        return serialized_list(ComparedCaseSerializer, found, context=context)
 
     page = reverse("compare", args=[candidate.suite_id])
     return {
