@@ -60,6 +60,7 @@ from scoring.ingest.store import (
 )
 from scoring.live.otlp_codec import log_record_document, span_document
 from scoring.matcher import InvalidInput, load_run
+from scoring.matcher import Run as MatcherRun
 from scoring.models import (
     InvalidLine,
     Run,
@@ -179,7 +180,8 @@ def _batches(trace_pks: list[int]):
     pks = sorted(set(trace_pks))
     for start in range(0, len(pks), BATCH_TRACES):
         due = Trace.objects.filter(due_pending(), pk__in=pks[start : start + BATCH_TRACES])
-        batch, size, values = [], 0, 0
+        batch: list[int] = []
+        size, values = 0, 0
         rows = due.order_by("pk").values_list("pk", "span_bytes", "attribute_count")
         for pk, span_bytes, attribute_count in rows:
             if batch and (
@@ -203,10 +205,16 @@ class _Made:
     case_key: str = ""
     case_value: str = ""
     canonical: dict | None = None
-    run: object = None
+    run: MatcherRun | None = None
     row: tuple = ()  # its row in the runs table, once placed (``store.run_row``)
     problem: str = ""
     ignored: bool = False  # no call and no case: not a run (``otel.NotARun``)
+
+    def table_row(self, submission_id: int, seq: int, line: int, trial: int) -> tuple:
+        """Its run's row in the runs table (``store.run_row``): of a trace that made one."""
+        assert self.run is not None, "the trace made no run"
+        assert self.canonical is not None, "the trace made no run"
+        return run_row(submission_id, seq, line, self.case_key, trial, self.run, self.canonical)
 
 
 def _assemble_batch(trace_pks: list[int]) -> int:
@@ -217,7 +225,7 @@ def _assemble_batch(trace_pks: list[int]) -> int:
         if not traces:
             return 0
         by_submission: dict[int, list[_Made]] = defaultdict(list)
-        submissions = {}
+        submissions: dict[tuple[int, str], Submission | None] = {}
         no_version = []
         telemetry = _read_telemetry(traces)
         prices: dict[int, Prices] = {}  # by suite: its team's
@@ -247,7 +255,8 @@ def _read_telemetry(traces: list[Trace]) -> dict[int, tuple[str, str, dict]]:
     is stored (spans kept before a cap was lowered are left out)."""
     max_spans, max_bytes = settings.CASEBOOK_TRACE_MAX_SPANS, settings.CASEBOOK_TRACE_MAX_BYTES
     max_values = settings.CASEBOOK_TRACE_MAX_ATTRIBUTES
-    within, over = [], []
+    within: list[int] = []
+    over: list[int] = []
     for trace in traces:
         fits = (
             trace.span_count <= max_spans
@@ -258,7 +267,9 @@ def _read_telemetry(traces: list[Trace]) -> dict[int, tuple[str, str, dict]]:
     rows = [_span_rows(TraceSpan.objects.filter(trace_id__in=within))] if within else []
     # A trace stored past a cap is read on its own, no further than the cap.
     rows += [_span_rows(TraceSpan.objects.filter(trace_id=pk))[:max_spans] for pk in over]
-    telemetry = {trace.pk: ("", "", {"spans": []}) for trace in traces}
+    telemetry: dict[int, tuple[str, str, dict]] = {
+        trace.pk: ("", "", {"spans": []}) for trace in traces
+    }
     for query in rows:
         for trace_pk, spans in groupby(query.iterator(chunk_size=READ_BATCH), key=lambda r: r[0]):
             telemetry[trace_pk] = _telemetry_of(spans, max_bytes, max_values)
@@ -289,7 +300,9 @@ def _telemetry_of(rows, max_bytes: int, max_values: int) -> tuple[str, str, dict
     return case_key, case_value, line
 
 
-def _submission_for(trace: Trace, known: dict) -> Submission | None:
+def _submission_for(
+    trace: Trace, known: dict[tuple[int, str], Submission | None]
+) -> Submission | None:
     """The submission the trace's run goes into: the one it went into before, else the live
     submission of its suite and label for today (made on its first trace); None when the
     suite has no version yet. ``known`` keeps those found, by (suite, label)."""
@@ -416,7 +429,7 @@ def _add_runs(submission: Submission, suite, made: list[_Made]) -> None:
         trial = highest[item.case_key] = highest.get(item.case_key, -1) + 1
         submission.stored_runs += 1
         seq = submission.stored_runs
-        item.row = run_row(submission.pk, seq, seq, item.case_key, trial, item.run, item.canonical)
+        item.row = item.table_row(submission.pk, seq, seq, trial)
         count_run(submission, suite, item.case_key, seq)
     write_runs(item.row for item in made)
     placed = submission.runs.filter(seq__gte=first).only("pk", "seq", "submission_id")
@@ -429,15 +442,13 @@ def _make_again(submission: Submission, suite, item: _Made) -> None:
     """A trace whose spans came late: its run made again in place, its result cleared (it
     is scored again with the batch), its trial the next of its case if the case changed."""
     stored = item.trace.run
+    assert stored is not None, "a run made again was made before"
     clear_chunk_results(submission, (stored.seq, stored.seq))  # its chunk is the run alone
     recase = stored.case_key != item.case_key
     if recase:
         stored.case_key = item.case_key
         stored.trial = submission.runs.filter(case_key=item.case_key).count()
-    item.row = run_row(
-        submission.pk, stored.seq, stored.line, stored.case_key, stored.trial, item.run,
-        item.canonical,
-    )  # fmt: skip
+    item.row = item.table_row(submission.pk, stored.seq, stored.line, stored.trial)
     # Written as runs are first written (``insert_rows``): a NUL in their text, which
     # PostgreSQL's text cannot hold, reads as U+FFFD.
     update_rows(Run, REMADE_FIELDS, [(stored.pk, *remade(item.row))])

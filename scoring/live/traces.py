@@ -31,8 +31,10 @@ import hashlib
 import logging
 import operator
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import reduce
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -57,6 +59,8 @@ from scoring.live.routing import (
     INVALID,
     NUL_CASE,
     Address,
+    Refusal,
+    Route,
     Router,
     SuiteReference,
     holds_nul,
@@ -132,7 +136,8 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
     outcome = Outcome(items=signal.items)
     reader = _READERS[signal]
     router = Router(user, token)
-    kept_traces: set[tuple[SuiteReference, str]] = set()
+    # (suite, trace id): the id is None only beside a refusal (``identity``), never kept
+    kept_traces: set[tuple[SuiteReference, str | None]] = set()
     spent = 0  # attribute values, events and links of the items kept
     # (suite id, label, trace id, item id, is root, start, case key, case value, bytes, kind,
     # attribute values)
@@ -161,9 +166,10 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
                     refusal = _invalid(item, reader, measured)
                 if refusal is None and spent + measured.values > budget:
                     refusal = over_budget
-                if refusal is None:
+                if refusal is None and isinstance(route, Route):  # resolved to a suite
+                    suite, label = route.suite, route.label
                     named = attributes(item.attributes)
-                    attribute = route.suite.trace_case_attribute
+                    attribute = suite.trace_case_attribute
                     refusal = _case_refusal(named, attribute)
                 if refusal is not None:
                     outcome.rejected[refusal] += 1
@@ -173,7 +179,7 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
                 value = "" if case or not attribute else _text(named.get(attribute))
                 root, start = reader.root_and_start(item)
                 rows.append(
-                    (route.suite.pk, route.label, trace_id, item_id, root, start, case, value,
+                    (suite.pk, label, trace_id, item_id, root, start, case, value,
                      stored(item, scope_name), reader.kind, measured.values)
                 )  # fmt: skip
     if rows:
@@ -182,6 +188,24 @@ def accept(user, export, token=None, signal: Signal = TRACES) -> Outcome:
         outcome.accepted = len(rows) - sum(over_cap.values())
         outcome.rejected.update({(INVALID, reason): count for reason, count in over_cap.items()})
     return outcome
+
+
+class _Reader(Protocol):
+    """How an export's items are read (``_Spans``, ``_LogRecords``): by the class itself."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def noun(self) -> str: ...
+
+    def resources(self, export: Any) -> Iterator[tuple[Any, list[tuple[str, Any]]]]: ...
+
+    def identity(self, item: Any) -> tuple[str | None, str | None, Refusal | None]: ...
+
+    def root_and_start(self, item: Any) -> tuple[bool, int]: ...
+
+    def too_late(self, item: Any) -> str | None: ...
 
 
 class _Spans:
@@ -249,7 +273,7 @@ class _LogRecords:
         return None
 
 
-_READERS = {TRACES: _Spans, LOGS: _LogRecords}
+_READERS: dict[Signal, _Reader] = {TRACES: _Spans, LOGS: _LogRecords}
 
 
 def stored(item, scope_name: str) -> bytes:
@@ -313,7 +337,7 @@ def _store(rows: list[tuple], user) -> tuple[Counter, list[int]]:
     pending."""
     now = timezone.now()
     with transaction.atomic():
-        first_label = {}
+        first_label: dict[tuple[int, str], str] = {}
         for suite_id, label, trace_id, *_ in rows:
             first_label.setdefault((suite_id, trace_id), label)
         Trace.objects.bulk_create(
@@ -365,7 +389,7 @@ def _within_caps(rows: list[tuple], traces: dict) -> tuple[list[tuple], Counter]
     sent = ((traces[row[0], row[2]], row[3]) for row in rows)
     existing = stored_spans({(trace.pk, span_id) for trace, span_id in sent if trace.span_count})
     new: dict[tuple[int, str], tuple] = {}
-    over_cap = Counter()
+    over_cap: Counter[str] = Counter()
     for suite_id, _, trace_id, span_id, _, start, case, value, data, kind, values in rows:
         trace = traces[suite_id, trace_id]
         key = (trace.pk, span_id)
@@ -424,11 +448,11 @@ def _recount(traces) -> None:
 def stored_spans(spans: set[tuple[int, str]]) -> set[tuple[int, str]]:
     """Those of the spans, (trace, span id), that are stored already: looked up by their
     ids, so that the work is the export's, however many spans its traces hold."""
-    spans = sorted(spans)
-    found = set()
-    for start in range(0, len(spans), LOOKUP_BATCH):
+    in_order = sorted(spans)
+    found: set[tuple[int, str]] = set()
+    for start in range(0, len(in_order), LOOKUP_BATCH):
         by_trace = defaultdict(list)
-        for trace_pk, span_hex in spans[start : start + LOOKUP_BATCH]:
+        for trace_pk, span_hex in in_order[start : start + LOOKUP_BATCH]:
             by_trace[trace_pk].append(span_hex)
         query = reduce(
             operator.or_,
