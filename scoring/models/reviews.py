@@ -214,6 +214,10 @@ class KnownFailure(models.Model):
     marked fixed that fails in a later submission is flagged "fixed, failing again". Made
     on the first decision."""
 
+    # Not a column: the submission page sets it to the runs of the submission it shows that
+    # fail this way (``scoring.results.known_failures.runs_here``).
+    runs_here: int
+
     suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="known_failures")
     signature = models.CharField(max_length=32)
     case_key = models.TextField()

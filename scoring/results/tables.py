@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from itertools import islice
 from operator import itemgetter
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet
@@ -317,7 +317,14 @@ def meta_text(meta: dict, name: str) -> str:
     return f"{float(value):.6g}" if isinstance(value, float | Decimal) and len(text) > 12 else text
 
 
-def table_rows(results: QuerySet[Result], *, meta: bool = False) -> QuerySet:
+class RowSource(Protocol):
+    """What the runs table's rows are read from: results, or a reading of them a page at a
+    time (``filtersets.Paged``), which gives ``values`` alike."""
+
+    def values(self, *fields: str) -> Any: ...
+
+
+def table_rows(results: RowSource, *, meta: bool = False) -> Any:
     """The results (or their ``ByReviewStatus``) as the runs table reads them: plain values,
     nothing large; with the runs' meta values when ``meta`` (for columns: else not read)."""
     return results.values(*ROW_FIELDS, *(["run__meta_values"] if meta else []))

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import field_path
 from ..jsonvalue import MISSING, render_short
-from .arguments import ArgumentsPattern
+from .arguments import AnyWhenNotRecorded, ArgumentsPattern
 from .patterns import (
     Absent,
     Approx,
@@ -74,10 +74,13 @@ class ArgumentRow:
 
 
 def compare_arguments(
-    pattern: ArgumentsPattern, arguments: Mapping[str, Any] | None
+    pattern: ArgumentsPattern | AnyWhenNotRecorded, arguments: Mapping[str, Any] | None
 ) -> tuple[ArgumentRow, ...]:
     """Each required argument against what the call sent, then the arguments sent that
-    ``exact_args`` forbids, then the others sent (not checked)."""
+    ``exact_args`` forbids, then the others sent (not checked). A pattern that a call with
+    no arguments recorded satisfies as well compares as its pattern."""
+    while isinstance(pattern, AnyWhenNotRecorded):
+        pattern = pattern.pattern
     if arguments is None:
         reason = "the arguments could not be parsed as a JSON object"
         return tuple(
