@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.ingest import write_runs  # noqa: E402
-from bench.stack import PG, fresh_database, stack_environment  # noqa: E402
+from bench.stack import PG, fresh_database, process_cpu, stack_environment  # noqa: E402
 
 
 def main() -> None:
@@ -126,11 +126,6 @@ class Usage:
         self.cpu += time.process_time()
         self.backend += process_cpu(self.backend_pid)
         self.wall += time.perf_counter()
-
-
-def process_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def psycopg_connect(database: str):

@@ -124,8 +124,8 @@ class Stack:
         """CPU time used so far by each process (with its children), and by PostgreSQL: its
         processes, and the connections' processes that have ended (the server's reaped
         children: the workers' connections come and go with their tasks)."""
-        used = {name: sum(map(_cpu, _tree(p.pid))) for name, p in self.processes.items()}
-        postgres = sum(_cpu(pid, reaped=True) for pid in _pids_of("postgres"))
+        used = {name: sum(map(process_cpu, _tree(p.pid))) for name, p in self.processes.items()}
+        postgres = sum(process_cpu(pid, reaped=True) for pid in _pids_of("postgres"))
         return used | {"postgres": postgres}
 
     def peak_memory(self) -> dict[str, float]:
@@ -225,7 +225,7 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def _cpu(pid: int, *, reaped: bool = False) -> float:
+def process_cpu(pid: int, *, reaped: bool = False) -> float:
     """The process's CPU time; with ``reaped``, its ended children's too."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
