@@ -81,7 +81,9 @@ def convert(line: JSONObject) -> Run:
     batches: list[list[ToolCall]] = []
     transcript: list[Turn | None] = []
     _read_input(holder, holder_where, results, from_outputs, batches, transcript)
+    made = []  # each response's model call
     for where, response in responses:
+        made.append(usage.openai_call(response.get("usage"), response.get("model")))
         items = _output_items(response, where)
         calls = [
             _call(item, path, results)
@@ -93,8 +95,7 @@ def convert(line: JSONObject) -> Run:
         text = _output_text(items)
         if calls or text is not None:
             batch = len(batches) - 1 if calls else None
-            figures = usage.turn_figures(usage.openai_call(response.get("usage"), None))
-            transcript.append(turn("assistant", text, batch, **figures))
+            transcript.append(turn("assistant", text, batch, **usage.turn_figures(made[-1])))
     _number_tool_turns(transcript, batches)
     run = envelope_fields(line)
     run["batches"] = batches
@@ -104,10 +105,7 @@ def convert(line: JSONObject) -> Run:
         items = _output_items(last, where)
         run["final_text"] = _output_text(items)
         with_error(run, _response_error(last, items))
-    run["usage"] = usage.run_usage(
-        (usage.openai_call(r.get("usage"), r.get("model")) for _, r in responses),
-        requested=holder.get("model"),
-    )
+    run["usage"] = usage.run_usage(made, requested=holder.get("model"))
     return with_transcript(run, transcript)
 
 
