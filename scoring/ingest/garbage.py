@@ -1,13 +1,13 @@
-"""Fewer garbage collections while a file is read or its runs scored (docs/pipeline.md#tasks).
+"""Garbage collection while a file is read or its runs scored (docs/pipeline.md#tasks).
 
-Reading and scoring make and drop about a hundred small containers per run (the parsed
-line, the canonical run, its calls, the report), and keep a chunk's worth of them alive
-until it is written: with CPython's default thresholds that sets off a collection every
-700 allocations and a full one, over every object of the worker (Django's included), every
-few chunks. Almost none of it is cyclic garbage (reference counting frees it), so those
-collections found nothing while taking about a third of the CPU of reading and scoring a
-run. With a first generation of 50,000 objects, they are a few percent of it, and a
-worker's memory stays as flat (``bench/ingest.py`` measures both).
+Reading and scoring make about a hundred small containers per run (the parsed line, the
+canonical run, its calls, the report) and keep a chunk's worth of them alive until it is
+written. Almost none of it is cyclic garbage (reference counting frees it), yet every
+automatic collection walks all of them: with CPython's default thresholds that took about a
+third of the CPU of reading and scoring a run, and with the worker's higher ones still a
+tenth, for nothing found. So inside a task the collector runs only between chunks, once a
+chunk's objects are dropped, over the little still alive; what cycles a chunk leaves are
+freed then, and a worker's memory stays as flat (``bench/ingest.py`` measures both).
 """
 
 from __future__ import annotations
@@ -16,15 +16,21 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-THRESHOLDS = (50_000, 20, 100)
-
 
 @contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Collect garbage less often inside, as before after."""
-    before = gc.get_threshold()
-    gc.set_threshold(*THRESHOLDS)
+def collected_between_chunks() -> Iterator[None]:
+    """No automatic collection inside (``chunk_done`` collects); as before after."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
-        gc.set_threshold(*before)
+        if enabled:
+            gc.enable()
+
+
+def chunk_done() -> None:
+    """Collect the cycles a chunk left, once its objects are dropped: the young generations
+    hold little else then."""
+    if not gc.isenabled():
+        gc.collect(1)

@@ -30,6 +30,7 @@ from django.db import IntegrityError, transaction
 
 from scoring.ingest.bulk import relax_durability
 from scoring.ingest.chunks import score_runs
+from scoring.ingest.garbage import chunk_done
 from scoring.ingest.prices import team_prices
 from scoring.ingest.store import (
     META_VALUES,
@@ -256,7 +257,12 @@ class _Batch:
         self.invalid, self.invalid_read = [], 0
         if written is None:
             return
-        index, read = written
+        self._pass_on(*written)
+        del written  # the chunk's runs, dropped before collecting what they leave
+        chunk_done()
+
+    def _pass_on(self, index: int, read: list | None) -> None:
+        """Score the chunk just written from the runs parsed, or leave it to the workers."""
         if read is None:
             self.to_score.append(index)
         else:

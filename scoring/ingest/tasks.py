@@ -18,7 +18,7 @@ from celery import shared_task
 
 from scoring.ingest import chunks, conductor, reading
 from scoring.ingest.conductor import Work
-from scoring.ingest.garbage import fewer_collections
+from scoring.ingest.garbage import collected_between_chunks
 from scoring.ingest.sending import RETRIED, RETRY, AfterCommitTask
 
 
@@ -40,7 +40,7 @@ def ingest_submission(self: AfterCommitTask, submission_id: int) -> None:
     that is one document of runs here, sending each chunk to be scored as it is written."""
     # A retry follows this task's own attempt, which lost the database mid-file: it starts
     # again at once rather than wait for the sweep to see the submission stalled.
-    with _failing(submission_id), fewer_collections():
+    with _failing(submission_id), collected_between_chunks():
         generation = conductor.claim(submission_id, take_over=self.request.retries > 0)
         if generation is None:
             return  # read already, or another attempt is at it
@@ -56,7 +56,7 @@ def ingest_submission(self: AfterCommitTask, submission_id: int) -> None:
 @shared_task(base=AfterCommitTask, bind=True, **RETRY)
 def ingest_range(self: AfterCommitTask, submission_id: int, generation: int, index: int) -> None:
     """Read one range of the file; the task that reads the last one settles them."""
-    with _failing(submission_id), fewer_collections():
+    with _failing(submission_id), collected_between_chunks():
         take_over = self.request.retries > 0
         span = conductor.claim_range(submission_id, generation, index, take_over=take_over)
         if span is not None:
@@ -68,7 +68,7 @@ def ingest_range(self: AfterCommitTask, submission_id: int, generation: int, ind
 
 @shared_task(base=AfterCommitTask, **RETRY)
 def score_chunk(submission_id: int, generation: int, index: int) -> None:
-    with _failing(submission_id), fewer_collections():
+    with _failing(submission_id), collected_between_chunks():
         chunks.score_chunk(submission_id, generation, index)
         conductor.finish(submission_id)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from celery import current_app, shared_task
 from django.conf import settings
 
+from scoring.ingest.garbage import collected_between_chunks
 from scoring.ingest.sending import RETRY, AfterCommitTask
 from scoring.live import assembly
 
@@ -19,7 +20,8 @@ def assemble_traces(trace_ids: list[int]) -> None:
     """Make the traces of an export into their runs once due (sent for when the grace period
     ends), and score them; a trace a later span made pending again waits for that span's
     task."""
-    assembly.assemble(trace_ids)
+    with collected_between_chunks():
+        assembly.assemble(trace_ids)
 
 
 @shared_task(base=AfterCommitTask, acks_late=True)

@@ -73,6 +73,16 @@ def _answers(client: redis.Redis) -> bool:
         return False
 
 
+def skip_without_database_server() -> None:
+    """Skip the test on SQLite, where no worker process of its own can run."""
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "separate worker processes need a database server: SQLite's test database "
+            "lives in this process's memory, and workers of their own are the "
+            "PostgreSQL stack's (on SQLite, tasks run in the web process: eager mode)"
+        )
+
+
 class Workers:
     """``celery worker`` processes on the test database, each logging to a file."""
 
@@ -82,12 +92,7 @@ class Workers:
         self.started: list[tuple[subprocess.Popen, Path]] = []
 
     def start(self, concurrency: int = 2) -> subprocess.Popen:
-        if connection.vendor != "postgresql":
-            pytest.skip(
-                "separate worker processes need a database server: SQLite's test database "
-                "lives in this process's memory, and workers of their own are the "
-                "PostgreSQL stack's (on SQLite, tasks run in the web process: eager mode)"
-            )
+        skip_without_database_server()
         database = connection.settings_dict
         env = {
             **os.environ,
