@@ -14,6 +14,14 @@ from django.db import models
 from scoring.matcher import InvalidInput, dump_json, parse_json
 
 
+class JSONText(str):
+    """JSON text already written by ``dump_json``: the field stores it as it is. Code that
+    writes many rows (the run store) dumps a value as soon as it is made, rather than hold
+    the value until the rows go in."""
+
+    __slots__ = ()
+
+
 class JSONTextField(models.TextField):
     description = "JSON stored as text, with key order and exact numbers kept"
     # For django-stubs: it takes and gives JSON values, not the text it stores.
@@ -32,6 +40,8 @@ class JSONTextField(models.TextField):
             raise ValidationError(str(exc)) from None
 
     def get_prep_value(self, value):
+        if isinstance(value, JSONText):
+            return str(value)
         return None if value is None else dump_json(value).decode()
 
     def value_to_string(self, obj):

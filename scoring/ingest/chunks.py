@@ -13,14 +13,13 @@ once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
 
 from scoring.environments import EnvironmentLimits, replayer_for
-from scoring.ingest.store import seq_ranges, write_results
-from scoring.matcher import ERROR, Report, load_run, score
+from scoring.ingest.store import Scored, seq_ranges, write_results
+from scoring.matcher import ERROR, Case, Report, load_run, score
 from scoring.matcher import Run as MatcherRun
 from scoring.models import Run, Submission
 
@@ -35,14 +34,14 @@ def score_runs(
     submission_id: int,
     generation: int,
     indexes: list[int],
-    read: list[tuple[int, int, MatcherRun]] | None = None,
+    read: list[tuple[int, int, Scored]] | None = None,
 ) -> None:
     """Score the chunks ``indexes`` of the submission together: read at once, written in
     one transaction, the counts moved once by their tally (a live submission's batch of
     traces is many one-run chunks, docs/live-traces.md#assembly).
 
-    ``read``: the chunks' runs as ``(id, seq, run)``, parsed by the reader that just wrote
-    them, so they are not read back (docs/pipeline.md#ranges)."""
+    ``read``: the chunks' runs as ``(id, seq, scored)``, scored by the reader that just
+    wrote them as it parsed them, so they are not read back (docs/pipeline.md#ranges)."""
     submission = (
         Submission.objects.filter(pk=submission_id, generation=generation)
         .select_related("version")
@@ -51,30 +50,24 @@ def score_runs(
     )
     if submission is None:
         return  # deleted, or started again since this task was sent
-    suite = submission.version.matcher_suite()
-    in_chunks = seq_ranges(submission, indexes)
-    # (id, seq, case key, the run parsed or its stored document)
-    runs: Iterable[tuple[int, int, str, MatcherRun | dict[str, Any]]]
     if read is None:
-        stored = Run.objects.filter(in_chunks, submission=submission).order_by("seq")
-        runs = stored.values_list("pk", "seq", "case_key", "document")
-    else:
-        runs = ((run_id, seq, run.case, run) for run_id, seq, run in read)
-    reports = []
-    for run_id, seq, case_key, run in runs:
-        case = suite.case(case_key)
-        if case is None:
-            continue  # a run of no case in this version: listed as unknown, not scored
-        reports.append((run_id, seq, _score(case, run)))
-
-    write_results(submission_id, generation, indexes, reports)
+        suite = submission.version.matcher_suite()
+        stored = Run.objects.filter(seq_ranges(submission, indexes), submission=submission)
+        documents = stored.order_by("seq").values_list("pk", "seq", "case_key", "document")
+        read = []
+        for run_id, seq, case_key, document in documents:
+            case = suite.case(case_key)
+            if case is None:
+                continue  # a run of no case in this version: listed as unknown, not scored
+            read.append((run_id, seq, score_run(case, document)))
+    write_results(submission_id, generation, indexes, read)
 
 
-def _score(case, run: MatcherRun | dict) -> Report:
-    """The report of the run (parsed, or its stored document); a run the matcher chokes on
-    (a bug) is an error, not a lost chunk."""
+def score_run(case: Case, run: MatcherRun | dict[str, Any]) -> Scored:
+    """The run's report (the run parsed, or its stored document), as the store writes it; a
+    run the matcher chokes on (a bug) is an error, not a lost chunk."""
     try:
-        return score(
+        report = score(
             case,
             run if isinstance(run, MatcherRun) else load_run(run),
             time_budget=settings.CASEBOOK_RUN_TIME_BUDGET_SECONDS,
@@ -84,4 +77,5 @@ def _score(case, run: MatcherRun | dict) -> Report:
         trial = run.trial if isinstance(run, MatcherRun) else run.get("trial")
         log.exception("scoring %s trial %s failed", case.key, trial)
         reason = f"Casebook could not score this run ({type(exc).__name__}); please report it"
-        return Report(case.key, trial, ERROR, [], reason)
+        report = Report(case.key, trial, ERROR, [], reason)
+    return Scored.of(report)

@@ -29,12 +29,13 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from scoring.ingest.bulk import relax_durability
-from scoring.ingest.chunks import score_runs
+from scoring.ingest.chunks import score_run, score_runs
 from scoring.ingest.garbage import chunk_done
 from scoring.ingest.prices import team_prices
 from scoring.ingest.store import (
     META_VALUES,
     TOOLS,
+    Scored,
     Superseded,
     count_run,
     current,
@@ -47,7 +48,6 @@ from scoring.ingest.store import (
 )
 from scoring.ingest.uploads import GZIP_ERRORS, UploadRefused, broken_gzip, open_upload
 from scoring.matcher import InvalidInput, Problem, TrialNumbering
-from scoring.matcher import Run as MatcherRun
 from scoring.matcher import Suite as MatcherSuite
 from scoring.models import ReadRange, Run, Submission
 from scoring.runfiles.diagnosis import FIRST_PROBLEMS
@@ -165,12 +165,12 @@ class _Batch:
         self.tools_seen: set[str] = set()
         self.meta_keys: set[str] = set()
         self.first_problems: list[str] = []  # for the diagnosis of a file with no valid run
-        # The reader of one of several ranges scores each chunk it writes itself, from the
-        # runs it parsed: the other workers are reading the other ranges, and reading the
-        # runs back would cost as much again. A file read by one task sends its chunks to
-        # the other workers instead (docs/pipeline.md#ranges).
+        # The reader of one of several ranges scores each run as it parses it, and each
+        # chunk it writes is written with their reports: the other workers are reading the
+        # other ranges, and reading the runs back would cost as much again. A file read by
+        # one task sends its chunks to the other workers instead (docs/pipeline.md#ranges).
         self.scores_own_chunks = scores_own_chunks
-        self.parsed: list[MatcherRun] = []
+        self.scored: list[tuple[int, Scored]] = []  # (seq, its report) of runs of a case
         self.to_score: list[int] = []  # chunks written and committed, for the workers
 
     def left(self) -> Iterator[int]:
@@ -211,8 +211,8 @@ class _Batch:
         note_seen(self.tools_seen, tool_names(row[TOOLS]))
         note_seen(self.meta_keys, row[META_VALUES])
         self.runs.append(row)
-        if self.scores_own_chunks:
-            self.parsed.append(run)
+        if self.scores_own_chunks and (case := self.suite.case(run.case)) is not None:
+            self.scored.append((self.seq, score_run(case, run)))
         if len(self.runs) == self.chunk_runs:
             self.flush()
 
@@ -262,7 +262,7 @@ class _Batch:
         chunk_done()
 
     def _pass_on(self, index: int, read: list | None) -> None:
-        """Score the chunk just written from the runs parsed, or leave it to the workers."""
+        """Write the reports of the chunk just written, or leave it to the workers."""
         if read is None:
             self.to_score.append(index)
         else:
@@ -289,7 +289,7 @@ class _Batch:
                     span.runs = self.seq - self.first_seq
                 index = (self.seq - 1) // self.chunk_runs
                 written = (index, self._with_ids() if self.scores_own_chunks else None)
-                self.runs, self.parsed, self.counted = [], [], []
+                self.runs, self.scored, self.counted = [], [], []
             write_invalid(self.invalid)
             submission.invalid += self.invalid_read
             if span is None:
@@ -310,12 +310,12 @@ class _Batch:
             submission.save()
         return written
 
-    def _with_ids(self) -> list[tuple[int, int, MatcherRun]]:
-        """The runs just copied in, as ``(id, seq, run)``."""
-        first = self.seq - len(self.parsed) + 1
+    def _with_ids(self) -> list[tuple[int, int, Scored]]:
+        """The reports of the runs just copied in, as ``(id, seq, scored)``."""
+        first = self.seq - len(self.runs) + 1
         stored = Run.objects.filter(submission_id=self.submission_id, seq__range=(first, self.seq))
-        ids = stored.order_by("seq").values_list("pk", flat=True)
-        return list(zip(ids, range(first, self.seq + 1), self.parsed, strict=True))
+        ids = dict(stored.order_by().values_list("seq", "pk"))
+        return [(ids[seq], seq, scored) for seq, scored in self.scored]
 
     def _locked_span(self) -> ReadRange | None:
         """The range being read, locked; raises ``Superseded`` if another attempt took it."""

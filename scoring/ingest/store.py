@@ -17,18 +17,29 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from contextlib import closing
+from dataclasses import dataclass
 from itertools import groupby
 
 from django.db import transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 
+from cases.fields import JSONText
 from cases.models import Case, SuiteVersion
 from cases.natural import natural_key
 from scoring.ingest.bulk import insert_rows, relax_durability
 from scoring.ingest.prices import USAGE_FIELDS, usage_values
 from scoring.ingest.uploads import GZIP_ERRORS, UploadRefused, open_upload
-from scoring.matcher import ERROR, FAIL, PASS, Problem, Report, failure_signature
+from scoring.matcher import (
+    ERROR,
+    FAIL,
+    PASS,
+    Problem,
+    Report,
+    dump_json,
+    failure_signature,
+    parse_json,
+)
 from scoring.matcher import PredicateResult as MatcherPredicate
 from scoring.matcher import Run as MatcherRun
 from scoring.matcher import Suite as MatcherSuite
@@ -114,12 +125,14 @@ def run_row(
 ) -> tuple:
     """A run's row, its values in the order of ``RUN_FIELDS``: its place, case and trial,
     the canonical run as a document (with the trial as numbered: a stored run is complete),
-    and the copies the pages filter by."""
+    and the copies the pages filter by. The document is written out as JSON text at once,
+    so that the parsed run can be dropped before its chunk is written (``Scored``)."""
     canonical["trial"] = trial
     meta = meta_values(run.meta)
+    document = JSONText(dump_json(canonical).decode())
     return (
         submission_id, seq, line, case_key, natural_key(case_key), trial, trial_given,
-        canonical, run.final_text, tools_text(run), meta, file_reward(meta), *usage_values(run),
+        document, run.final_text, tools_text(run), meta, file_reward(meta), *usage_values(run),
     )  # fmt: skip
 
 
@@ -290,11 +303,47 @@ def clear_runs(submission: Submission) -> None:
     submission.meta_keys = []
 
 
+@dataclass(slots=True)
+class Scored:
+    """A run's report as the store writes it, made as soon as the run is scored: its verdict,
+    the report as JSON text (the trial it was scored as), its failure signature and its
+    failed predicates' values. A chunk then holds these until it is written, not the runs'
+    and reports' objects: processing each run at once, while its objects are fresh in the
+    CPU's caches, takes about half the CPU of holding a chunk's worth of them
+    (docs/pipeline.md#scoring-chunks)."""
+
+    verdict: str
+    trial: int | None
+    report: str
+    signature: str
+    predicates: list[tuple]  # ``PREDICATE_FIELDS`` but the first two
+
+    @classmethod
+    def of(cls, report: Report) -> Scored:
+        return cls(
+            report.verdict,
+            report.trial,
+            # The usage is the run's own columns: not stored again with each report.
+            dump_json(report.to_dict(with_usage=False)).decode(),
+            failure_signature(report) or "",
+            [_predicate_values(p) for p in report.predicates if not p.passed],
+        )
+
+    def report_for_trial(self, trial: int) -> str:
+        """The report as JSON text, of the run's trial as stored now: settling the ranges
+        of a file may have numbered it again since it was scored."""
+        if trial == self.trial:
+            return self.report
+        document = parse_json(self.report)
+        document["trial"] = trial
+        return dump_json(document).decode()
+
+
 def write_results(
-    submission_id: int, generation: int, indexes: list[int], reports: list[tuple[int, int, Report]]
+    submission_id: int, generation: int, indexes: list[int], scored: list[tuple[int, int, Scored]]
 ) -> None:
     """Write the results of the chunks ``indexes`` (their runs' reports, as ``(run id, seq,
-    report)``) in one transaction under the submission's lock, if the generation still
+    Scored)``) in one transaction under the submission's lock, if the generation still
     holds: what an earlier scoring of the chunks wrote is replaced and its tally taken back,
     the results and failed predicates written in bulk with each chunk's tally, and the
     counts moved by it; the submission is done once complete."""
@@ -311,36 +360,23 @@ def write_results(
             trials[run_id] = trial
             occupied.add((seq - 1) // submission.chunk_runs)
         live = submission.live_day is not None
-        if any(run_id not in trials for run_id, _, _ in reports):
+        if any(run_id not in trials for run_id, _, _ in scored):
             if live or submission.ingest_finished is None:
                 # A range read again, or a live run made again, deleted them meanwhile: it
                 # sends this chunk again as it writes the runs anew.
                 return
-            reports = [item for item in reports if item[0] in trials]  # refused repeats
+            scored = [item for item in scored if item[0] in trials]  # refused repeats
         # A chunk of a file left with no run (all refused as repeats) has no tally: only
         # the chunks that hold runs are scored (``chunk_indexes``).
         tallies = {index: Counter[str]() for index in indexes if live or index in occupied}
         predicates: list[tuple] = []
         results: list[tuple] = []
         now = timezone.now()
-        for run_id, seq, report in reports:
-            report.trial = trials[run_id]
-            tallies[(seq - 1) // submission.chunk_runs][report.verdict] += 1
-            predicates.extend(
-                _predicate_row(run_id, submission_id, p) for p in report.predicates if not p.passed
-            )
-            signature = failure_signature(report) or ""
-            results.append(
-                # The usage is the run's own columns: not stored again with each report.
-                (
-                    run_id,
-                    submission_id,
-                    report.verdict,
-                    report.to_dict(with_usage=False),
-                    now,
-                    signature,
-                )
-            )
+        for run_id, seq, run in scored:
+            tallies[(seq - 1) // submission.chunk_runs][run.verdict] += 1
+            predicates.extend((run_id, submission_id, *values) for values in run.predicates)
+            report = JSONText(run.report_for_trial(trials[run_id]))
+            results.append((run_id, submission_id, run.verdict, report, now, run.signature))
         chunks = ScoredChunk.objects.filter(submission=submission, generation=generation)
         # Bounded as well as listed: read as a range of the (submission, generation, index)
         # index, not a filter over every chunk of a live submission.
@@ -389,11 +425,9 @@ PREDICATE_FIELDS = (
 )
 
 
-def _predicate_row(run_id: int, submission_id: int, p: MatcherPredicate) -> tuple:
+def _predicate_values(p: MatcherPredicate) -> tuple:
     cause = p.cause
     return (
-        run_id,
-        submission_id,
         p.kind,
         p.index,
         p.label[:LABEL_LIMIT],

@@ -228,7 +228,7 @@ def test_chunks_scored_before_the_ranges_are_settled_are_corrected_by_settling(
 def test_a_chunk_being_scored_while_the_ranges_are_settled_writes_what_settling_left(
     demo_suite, small_ranges, sent_ranges, monkeypatch, name
 ):
-    scoring = {}  # each chunk the ranges' readers wrote, with the runs they parsed
+    scoring = {}  # each chunk the ranges' readers wrote, with its runs' reports
 
     def held(submission_id, generation, indexes, read):
         scoring[indexes[0]] = read
@@ -240,20 +240,13 @@ def test_a_chunk_being_scored_while_the_ranges_are_settled_writes_what_settling_
     first, *rest = sent_ranges
     for args in rest:
         read_range(*args)
-    last = max(scoring)
-    score = chunks._score
-
-    def settled_meanwhile(case, run):  # the runs are parsed: the ranges settle now
-        if not submission.ingest_finished:
-            read_range(*first)
-            submission.refresh_from_db()
-        return score(case, run)
-
-    monkeypatch.setattr(chunks, "_score", settled_meanwhile)
-    chunks.score_runs(submission.pk, submission.generation, [last], scoring.pop(last))
-    monkeypatch.setattr(chunks, "_score", score)
-    for index, parsed in scoring.items():
-        chunks.score_runs(submission.pk, submission.generation, [index], parsed)
+    # The runs of every chunk were scored as they were read; the ranges settle now, before
+    # any of those reports is written.
+    read_range(*first)
+    submission.refresh_from_db()
+    assert submission.ingest_finished
+    for index, reports in scoring.items():
+        chunks.score_runs(submission.pk, submission.generation, [index], reports)
 
     monkeypatch.undo()
     whole = upload(demo_suite, data)
