@@ -10,9 +10,11 @@ scored (a live one, say) is summarized when asked.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 
 from scoring.importers.costs import unpriced
@@ -31,14 +33,15 @@ BINS = 12
 
 
 def usage_of(submission: Submission) -> dict[str, Any]:
-    """The submission's usage summary: stored, or made now (and stored, when its scoring is
-    done) when none is stored for its current runs."""
+    """The submission's usage summary: stored, or made now (and stored) when none is stored
+    for its current runs and results. While its runs still change (it is being read or
+    scored, or is live), one made less than ``REMADE_AFTER_SECONDS`` ago stands: a client
+    polling its status would otherwise have every run of it summed again at each ask."""
     stored = submission.usage
-    if stored is not None and _current(submission, stored):
+    if stored is not None and (_current(submission, stored) or _recent(submission, stored)):
         return {k: v for k, v in stored.items() if k not in _STAMPS}
     made = summary(submission)
-    if submission.status == Status.DONE:
-        _store(submission, made)
+    _store(submission, made)
     return made
 
 
@@ -51,19 +54,45 @@ def summarize(submission: Submission) -> None:
         _store(submission, summary(submission))
 
 
-# What a stored summary is of: the submission's results (re-scored: a new generation) and
-# its runs (a live submission gains runs all day).
-_STAMPS = ("generation", "stored_runs")
+REMADE_AFTER_SECONDS = 10
+
+# What a stored summary is of: the submission's results (re-scored: a new generation; the
+# runs scored so far) and its runs (a live submission gains runs all day); and when it was
+# made, for one whose runs still change.
+_STAMPS = ("generation", "stored_runs", "scored", "made_at")
 
 
 def _current(submission: Submission, stored: Any) -> bool:
-    return bool(stored) and all(stored.get(k) == getattr(submission, k) for k in _STAMPS)
+    return bool(stored) and all(
+        stored.get(k) == getattr(submission, k) for k in _STAMPS if k != "made_at"
+    )
+
+
+def _recent(submission: Submission, stored: Any) -> bool:
+    changing = submission.status in (Status.INGESTING, Status.SCORING) or (
+        submission.live_day is not None
+    )
+    made_at = stored.get("made_at") or 0
+    return (
+        changing
+        and stored.get("generation") == submission.generation
+        and (time.time() - made_at < REMADE_AFTER_SECONDS)
+    )
 
 
 def _store(submission: Submission, made: dict[str, Any]) -> None:
-    stamped = {**made, **{k: getattr(submission, k) for k in _STAMPS}}
-    Submission.objects.filter(pk=submission.pk).update(usage=stamped)
+    stamped = {
+        **made,
+        **{k: getattr(submission, k) for k in _STAMPS if k != "made_at"},
+        "made_at": time.time(),
+    }
     submission.usage = stamped
+    with transaction.atomic():
+        # A worker writing the submission's results holds its row: a page or a poll does
+        # not wait for it, and the summary is made again at the next ask.
+        row = Submission.objects.select_for_update(skip_locked=True).filter(pk=submission.pk)
+        if row.exists():
+            row.update(usage=stamped)
 
 
 def summary(submission: Submission) -> dict[str, Any]:
