@@ -205,10 +205,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
         )
         return serialized_list(EarlierScoreSerializer, scores, context=self.context)
 
-    @extend_schema_field({"type": "object"})
-    def get_usage(self, submission) -> dict:
+    @extend_schema_field({"type": "object", "nullable": True})
+    def get_usage(self, submission) -> dict | None:
         made = usage.usage_of(submission)
-        return {key: made[key] for key in API_USAGE_KEYS}
+        return None if made is None else {key: made[key] for key in API_USAGE_KEYS}
 
     def get_invalid_lines_omitted(self, submission) -> int:
         listed = submission.invalid_lines.all()[:INVALID_LINES_LISTED].count()

@@ -3,18 +3,16 @@
 
 Summed from the runs table's usage columns; a figure no run recorded is null. Percentiles
 are nearest-rank over the runs that recorded the figure. A finished submission's summary is
-stored with it once (``summarize``), for its pages and the API to read; one still being
-scored (a live one, say) is summarized when asked.
+stored with it once (``summarize``), for its pages and the API to read; a live one is
+summarized when asked, and an upload still being scored not at all.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 
 from scoring.importers.costs import unpriced
@@ -32,16 +30,19 @@ PERCENTILE_FIGURES = (
 BINS = 12
 
 
-def usage_of(submission: Submission) -> dict[str, Any]:
-    """The submission's usage summary: stored, or made now (and stored) when none is stored
-    for its current runs and results. While its runs still change (it is being read or
-    scored, or is live), one made less than ``REMADE_AFTER_SECONDS`` ago stands: a client
-    polling its status would otherwise have every run of it summed again at each ask."""
+def usage_of(submission: Submission) -> dict[str, Any] | None:
+    """The submission's usage summary: stored, or made now (and stored, when its scoring is
+    done) when none is stored for its current runs. None for an upload still being read or
+    scored: its runs are summed once, when its scoring ends, where a client polling its
+    status would have had all of them summed at each ask."""
+    if submission.status in (Status.INGESTING, Status.SCORING) and submission.live_day is None:
+        return None
     stored = submission.usage
-    if stored is not None and (_current(submission, stored) or _recent(submission, stored)):
+    if stored is not None and _current(submission, stored):
         return {k: v for k, v in stored.items() if k not in _STAMPS}
     made = summary(submission)
-    _store(submission, made)
+    if submission.status == Status.DONE:
+        _store(submission, made)
     return made
 
 
@@ -54,45 +55,19 @@ def summarize(submission: Submission) -> None:
         _store(submission, summary(submission))
 
 
-REMADE_AFTER_SECONDS = 10
-
-# What a stored summary is of: the submission's results (re-scored: a new generation; the
-# runs scored so far) and its runs (a live submission gains runs all day); and when it was
-# made, for one whose runs still change.
-_STAMPS = ("generation", "stored_runs", "scored", "made_at")
+# What a stored summary is of: the submission's results (re-scored: a new generation) and
+# its runs (a live submission gains runs all day).
+_STAMPS = ("generation", "stored_runs")
 
 
 def _current(submission: Submission, stored: Any) -> bool:
-    return bool(stored) and all(
-        stored.get(k) == getattr(submission, k) for k in _STAMPS if k != "made_at"
-    )
-
-
-def _recent(submission: Submission, stored: Any) -> bool:
-    changing = submission.status in (Status.INGESTING, Status.SCORING) or (
-        submission.live_day is not None
-    )
-    made_at = stored.get("made_at") or 0
-    return (
-        changing
-        and stored.get("generation") == submission.generation
-        and (time.time() - made_at < REMADE_AFTER_SECONDS)
-    )
+    return bool(stored) and all(stored.get(k) == getattr(submission, k) for k in _STAMPS)
 
 
 def _store(submission: Submission, made: dict[str, Any]) -> None:
-    stamped = {
-        **made,
-        **{k: getattr(submission, k) for k in _STAMPS if k != "made_at"},
-        "made_at": time.time(),
-    }
+    stamped = {**made, **{k: getattr(submission, k) for k in _STAMPS}}
+    Submission.objects.filter(pk=submission.pk).update(usage=stamped)
     submission.usage = stamped
-    with transaction.atomic():
-        # A worker writing the submission's results holds its row: a page or a poll does
-        # not wait for it, and the summary is made again at the next ask.
-        row = Submission.objects.select_for_update(skip_locked=True).filter(pk=submission.pk)
-        if row.exists():
-            row.update(usage=stamped)
 
 
 def summary(submission: Submission) -> dict[str, Any]:
@@ -246,9 +221,10 @@ def chart(title: str, unit: str, bins: list[dict[str, Any]]) -> Chart | None:
 
 
 def page_summary(submission: Submission) -> dict[str, Any] | None:
-    """The submission page's usage panel; None when no run recorded any usage."""
+    """The submission page's usage panel; None when no run recorded any usage (or the
+    submission is still being scored)."""
     made = usage_of(submission)
-    if not made["runs_with_usage"]:
+    if made is None or not made["runs_with_usage"]:
         return None
     histograms = made.get("histograms") or {}
     seconds = [
@@ -306,8 +282,11 @@ def _delta(base: float | None, cand: float | None, kind: str) -> dict[str, Any]:
 def comparison_figures(comparison: Any) -> dict[str, Any] | None:
     """A comparison's cost and time beside its pass rates: the overall deltas (pass rate,
     cost and tokens per run, the 95th percentile of time), and the cases whose mean cost or
-    time per run changed most; None when neither side recorded usage."""
+    time per run changed most; None when neither side recorded usage, or one is still
+    being scored."""
     base, cand = usage_of(comparison.baseline), usage_of(comparison.candidate)
+    if base is None or cand is None:
+        return None
     if not base["runs_with_usage"] and not cand["runs_with_usage"]:
         return None
     totals = comparison.totals

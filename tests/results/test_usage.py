@@ -9,6 +9,8 @@ import io
 import json
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from cases import services
@@ -216,29 +218,18 @@ def test_a_run_with_model_calls_but_no_tokens_says_what_was_not_recorded(
     assert "this file records neither tokens nor times" in summary
 
 
-def test_a_submission_still_being_scored_is_summed_at_most_once_an_interval(
-    scored, viewer, monkeypatch
-):
-    """A client polling the status of a submission being scored does not have every run
-    of it summed again at each ask: the summary made stands for ``REMADE_AFTER_SECONDS``."""
-    from scoring.results import usage
-
+def test_an_upload_still_being_scored_has_no_usage_yet_and_sums_none_of_its_runs(scored, viewer):
+    """A client polls the status of an upload being scored: its runs are summed once, when
+    its scoring ends, not at each ask."""
     client = APIClient()
     client.force_login(viewer)
-    Run.objects.filter(submission=scored, case_key="b").update(input_tokens=5000)
     submissions = scored.__class__.objects.filter(pk=scored.pk)
-    submissions.update(status=Status.SCORING, scored=2, usage=None)
+    submissions.update(status=Status.SCORING, usage=None)
     url = f"/api/submissions/{scored.pk}/"
-    summed = []
-    monkeypatch.setattr(usage, "summary", lambda s, made=usage.summary: summed.append(1) or made(s))
 
-    first = client.get(url).json()["usage"]
-    Run.objects.filter(submission=scored, case_key="a").update(input_tokens=7000)
-    submissions.update(scored=3)  # the last run scored meanwhile
-    again = client.get(url).json()["usage"]
-    assert (len(summed), first["totals"]["input_tokens"], again) == (1, 6000, first)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).json()["usage"] is None
+    assert not [q["sql"] for q in queries if "scoring_run" in q["sql"]]
 
-    clock = usage.time.time() + usage.REMADE_AFTER_SECONDS
-    monkeypatch.setattr(usage.time, "time", lambda: clock)
-    later = client.get(url).json()["usage"]
-    assert (len(summed), later["totals"]["input_tokens"]) == (2, 12000)
+    submissions.update(status=Status.DONE)
+    assert client.get(url).json()["usage"]["runs_with_usage"] == 2
