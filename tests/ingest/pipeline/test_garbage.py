@@ -39,8 +39,8 @@ def test_reading_collects_once_a_chunk_over_little_and_restores_collection(
     tau_suite, settings, monkeypatch, collections, ranges
 ):
     """Read as one range, the reader leaves each chunk to a scoring task; read in several,
-    each range's reader scores the chunks it writes from the runs it parsed, and drops them
-    before collecting."""
+    each range's reader scores each run as it reads it, writes each chunk with its reports,
+    and drops them before collecting."""
     settings.CASEBOOK_CHUNK_RUNS = 25  # the 200 τ-bench runs, 16 kB each: eight chunks
     if ranges:
         monkeypatch.setattr(uploads, "BLOCK_BYTES", 64 << 10)
